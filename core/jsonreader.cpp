@@ -1,0 +1,263 @@
+// Strict JSON decoding with field paths.
+#include "jsonreader.h"
+
+#include <QJsonDocument>
+
+#include <cmath>
+
+namespace OpsDeck {
+
+namespace {
+
+QString typeName(const QJsonValue &v)
+{
+    switch (v.type()) {
+    case QJsonValue::Null: return QStringLiteral("null");
+    case QJsonValue::Bool: return QStringLiteral("boolean");
+    case QJsonValue::Double: return QStringLiteral("number");
+    case QJsonValue::String: return QStringLiteral("string");
+    case QJsonValue::Array: return QStringLiteral("array");
+    case QJsonValue::Object: return QStringLiteral("object");
+    case QJsonValue::Undefined: break;
+    }
+    return QStringLiteral("nothing");
+}
+
+// JSON Pointer escaping (RFC 6901).
+QString escapeToken(QString key)
+{
+    return key.replace(QLatin1Char('~'), QLatin1String("~0")).replace(QLatin1Char('/'), QLatin1String("~1"));
+}
+
+} // namespace
+
+JsonReader::JsonReader(const QByteArray &body)
+    : m_errors(std::make_shared<QList<FieldError>>())
+{
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
+    if (err.error != QJsonParseError::NoError) {
+        m_malformed = true;
+        m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: %2")
+                                                   .arg(err.offset).arg(err.errorString())});
+    } else if (!doc.isObject()) {
+        m_errors->append({QStringLiteral("/"), QStringLiteral("expected an object")});
+    } else {
+        m_object = doc.object();
+    }
+}
+
+JsonReader::JsonReader(const QJsonObject &object)
+    : m_object(object)
+    , m_errors(std::make_shared<QList<FieldError>>())
+{
+}
+
+JsonReader::JsonReader(const QJsonObject &object, const QString &path,
+                       std::shared_ptr<QList<FieldError>> errors, bool present)
+    : m_object(object)
+    , m_path(path)
+    , m_errors(std::move(errors))
+    , m_present(present)
+{
+}
+
+Problem JsonReader::problem() const
+{
+    QJsonArray list;
+    QStringList lines;
+    for (const FieldError &e : *m_errors) {
+        list.append(QJsonObject{{QStringLiteral("path"), e.path}, {QStringLiteral("message"), e.message}});
+        lines.append(e.toString());
+    }
+    Problem p = m_malformed
+        ? Problem::make(400, QStringLiteral("malformed-json"), QStringLiteral("Malformed JSON"))
+        : Problem::make(400, QStringLiteral("invalid-request"), QStringLiteral("Invalid request body"));
+    p.detail = lines.join(QStringLiteral("; "));
+    p.with(QStringLiteral("errors"), list);
+    return p;
+}
+
+QString JsonReader::pathOf(const QString &key) const
+{
+    return m_path + QLatin1Char('/') + escapeToken(key);
+}
+
+void JsonReader::addError(const QString &key, const QString &message)
+{
+    m_errors->append({key.isEmpty() ? (m_path.isEmpty() ? QStringLiteral("/") : m_path) : pathOf(key), message});
+}
+
+bool JsonReader::has(const QString &key) const
+{
+    return m_object.contains(key) && !m_object.value(key).isNull();
+}
+
+QJsonValue JsonReader::take(const QString &key)
+{
+    m_read.insert(key);
+    return m_object.value(key);
+}
+
+QString JsonReader::string(const QString &key, int maxLength)
+{
+    if (!has(key)) {
+        m_read.insert(key);
+        addError(key, QStringLiteral("required"));
+        return {};
+    }
+    return optString(key, maxLength).value_or(QString());
+}
+
+qint64 JsonReader::integer(const QString &key, qint64 min, qint64 max)
+{
+    if (!has(key)) {
+        m_read.insert(key);
+        addError(key, QStringLiteral("required"));
+        return min;
+    }
+    return optInteger(key, min, max).value_or(min);
+}
+
+bool JsonReader::boolean(const QString &key)
+{
+    if (!has(key)) {
+        m_read.insert(key);
+        addError(key, QStringLiteral("required"));
+        return false;
+    }
+    return optBoolean(key).value_or(false);
+}
+
+QString JsonReader::oneOf(const QString &key, const QStringList &allowed)
+{
+    if (!has(key)) {
+        m_read.insert(key);
+        addError(key, QStringLiteral("required: one of %1").arg(allowed.join(QStringLiteral(", "))));
+        return {};
+    }
+    return optOneOf(key, allowed).value_or(QString());
+}
+
+std::optional<QString> JsonReader::optString(const QString &key, int maxLength)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isString()) {
+        addError(key, QStringLiteral("expected a string, got %1").arg(typeName(v)));
+        return std::nullopt;
+    }
+    const QString s = v.toString();
+    if (s.size() > maxLength) {
+        addError(key, QStringLiteral("longer than %1 characters").arg(maxLength));
+        return std::nullopt;
+    }
+    return s;
+}
+
+std::optional<qint64> JsonReader::optInteger(const QString &key, qint64 min, qint64 max)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isDouble()) {
+        addError(key, QStringLiteral("expected an integer, got %1").arg(typeName(v)));
+        return std::nullopt;
+    }
+    const double d = v.toDouble();
+    if (std::floor(d) != d || std::abs(d) > 9007199254740991.0) {
+        addError(key, QStringLiteral("expected an integer, got %1").arg(d));
+        return std::nullopt;
+    }
+    const auto n = static_cast<qint64>(d);
+    if (n < min || n > max) {
+        addError(key, QStringLiteral("expected an integer between %1 and %2, got %3").arg(min).arg(max).arg(n));
+        return std::nullopt;
+    }
+    return n;
+}
+
+std::optional<bool> JsonReader::optBoolean(const QString &key)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isBool()) {
+        addError(key, QStringLiteral("expected a boolean, got %1").arg(typeName(v)));
+        return std::nullopt;
+    }
+    return v.toBool();
+}
+
+std::optional<QString> JsonReader::optOneOf(const QString &key, const QStringList &allowed)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isString() || !allowed.contains(v.toString())) {
+        addError(key, QStringLiteral("expected one of %1").arg(allowed.join(QStringLiteral(", "))));
+        return std::nullopt;
+    }
+    return v.toString();
+}
+
+std::optional<QStringList> JsonReader::optStringList(const QString &key, int maxItems, int maxLength)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull())
+        return std::nullopt;
+    if (!v.isArray()) {
+        addError(key, QStringLiteral("expected an array, got %1").arg(typeName(v)));
+        return std::nullopt;
+    }
+    const QJsonArray a = v.toArray();
+    if (a.size() > maxItems) {
+        addError(key, QStringLiteral("more than %1 items").arg(maxItems));
+        return std::nullopt;
+    }
+    QStringList out;
+    bool good = true;
+    for (int i = 0; i < a.size(); ++i) {
+        const QString itemPath = pathOf(key) + QLatin1Char('/') + QString::number(i);
+        if (!a.at(i).isString()) {
+            m_errors->append({itemPath, QStringLiteral("expected a string, got %1").arg(typeName(a.at(i)))});
+            good = false;
+        } else if (a.at(i).toString().size() > maxLength) {
+            m_errors->append({itemPath, QStringLiteral("longer than %1 characters").arg(maxLength)});
+            good = false;
+        } else {
+            out.append(a.at(i).toString());
+        }
+    }
+    if (!good)
+        return std::nullopt;
+    return out;
+}
+
+JsonReader JsonReader::child(const QString &key, bool required)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined() || v.isNull()) {
+        if (required)
+            addError(key, QStringLiteral("required"));
+        return JsonReader(QJsonObject(), pathOf(key), m_errors, false);
+    }
+    if (!v.isObject()) {
+        addError(key, QStringLiteral("expected an object, got %1").arg(typeName(v)));
+        return JsonReader(QJsonObject(), pathOf(key), m_errors, false);
+    }
+    return JsonReader(v.toObject(), pathOf(key), m_errors, true);
+}
+
+void JsonReader::rejectUnknown(const QStringList &alsoAllowed)
+{
+    if (m_malformed)
+        return;
+    for (auto it = m_object.constBegin(); it != m_object.constEnd(); ++it) {
+        if (!m_read.contains(it.key()) && !alsoAllowed.contains(it.key()))
+            addError(it.key(), QStringLiteral("unknown field"));
+    }
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,121 @@
+// Strict JSON decoding: every error with its field path, nothing accepted by accident.
+#include "core/jsonreader.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+
+class tst_JsonReader final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void malformed_data();
+    void malformed();
+    void fieldErrors_data();
+    void fieldErrors();
+    void nestedPathsAndUnknownFields();
+    void problemCarriesEveryError();
+    void problemRoundTrip();
+};
+
+void tst_JsonReader::malformed_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("empty") << QByteArray() << QStringLiteral("malformed-json");
+    QTest::newRow("truncated") << QByteArray("{\"name\": \"a") << QStringLiteral("malformed-json");
+    QTest::newRow("trailing comma") << QByteArray("{\"a\":1,}") << QStringLiteral("malformed-json");
+    QTest::newRow("array") << QByteArray("[1,2]") << QStringLiteral("invalid-request");
+    QTest::newRow("string") << QByteArray("\"x\"") << QStringLiteral("malformed-json");
+}
+
+void tst_JsonReader::malformed()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, code);
+    JsonReader r(body);
+    QVERIFY(!r.ok());
+    QCOMPARE(r.problem().status, 400);
+    QCOMPARE(r.problem().code, code);
+    QCOMPARE(r.errors().first().path, QStringLiteral("/"));
+}
+
+void tst_JsonReader::fieldErrors_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("missing") << QByteArray("{}") << QStringLiteral("/name: required");
+    QTest::newRow("wrong type") << QByteArray(R"({"name": 3, "status": "RUNNING", "count": 1})")
+                                << QStringLiteral("/name: expected a string, got number");
+    QTest::newRow("enum") << QByteArray(R"({"name": "a", "status": "BROKEN", "count": 1})")
+                          << QStringLiteral("/status: expected one of RUNNING, STOPPED");
+    QTest::newRow("fraction") << QByteArray(R"({"name": "a", "status": "RUNNING", "count": 1.5})")
+                              << QStringLiteral("/count: expected an integer, got 1.5");
+    QTest::newRow("range") << QByteArray(R"({"name": "a", "status": "RUNNING", "count": 99})")
+                           << QStringLiteral("/count: expected an integer between 0 and 10, got 99");
+    QTest::newRow("too long") << QByteArray(R"({"name": "abcdefghijk", "status": "RUNNING", "count": 1})")
+                              << QStringLiteral("/name: longer than 10 characters");
+}
+
+void tst_JsonReader::fieldErrors()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, expected);
+    JsonReader r(body);
+    r.string(QStringLiteral("name"), 10);
+    r.oneOf(QStringLiteral("status"), {QStringLiteral("RUNNING"), QStringLiteral("STOPPED")});
+    r.integer(QStringLiteral("count"), 0, 10);
+    QVERIFY(!r.ok());
+    QCOMPARE(r.errors().first().toString(), expected);
+}
+
+void tst_JsonReader::nestedPathsAndUnknownFields()
+{
+    JsonReader r(QByteArray(R"({"callback": {"url": 5, "x/y": 1}, "colour": "red", "tags": ["a", 2]})"));
+    JsonReader cb = r.child(QStringLiteral("callback"));
+    QVERIFY(cb.isPresent());
+    cb.string(QStringLiteral("url"));
+    cb.rejectUnknown();
+    r.optStringList(QStringLiteral("tags"));
+    r.rejectUnknown();
+    QStringList got;
+    for (const FieldError &e : r.errors())
+        got << e.toString();
+    QCOMPARE(got, (QStringList{QStringLiteral("/callback/url: expected a string, got number"),
+                               QStringLiteral("/callback/x~1y: unknown field"),
+                               QStringLiteral("/tags/1: expected a string, got number"),
+                               QStringLiteral("/colour: unknown field")}));
+}
+
+void tst_JsonReader::problemCarriesEveryError()
+{
+    JsonReader r(QByteArray(R"({"a": true})"));
+    r.string(QStringLiteral("a"));
+    r.integer(QStringLiteral("b"));
+    const Problem p = r.problem();
+    QCOMPARE(p.code, QStringLiteral("invalid-request"));
+    QCOMPARE(p.extensions.value(QStringLiteral("errors")).toArray().size(), 2);
+    QVERIFY(p.detail.contains(QStringLiteral("/b: required")));
+}
+
+void tst_JsonReader::problemRoundTrip()
+{
+    Problem p = Problem::make(409, QStringLiteral("organization-has-instances"), QStringLiteral("Organization has instances"),
+                              QStringLiteral("2 instances are not STOPPED"));
+    p.with(QStringLiteral("blocking_instances"), QJsonArray{1, 2});
+    const Problem back = Problem::fromJson(409, p.toBytes());
+    QCOMPARE(back.code, p.code);
+    QCOMPARE(back.title, p.title);
+    QCOMPARE(back.detail, p.detail);
+    QCOMPARE(back.type(), QStringLiteral("urn:opsdeck:problem:organization-has-instances"));
+    QCOMPARE(back.extensions.value(QStringLiteral("blocking_instances")).toArray().size(), 2);
+
+    const Problem html = Problem::fromJson(502, QByteArray("<html>bad gateway</html>"));
+    QCOMPARE(html.status, 502);
+    QCOMPARE(html.code, QStringLiteral("unexpected-response"));
+    QVERIFY(html.detail.contains(QStringLiteral("bad gateway")));
+}
+
+QTEST_APPLESS_MAIN(tst_JsonReader)
+#include "tst_jsonreader.moc"
