@@ -11,10 +11,12 @@ inline const QString Stopped = QStringLiteral("STOPPED");
 inline const QString Destroyed = QStringLiteral("DESTROYED");
 
 // register: PENDING -> RUNNING (provider, operator)   [the provider registers the instance]
+//           PENDING -> STOPPED (provider, operator)   [registered with "status": "STOPPED"]
 // stop:     RUNNING -> STOPPED (operator, owner)
 // start:    STOPPED -> RUNNING (operator, owner)
 // destroy:  STOPPED -> DESTROYED (system)             [after retention and provider acknowledgement]
 // Also: PENDING -> STOPPED by stop (operator, owner): a pending instance can be stopped.
+// DESTROYED is terminal. The provider never stops or starts: it is told, it does not decide.
 const StateMachine &machine();
 
 // Callback body types (spec §2).

@@ -8,8 +8,8 @@ namespace OpsDeck::Organization {
 inline const QString Available = QStringLiteral("AVAILABLE");
 inline const QString Deleted = QStringLiteral("DELETED");
 
-// delete: AVAILABLE -> DELETED (operator, owner); restore: DELETED -> AVAILABLE (operator).
-// Guards that depend on other rows (instances not STOPPED, provides applications) are the
+// delete: AVAILABLE -> DELETED (operator); restore: DELETED -> AVAILABLE (operator).
+// Purging after retention removes the row; it is not a state. Guards that depend on other rows (instances not STOPPED, provides applications) are the
 // server's, with the codes below.
 const StateMachine &machine();
 
