@@ -1,0 +1,210 @@
+// The resource-kind descriptions: one table per kind, shared by sync engine, cache, models and views.
+#include "resourcekind.h"
+
+#include "instance.h"
+#include "organization.h"
+
+#include <QCoreApplication>
+
+namespace OpsDeck {
+
+namespace {
+
+constexpr const char *kContext = "OpsDeck::ResourceKind";
+
+using Type = FieldSpec::Type;
+
+// Titles are marked with QT_TRANSLATE_NOOP so lupdate finds them, and translated here.
+FieldSpec field(const char *key, const char *title, Type type, bool visible, int width,
+                const char *references = "")
+{
+    return FieldSpec{QString::fromLatin1(key), QCoreApplication::translate(kContext, title), type, visible,
+                     width, QString::fromLatin1(references)};
+}
+
+#define TITLE(text) QT_TRANSLATE_NOOP("OpsDeck::ResourceKind", text)
+
+ResourceKind kind(const char *name, const char *feedKind, const char *title, const char *stateField,
+                  const StateMachine *machine, QList<FieldSpec> fields, const char *nameField,
+                  QStringList states)
+{
+    ResourceKind k;
+    k.name = QString::fromLatin1(name);
+    k.feedKind = QString::fromLatin1(feedKind);
+    k.title = QCoreApplication::translate(kContext, title);
+    k.stateField = QString::fromLatin1(stateField);
+    k.machine = machine;
+    k.fields = std::move(fields);
+    k.nameField = QString::fromLatin1(nameField);
+    k.states = std::move(states);
+    return k;
+}
+
+QList<ResourceKind> buildKinds()
+{
+    QList<ResourceKind> kinds;
+
+    kinds << kind("organizations", "organization", TITLE("Organizations"), "status", &Organization::machine(),
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("name", TITLE("Name"), Type::Text, true, 200),
+                   field("status", TITLE("Status"), Type::State, true, 110),
+                   field("version", TITLE("Version"), Type::Integer, false, 70),
+                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
+                   field("deleted_at", TITLE("Deleted"), Type::Timestamp, false, 160)},
+                  "name", Organization::machine().states());
+
+    kinds << kind("providers", "provider", TITLE("Providers"), "", nullptr,
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("name", TITLE("Name"), Type::Text, true, 200),
+                   field("organization_id", TITLE("Organization"), Type::Id, true, 100, "organizations"),
+                   field("applications", TITLE("Applications"), Type::Json, true, 220),
+                   field("version", TITLE("Version"), Type::Integer, false, 70),
+                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", TITLE("Updated"), Type::Timestamp, false, 160)},
+                  "name", {});
+
+    kinds << kind("instances", "instance", TITLE("Instances"), "status", &Instance::machine(),
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("name", TITLE("Name"), Type::Text, true, 200),
+                   field("organization_id", TITLE("Organization"), Type::Id, true, 100, "organizations"),
+                   field("provider_id", TITLE("Provider"), Type::Id, true, 100, "providers"),
+                   field("application", TITLE("Application"), Type::Text, true, 140),
+                   field("owner", TITLE("Owner"), Type::Text, true, 120),
+                   field("status", TITLE("Status"), Type::State, true, 110),
+                   field("version", TITLE("Version"), Type::Integer, false, 70),
+                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
+                   field("status_changed_at", TITLE("Status changed"), Type::Timestamp, false, 160),
+                   field("callback.url", TITLE("Callback URL"), Type::Text, false, 220),
+                   field("callback.signing", TITLE("Signing"), Type::Text, false, 140),
+                   field("awaiting_ack.reason", TITLE("Awaiting acknowledgement"), Type::Text, false, 160),
+                   field("awaiting_ack.delivery_id", TITLE("Awaited delivery"), Type::Id, false, 100,
+                         "deliveries"),
+                   field("destroy_after", TITLE("Destroy after"), Type::Timestamp, false, 160)},
+                  "name", Instance::machine().states());
+
+    kinds << kind("deliveries", "delivery", TITLE("Callbacks"), "state", nullptr,
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("webhook_id", TITLE("Webhook id"), Type::Text, false, 200),
+                   field("event_type", TITLE("Event"), Type::Text, true, 180),
+                   field("instance_id", TITLE("Instance"), Type::Id, true, 90, "instances"),
+                   field("provider_id", TITLE("Provider"), Type::Id, true, 90, "providers"),
+                   field("endpoint_id", TITLE("Endpoint"), Type::Id, false, 90, "endpoints"),
+                   field("state", TITLE("State"), Type::State, true, 110),
+                   field("attempts", TITLE("Attempts"), Type::Integer, true, 80),
+                   field("next_attempt_at", TITLE("Next attempt"), Type::Timestamp, true, 160),
+                   field("give_up_at", TITLE("Gives up"), Type::Timestamp, false, 160),
+                   field("last_status", TITLE("Last status"), Type::Integer, true, 90),
+                   field("last_error", TITLE("Last error"), Type::Text, true, 220),
+                   field("created_at", TITLE("Created"), Type::Timestamp, false, 160),
+                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
+                   field("version", TITLE("Version"), Type::Integer, false, 70),
+                   field("body", TITLE("Body"), Type::Json, false, 300)},
+                  "event_type",
+                  {QStringLiteral("PENDING"), QStringLiteral("DELIVERED"), QStringLiteral("FAILED"),
+                   QStringLiteral("SUPERSEDED"), QStringLiteral("CANCELLED")});
+
+    kinds << kind("endpoints", "endpoint", TITLE("Endpoints"), "state", nullptr,
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("url", TITLE("URL"), Type::Text, true, 260),
+                   field("provider_id", TITLE("Provider"), Type::Id, true, 90, "providers"),
+                   field("state", TITLE("State"), Type::State, true, 110),
+                   field("consecutive_failures", TITLE("Consecutive failures"), Type::Integer, true, 90),
+                   field("last_success_at", TITLE("Last success"), Type::Timestamp, true, 160),
+                   field("failure_rate", TITLE("Failure rate"), Type::Number, true, 90),
+                   field("version", TITLE("Version"), Type::Integer, false, 70)},
+                  "url", {QStringLiteral("ACTIVE"), QStringLiteral("PAUSED"), QStringLiteral("DISABLED")});
+
+    kinds << kind("audit", "", TITLE("Audit"), "", nullptr,
+                  {field("id", TITLE("Id"), Type::Id, true, 70),
+                   field("at", TITLE("At"), Type::Timestamp, true, 160),
+                   field("actor.role", TITLE("Role"), Type::Text, true, 90),
+                   field("actor.subject", TITLE("Actor"), Type::Text, true, 120),
+                   field("action", TITLE("Action"), Type::Text, true, 120),
+                   field("kind", TITLE("Kind"), Type::Text, true, 100),
+                   field("object_id", TITLE("Object"), Type::Id, true, 80),
+                   field("from", TITLE("From"), Type::Text, true, 110),
+                   field("to", TITLE("To"), Type::Text, true, 110),
+                   field("reason", TITLE("Reason"), Type::Text, true, 260)},
+                  "action", {});
+
+    return kinds;
+}
+
+#undef TITLE
+
+} // namespace
+
+int ResourceKind::fieldIndex(QStringView key) const
+{
+    for (int i = 0; i < fields.size(); ++i) {
+        if (fields.at(i).key == key)
+            return i;
+    }
+    return -1;
+}
+
+const FieldSpec *ResourceKind::field(QStringView key) const
+{
+    const int index = fieldIndex(key);
+    return index < 0 ? nullptr : &fields.at(index);
+}
+
+const QList<ResourceKind> &resourceKinds()
+{
+    static const QList<ResourceKind> kinds = buildKinds();
+    return kinds;
+}
+
+const ResourceKind *resourceKindByName(QStringView name)
+{
+    for (const ResourceKind &k : resourceKinds()) {
+        if (k.name == name)
+            return &k;
+    }
+    return nullptr;
+}
+
+const ResourceKind *resourceKindByFeedKind(QStringView feedKind)
+{
+    if (feedKind.isEmpty())
+        return nullptr;
+    for (const ResourceKind &k : resourceKinds()) {
+        if (k.feedKind == feedKind)
+            return &k;
+    }
+    return nullptr;
+}
+
+StateTone stateTone(QStringView state)
+{
+    // Composite states ("STARTING+ERROR") read as their worst part.
+    if (state.contains(u"ERROR", Qt::CaseInsensitive) || state.contains(u"FAIL", Qt::CaseInsensitive))
+        return StateTone::Bad;
+    const QString s = state.toString().toUpper();
+    static const QStringList good = {QStringLiteral("RUNNING"), QStringLiteral("DELIVERED"),
+                                     QStringLiteral("AVAILABLE"), QStringLiteral("ACTIVE"),
+                                     QStringLiteral("SUCCEEDED"), QStringLiteral("READY")};
+    static const QStringList busy = {QStringLiteral("PENDING"), QStringLiteral("STARTING"),
+                                     QStringLiteral("STOPPING"), QStringLiteral("CREATING"),
+                                     QStringLiteral("DELETING"), QStringLiteral("UPDATING"),
+                                     QStringLiteral("IN PROGRESS"), QStringLiteral("IN_PROGRESS"),
+                                     QStringLiteral("PROVISIONING"), QStringLiteral("DEPROVISIONING"),
+                                     QStringLiteral("BUILDING"), QStringLiteral("QUEUED")};
+    static const QStringList bad = {QStringLiteral("DISABLED"), QStringLiteral("BROKEN")};
+    static const QStringList gone = {QStringLiteral("DELETED"), QStringLiteral("DESTROYED"),
+                                     QStringLiteral("SUPERSEDED"), QStringLiteral("CANCELLED"),
+                                     QStringLiteral("CANCELED"), QStringLiteral("PURGED")};
+    if (good.contains(s))
+        return StateTone::Good;
+    if (busy.contains(s) || s.endsWith(QLatin1String("ING")))
+        return StateTone::Busy;
+    if (bad.contains(s))
+        return StateTone::Bad;
+    if (gone.contains(s))
+        return StateTone::Gone;
+    return StateTone::Neutral;
+}
+
+} // namespace OpsDeck

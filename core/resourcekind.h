@@ -1,0 +1,68 @@
+// Resource kinds as descriptions: what the console lists, syncs, caches and filters for each kind.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QStringView>
+
+namespace OpsDeck {
+
+class StateMachine;
+
+struct FieldSpec
+{
+    enum class Type {
+        Id,        // integer id (the row's own "id" or a reference such as "provider_id")
+        Text,
+        State,     // one of the kind's states; drawn as a badge
+        Integer,
+        Timestamp, // RFC 3339 on the wire; milliseconds since the epoch in models and queries
+        Boolean,
+        Json,      // an array or object shown as compact JSON
+        Number,    // a real number (e.g. a failure rate)
+    };
+
+    QString key;                   // JSON key; nested with '.', e.g. "callback.url"
+    QString title;                 // translated column title
+    Type type = Type::Text;
+    bool visibleByDefault = true;
+    int defaultWidth = 120;        // pixels at the default font
+    QString references;            // for Id fields that point elsewhere: the kind name ("providers")
+};
+
+// How a state reads at a glance; the UI maps tones to colours.
+enum class StateTone {
+    Neutral, // STOPPED, IDLE, PAUSED and anything unknown
+    Good,    // RUNNING, DELIVERED, AVAILABLE, ACTIVE
+    Busy,    // PENDING, STARTING, STOPPING, anything in progress
+    Bad,     // FAILED, DISABLED, composite "+ERROR" states
+    Gone,    // DELETED, DESTROYED, SUPERSEDED, CANCELLED
+};
+
+struct ResourceKind
+{
+    QString name;        // "instances": URL path segment under /api/v1 and view id
+    QString feedKind;    // "instance" in change-feed events; empty when the kind has no feed events
+    QString title;       // translated, "Instances"
+    QString stateField;  // "status", "state" or empty
+    const StateMachine *machine = nullptr; // not owned; static tables from core/, may be null
+    QList<FieldSpec> fields;
+    QString nameField;   // the field that names a row for humans ("name", "url", ...)
+    QStringList states;  // known state values (from the machine when there is one)
+
+    // Index into fields, or -1.
+    int fieldIndex(QStringView key) const;
+    const FieldSpec *field(QStringView key) const;
+    bool hasVersion() const { return fieldIndex(u"version") >= 0; }
+};
+
+// Every kind the console knows, in navigation order. Built on first use, so install
+// translators before the first call.
+const QList<ResourceKind> &resourceKinds();
+const ResourceKind *resourceKindByName(QStringView name);
+const ResourceKind *resourceKindByFeedKind(QStringView feedKind);
+
+StateTone stateTone(QStringView state);
+
+} // namespace OpsDeck
