@@ -1,0 +1,31 @@
+// Modal questions and notices with an injectable answer, so tests never block on a dialog.
+#pragma once
+
+#include <QMessageBox>
+
+#include <optional>
+
+namespace OpsDeck {
+
+class MessageBox final
+{
+public:
+    static QMessageBox::StandardButton question(QWidget *parent, const QString &title, const QString &text,
+                                                QMessageBox::StandardButtons buttons
+                                                = QMessageBox::Yes | QMessageBox::No,
+                                                QMessageBox::StandardButton defaultButton = QMessageBox::No);
+    static void warning(QWidget *parent, const QString &title, const QString &text);
+    static void information(QWidget *parent, const QString &title, const QString &text);
+
+    // The next dialog returns this answer at once instead of showing itself (tests only).
+    static void setNextAnswer(QMessageBox::StandardButton answer);
+    // Every later dialog answers this way until cleared with std::nullopt (tests only).
+    static void setAutoAnswer(std::optional<QMessageBox::StandardButton> answer);
+    // The text of the last dialog that was answered automatically, for assertions.
+    static QString lastText();
+
+private:
+    static std::optional<QMessageBox::StandardButton> takeAnswer(const QString &text);
+};
+
+} // namespace OpsDeck

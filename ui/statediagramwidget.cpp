@@ -1,0 +1,369 @@
+// Draws a kind's state machine from the core/ tables.
+#include "statediagramwidget.h"
+
+#include <QEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QQueue>
+#include <QtMath>
+
+namespace OpsDeck {
+
+namespace {
+
+constexpr qreal kBoxHeight = 30;
+constexpr qreal kGapX = 96;  // room for the action labels between columns
+constexpr qreal kGapY = 26;
+constexpr qreal kMargin = 12;
+constexpr qreal kLoopRoom = 30;  // above the boxes, for self transitions
+constexpr qreal kCurveRoom = 26; // below the boxes, for transitions that jump back over columns
+
+// Where the segment from the centre of `rect` towards `target` leaves the rectangle.
+QPointF borderPoint(const QRectF &rect, const QPointF &target)
+{
+    const QPointF c = rect.center();
+    const qreal dx = target.x() - c.x();
+    const qreal dy = target.y() - c.y();
+    if (qFuzzyIsNull(dx) && qFuzzyIsNull(dy))
+        return c;
+    const qreal sx = qFuzzyIsNull(dx) ? 1e9 : (rect.width() / 2) / qAbs(dx);
+    const qreal sy = qFuzzyIsNull(dy) ? 1e9 : (rect.height() / 2) / qAbs(dy);
+    const qreal s = qMin(sx, sy);
+    return {c.x() + dx * s, c.y() + dy * s};
+}
+
+void drawArrowHead(QPainter &p, const QPointF &tip, qreal angleDegrees, const QColor &color)
+{
+    // QPainterPath angles are counter-clockwise with y pointing up; convert to screen radians.
+    const qreal a = qDegreesToRadians(-angleDegrees);
+    const qreal len = 8;
+    const qreal spread = 0.45;
+    const QPointF p1 = tip - QPointF(len * qCos(a - spread), len * qSin(a - spread));
+    const QPointF p2 = tip - QPointF(len * qCos(a + spread), len * qSin(a + spread));
+    p.save();
+    p.setPen(Qt::NoPen);
+    p.setBrush(color);
+    p.drawPolygon(QPolygonF{tip, p1, p2});
+    p.restore();
+}
+
+} // namespace
+
+StateDiagramWidget::StateDiagramWidget(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("stateDiagram"));
+    setAccessibleName(tr("State diagram"));
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+}
+
+void StateDiagramWidget::setMachine(const StateMachine *machine)
+{
+    if (m_machine == machine)
+        return;
+    m_machine = machine;
+    relayout();
+    updateDescription();
+    updateGeometry();
+    update();
+}
+
+void StateDiagramWidget::setCurrentState(const QString &state)
+{
+    if (m_currentState == state)
+        return;
+    m_currentState = state;
+    updateDescription();
+    update();
+}
+
+void StateDiagramWidget::setRole(Actor role)
+{
+    if (m_role == role)
+        return;
+    m_role = role;
+    updateDescription();
+    update();
+}
+
+QList<Transition> StateDiagramWidget::highlightedTransitions() const
+{
+    if (!m_machine || m_currentState.isEmpty())
+        return {};
+    return m_machine->allowed(m_currentState, m_role);
+}
+
+QRectF StateDiagramWidget::stateRect(const QString &state) const
+{
+    return m_boxes.value(state);
+}
+
+QString StateDiagramWidget::stateLabel(const QString &state) const
+{
+    QString label = state;
+    return label.replace(QLatin1Char('+'), QStringLiteral(" + "));
+}
+
+void StateDiagramWidget::relayout()
+{
+    m_boxes.clear();
+    m_diagramSize = {};
+    if (!m_machine || m_machine->states().isEmpty())
+        return;
+
+    // Columns by distance from the first state, so the diagram reads left to right the way
+    // the lifecycle moves.
+    const QStringList &states = m_machine->states();
+    QHash<QString, int> column;
+    QQueue<QString> queue;
+    column.insert(states.first(), 0);
+    queue.enqueue(states.first());
+    while (!queue.isEmpty()) {
+        const QString s = queue.dequeue();
+        for (const Transition &t : m_machine->transitions()) {
+            if (t.from == s && !column.contains(t.to)) {
+                column.insert(t.to, column.value(s) + 1);
+                queue.enqueue(t.to);
+            }
+        }
+    }
+    int maxColumn = 0;
+    for (int c : std::as_const(column))
+        maxColumn = qMax(maxColumn, c);
+    for (const QString &s : states) {
+        if (!column.contains(s))
+            column.insert(s, maxColumn + 1);
+    }
+
+    QList<QStringList> columns;
+    for (const QString &s : states) {
+        const int c = column.value(s);
+        while (columns.size() <= c)
+            columns.append(QStringList());
+        columns[c].append(s);
+    }
+    columns.removeAll(QStringList());
+
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetricsF fm(bold);
+    qreal boxWidth = 0;
+    for (const QString &s : states)
+        boxWidth = qMax(boxWidth, fm.horizontalAdvance(stateLabel(s)) + 24);
+
+    int tallest = 0;
+    for (const QStringList &c : std::as_const(columns))
+        tallest = qMax(tallest, int(c.size()));
+    const qreal height = tallest * kBoxHeight + (tallest - 1) * kGapY;
+    bool hasLoops = false;
+    bool hasCurves = false;
+    for (int i = 0; i < columns.size(); ++i) {
+        const QStringList &c = columns.at(i);
+        const qreal columnHeight = c.size() * kBoxHeight + (c.size() - 1) * kGapY;
+        qreal y = kMargin + kLoopRoom + (height - columnHeight) / 2;
+        for (const QString &s : c) {
+            m_boxes.insert(s, QRectF(kMargin + i * (boxWidth + kGapX), y, boxWidth, kBoxHeight));
+            y += kBoxHeight + kGapY;
+        }
+    }
+    for (const Transition &t : m_machine->transitions()) {
+        hasLoops = hasLoops || t.from == t.to;
+        hasCurves = hasCurves || qAbs(column.value(t.from) - column.value(t.to)) > 1;
+    }
+    Q_UNUSED(hasLoops)
+    m_diagramSize = QSizeF(2 * kMargin + columns.size() * boxWidth + (columns.size() - 1) * kGapX,
+                           2 * kMargin + kLoopRoom + height + (hasCurves ? 2 * kCurveRoom : 0));
+}
+
+void StateDiagramWidget::updateDescription()
+{
+    if (!m_machine) {
+        setAccessibleDescription(QString());
+        return;
+    }
+    QStringList allowed;
+    for (const Transition &t : highlightedTransitions())
+        allowed.append(tr("%1 (to %2)").arg(t.label, t.to));
+    setAccessibleDescription(
+        allowed.isEmpty()
+            ? tr("Current state %1; no transition allowed for the %2 role").arg(m_currentState, actorName(m_role))
+            : tr("Current state %1; allowed for the %2 role: %3")
+                  .arg(m_currentState, actorName(m_role), allowed.join(QStringLiteral(", "))));
+}
+
+QSize StateDiagramWidget::sizeHint() const
+{
+    if (m_diagramSize.isEmpty())
+        return {320, 120};
+    return m_diagramSize.toSize() + QSize(1, 1);
+}
+
+QSize StateDiagramWidget::minimumSizeHint() const
+{
+    const QSize hint = sizeHint();
+    return {qMin(hint.width(), 200), qMin(hint.height(), 100)};
+}
+
+void StateDiagramWidget::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::FontChange) {
+        relayout();
+        updateGeometry();
+    }
+    QWidget::changeEvent(event);
+}
+
+void StateDiagramWidget::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    if (!m_machine || m_boxes.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("This kind has no state machine"));
+        return;
+    }
+
+    const qreal scale = qMin<qreal>(1.0, qMin(width() / m_diagramSize.width(), height() / m_diagramSize.height()));
+    p.translate((width() - m_diagramSize.width() * scale) / 2, (height() - m_diagramSize.height() * scale) / 2);
+    p.scale(scale, scale);
+
+    const QPalette pal = palette();
+    QColor dim = pal.color(QPalette::Text);
+    dim.setAlphaF(0.28);
+    QColor dimText = pal.color(QPalette::Text);
+    dimText.setAlphaF(0.5);
+    const QColor accent = pal.color(QPalette::Highlight);
+
+    const QList<Transition> highlighted = highlightedTransitions();
+    auto isHighlighted = [&highlighted](const QString &from, const QString &to) {
+        for (const Transition &t : highlighted) {
+            if (t.from == from && t.to == to)
+                return true;
+        }
+        return false;
+    };
+
+    // One arrow per (from, to) pair; its label joins the actions that take it.
+    struct Edge
+    {
+        QString from, to;
+        QStringList labels;
+    };
+    QList<Edge> edges;
+    for (const Transition &t : m_machine->transitions()) {
+        auto it = std::find_if(edges.begin(), edges.end(),
+                               [&t](const Edge &e) { return e.from == t.from && e.to == t.to; });
+        if (it == edges.end())
+            edges.append({t.from, t.to, {t.label.isEmpty() ? t.action : t.label}});
+        else if (!it->labels.contains(t.label))
+            it->labels.append(t.label.isEmpty() ? t.action : t.label);
+    }
+
+    QFont labelFont = font();
+    labelFont.setPointSizeF(labelFont.pointSizeF() * 0.85);
+    QFont boldLabelFont = labelFont;
+    boldLabelFont.setBold(true);
+    const qreal boxesBottom = [this] {
+        qreal b = 0;
+        for (const QRectF &r : std::as_const(m_boxes))
+            b = qMax(b, r.bottom());
+        return b;
+    }();
+
+    // Dimmed edges first so highlighted ones are drawn on top.
+    int curveIndex = 0;
+    QHash<int, int> curveSlot;
+    for (int i = 0; i < edges.size(); ++i) {
+        const Edge &e = edges.at(i);
+        const QRectF a = m_boxes.value(e.from), b = m_boxes.value(e.to);
+        if (e.from != e.to && qAbs(a.center().x() - b.center().x()) > a.width() + 1.5 * kGapX)
+            curveSlot.insert(i, curveIndex++);
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < edges.size(); ++i) {
+            const Edge &e = edges.at(i);
+            const bool hot = isHighlighted(e.from, e.to);
+            if (hot != (pass == 1))
+                continue;
+            const QRectF a = m_boxes.value(e.from);
+            const QRectF b = m_boxes.value(e.to);
+            QPainterPath path;
+            if (e.from == e.to) {
+                const QPointF s(a.center().x() - a.width() / 5, a.top());
+                const QPointF t(a.center().x() + a.width() / 5, a.top());
+                path.moveTo(s);
+                path.cubicTo(s + QPointF(-10, -kLoopRoom), t + QPointF(10, -kLoopRoom), t);
+            } else if (curveSlot.contains(i)) {
+                // Jumps back over whole columns: bow under the diagram instead of crossing boxes.
+                const qreal y = boxesBottom + kCurveRoom * (1 + curveSlot.value(i) * 0.6);
+                const QPointF s(a.center().x(), a.bottom());
+                const QPointF t(b.center().x(), b.bottom());
+                path.moveTo(s);
+                path.cubicTo(QPointF(s.x(), y), QPointF(t.x(), y), t);
+            } else {
+                QPointF s = borderPoint(a, b.center());
+                QPointF t = borderPoint(b, a.center());
+                const bool reverseExists = std::any_of(edges.cbegin(), edges.cend(), [&e](const Edge &o) {
+                    return o.from == e.to && o.to == e.from;
+                });
+                if (reverseExists) {
+                    // Two opposite arrows side by side rather than on top of each other.
+                    const QLineF line(s, t);
+                    QLineF normal = line.normalVector();
+                    normal.setLength(5);
+                    const QPointF offset = normal.p2() - normal.p1();
+                    s += offset;
+                    t += offset;
+                }
+                path.moveTo(s);
+                path.lineTo(t);
+            }
+            const QColor color = hot ? accent : dim;
+            p.setPen(QPen(color, hot ? 2.2 : 1.2));
+            p.setBrush(Qt::NoBrush);
+            p.drawPath(path);
+            drawArrowHead(p, path.pointAtPercent(1.0), path.angleAtPercent(0.98), color);
+
+            const QString label = e.labels.join(QStringLiteral(" / "));
+            p.setFont(hot ? boldLabelFont : labelFont);
+            const QFontMetricsF fm(p.font());
+            QRectF labelRect(QPointF(), QSizeF(fm.horizontalAdvance(label) + 8, fm.height() + 2));
+            QPointF mid = path.pointAtPercent(0.5);
+            if (e.from != e.to && !curveSlot.contains(i)) {
+                // Keep labels of opposite arrows apart: above for rightwards, below for leftwards.
+                const bool rightwards = b.center().x() > a.center().x() + 1
+                                        || (qFuzzyCompare(b.center().x(), a.center().x()) && b.center().y() > a.center().y());
+                mid += QPointF(0, rightwards ? -labelRect.height() / 2 - 1 : labelRect.height() / 2 + 1);
+            }
+            labelRect.moveCenter(mid);
+            QColor labelBg = pal.color(QPalette::Base);
+            labelBg.setAlphaF(0.85);
+            p.setPen(Qt::NoPen);
+            p.setBrush(labelBg);
+            p.drawRoundedRect(labelRect, 3, 3);
+            p.setPen(hot ? accent : dimText);
+            p.drawText(labelRect, Qt::AlignCenter, label);
+        }
+    }
+
+    QFont boxFont = font();
+    boxFont.setBold(true);
+    p.setFont(boxFont);
+    QStringList reachable;
+    for (const Transition &t : highlighted)
+        reachable.append(t.to);
+    for (auto it = m_boxes.cbegin(); it != m_boxes.cend(); ++it) {
+        const bool current = it.key() == m_currentState;
+        const bool target = reachable.contains(it.key());
+        QColor fill = current ? accent : pal.color(QPalette::Base);
+        QColor border = current ? accent : (target ? accent : dim);
+        QColor text = current ? pal.color(QPalette::HighlightedText) : (target ? pal.color(QPalette::Text) : dimText);
+        p.setPen(QPen(border, current || target ? 2 : 1.2, target && !current ? Qt::DashLine : Qt::SolidLine));
+        p.setBrush(fill);
+        p.drawRoundedRect(it.value(), 8, 8);
+        p.setPen(text);
+        p.drawText(it.value(), Qt::AlignCenter, stateLabel(it.key()));
+    }
+}
+
+} // namespace OpsDeck

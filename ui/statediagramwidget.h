@@ -1,0 +1,52 @@
+// Draws a kind's state machine from the core/ tables: the current state and the transitions the
+// current role may take highlighted, everything else dimmed.
+#pragma once
+
+#include "core/statemachine.h"
+
+#include <QHash>
+#include <QRectF>
+#include <QWidget>
+
+namespace OpsDeck {
+
+class StateDiagramWidget final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(StateDiagramWidget)
+
+public:
+    explicit StateDiagramWidget(QWidget *parent = nullptr);
+
+    // Not owned: the machines are static tables in core/.
+    void setMachine(const StateMachine *machine);
+    const StateMachine *machine() const { return m_machine; }
+    void setCurrentState(const QString &state);
+    const QString &currentState() const { return m_currentState; }
+    void setRole(Actor role);
+
+    // What the diagram highlights, for tests and the accessible description.
+    QList<Transition> highlightedTransitions() const;
+    // Where a state's box is drawn in unscaled diagram coordinates (empty when unknown).
+    QRectF stateRect(const QString &state) const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void relayout();
+    void updateDescription();
+    QString stateLabel(const QString &state) const;
+
+    const StateMachine *m_machine = nullptr; // not owned
+    QString m_currentState;
+    Actor m_role = Actor::Operator;
+    QHash<QString, QRectF> m_boxes;
+    QSizeF m_diagramSize;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,55 @@
+// Badge colours for each state tone.
+#include "tonepalette.h"
+
+namespace OpsDeck {
+
+bool isDarkPalette(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128;
+}
+
+ToneColors toneColors(StateTone tone, const QPalette &palette)
+{
+    // Hue and saturation per tone; lightness is chosen per palette so the text keeps a
+    // contrast ratio above 4.5:1 against its badge on both light and dark bases.
+    int hue = 0;
+    int saturation = 0;
+    switch (tone) {
+    case StateTone::Good:
+        hue = 135;
+        saturation = 150;
+        break;
+    case StateTone::Busy:
+        hue = 210;
+        saturation = 170;
+        break;
+    case StateTone::Bad:
+        hue = 2;
+        saturation = 190;
+        break;
+    case StateTone::Neutral:
+        hue = 40;
+        saturation = 90;
+        break;
+    case StateTone::Gone:
+        hue = 0;
+        saturation = 0;
+        break;
+    }
+    ToneColors colors;
+    if (isDarkPalette(palette)) {
+        colors.background = QColor::fromHsl(hue, saturation, 52);
+        colors.foreground = QColor::fromHsl(hue, qMin(255, saturation + 40), 205);
+        colors.border = QColor::fromHsl(hue, saturation, 110);
+    } else {
+        colors.background = QColor::fromHsl(hue, saturation, 228);
+        colors.foreground = QColor::fromHsl(hue, qMin(255, saturation + 40), 62);
+        colors.border = QColor::fromHsl(hue, saturation, 170);
+    }
+    if (tone == StateTone::Gone) {
+        colors.foreground = palette.color(QPalette::PlaceholderText);
+    }
+    return colors;
+}
+
+} // namespace OpsDeck
