@@ -5,13 +5,13 @@
 
 namespace OpsDeck {
 
-class TokenStore final : public QObject
+class CredentialStore final : public QObject
 {
     Q_OBJECT
-    Q_DISABLE_COPY_MOVE(TokenStore)
+    Q_DISABLE_COPY_MOVE(CredentialStore)
 
 public:
-    explicit TokenStore(QObject *parent = nullptr);
+    explicit CredentialStore(QObject *parent = nullptr);
 
     // Whether this build has keychain support at all.
     static bool keychainCompiledIn();

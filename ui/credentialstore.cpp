@@ -1,5 +1,5 @@
 // Bearer tokens per profile in the system keychain or a token file.
-#include "tokenstore.h"
+#include "credentialstore.h"
 
 #include <QFile>
 #include <QPointer>
@@ -20,12 +20,12 @@ const QString kService = QStringLiteral("OpsDeck");
 
 } // namespace
 
-TokenStore::TokenStore(QObject *parent)
+CredentialStore::CredentialStore(QObject *parent)
     : QObject(parent)
 {
 }
 
-bool TokenStore::keychainCompiledIn()
+bool CredentialStore::keychainCompiledIn()
 {
 #ifdef OPSDECK_HAVE_KEYCHAIN
     return true;
@@ -34,7 +34,7 @@ bool TokenStore::keychainCompiledIn()
 #endif
 }
 
-QString TokenStore::readTokenFile(const QString &path, QString *error)
+QString CredentialStore::readTokenFile(const QString &path, QString *error)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
@@ -48,7 +48,7 @@ QString TokenStore::readTokenFile(const QString &path, QString *error)
     return token;
 }
 
-bool TokenStore::writeTokenFile(const QString &path, const QString &token, QString *error)
+bool CredentialStore::writeTokenFile(const QString &path, const QString &token, QString *error)
 {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
@@ -78,7 +78,7 @@ bool isUnavailable(QKeychain::Error error)
 
 } // namespace
 
-void TokenStore::read(const QString &profile)
+void CredentialStore::read(const QString &profile)
 {
     auto *job = new QKeychain::ReadPasswordJob(kService, this);
     job->setAutoDelete(true);
@@ -105,7 +105,7 @@ void TokenStore::read(const QString &profile)
     job->start();
 }
 
-void TokenStore::write(const QString &profile, const QString &token)
+void CredentialStore::write(const QString &profile, const QString &token)
 {
     auto *job = new QKeychain::WritePasswordJob(kService, this);
     job->setAutoDelete(true);
@@ -131,14 +131,14 @@ void TokenStore::write(const QString &profile, const QString &token)
 
 #else
 
-void TokenStore::read(const QString &profile)
+void CredentialStore::read(const QString &profile)
 {
     QTimer::singleShot(0, this, [this, profile] {
         emit failed(profile, tr("This build has no system keychain support"), true);
     });
 }
 
-void TokenStore::write(const QString &profile, const QString &)
+void CredentialStore::write(const QString &profile, const QString &)
 {
     QTimer::singleShot(0, this, [this, profile] {
         emit failed(profile, tr("This build has no system keychain support"), true);

@@ -1,0 +1,352 @@
+// The selected object: fields, diagram, actions and history.
+#include "detailpane.h"
+
+#include "statebadgelabel.h"
+#include "statediagramwidget.h"
+#include "valueformat.h"
+
+#include "core/statemachine.h"
+
+#include <QAction>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QSet>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace OpsDeck {
+
+namespace {
+
+// Actions a person can take: transitions only the controller or the system takes are not buttons.
+bool isUserAction(const Transition &t)
+{
+    return bool(t.actors & kUserRoles);
+}
+
+QString rowObjectName(const QString &key)
+{
+    return QStringLiteral("field_") + QString(key).replace(QLatin1Char('.'), QLatin1Char('_'));
+}
+
+} // namespace
+
+DetailPane::DetailPane(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("detailPane"));
+    setAccessibleName(tr("Details of the selected object"));
+
+    m_stack = new QStackedWidget(this);
+    m_empty = new QLabel(tr("Select a row to see its details, state diagram and history."), m_stack);
+    m_empty->setObjectName(QStringLiteral("detailEmpty"));
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setWordWrap(true);
+    m_empty->setForegroundRole(QPalette::PlaceholderText);
+    m_stack->addWidget(m_empty);
+
+    auto *page = new QWidget(m_stack);
+    m_title = new QLabel(page);
+    m_title->setObjectName(QStringLiteral("detailTitle"));
+    QFont titleFont = m_title->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_title->setWordWrap(true);
+    m_subtitle = new QLabel(page);
+    m_subtitle->setObjectName(QStringLiteral("detailSubtitle"));
+    m_subtitle->setForegroundRole(QPalette::PlaceholderText);
+    m_badge = new StateBadgeLabel(page);
+    m_badge->setObjectName(QStringLiteral("detailBadge"));
+
+    m_actions = new QToolBar(page);
+    m_actions->setObjectName(QStringLiteral("detailActions"));
+    m_actions->setAccessibleName(tr("Actions"));
+    m_actions->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_actions->setIconSize(QSize(16, 16));
+
+    auto *header = new QHBoxLayout;
+    auto *titles = new QVBoxLayout;
+    titles->addWidget(m_title);
+    titles->addWidget(m_subtitle);
+    header->addLayout(titles, 1);
+    header->addWidget(m_badge, 0, Qt::AlignTop);
+
+    m_tabs = new QTabWidget(page);
+    m_tabs->setObjectName(QStringLiteral("detailTabs"));
+    m_tabs->setDocumentMode(true);
+
+    // Overview: the fields and the diagram.
+    auto *scroll = new QScrollArea(m_tabs);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto *overview = new QWidget(scroll);
+    m_formHost = new QWidget(overview);
+    m_form = new QFormLayout(m_formHost);
+    m_form->setContentsMargins(0, 0, 0, 0);
+    m_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+    m_diagramTitle = new QLabel(overview);
+    QFont sectionFont = m_diagramTitle->font();
+    sectionFont.setBold(true);
+    m_diagramTitle->setFont(sectionFont);
+    m_diagram = new StateDiagramWidget(overview);
+    auto *overviewLayout = new QVBoxLayout(overview);
+    overviewLayout->addWidget(m_formHost);
+    overviewLayout->addSpacing(8);
+    overviewLayout->addWidget(m_diagramTitle);
+    overviewLayout->addWidget(m_diagram);
+    overviewLayout->addStretch(1);
+    scroll->setWidget(overview);
+    m_tabs->addTab(scroll, tr("Overview"));
+
+    // History: the audit entries of this object.
+    auto *historyPage = new QWidget(m_tabs);
+    m_history = new QTreeWidget(historyPage);
+    m_history->setObjectName(QStringLiteral("historyList"));
+    m_history->setAccessibleName(tr("History"));
+    m_history->setRootIsDecorated(false);
+    m_history->setUniformRowHeights(true);
+    m_history->setHeaderLabels({tr("When"), tr("Who"), tr("Change"), tr("Reason")});
+    m_history->header()->setStretchLastSection(true);
+    m_history->setColumnWidth(0, 150);
+    m_history->setColumnWidth(1, 130);
+    m_history->setColumnWidth(2, 190);
+    m_historyStatus = new QLabel(historyPage);
+    m_historyStatus->setObjectName(QStringLiteral("historyStatus"));
+    m_historyStatus->setWordWrap(true);
+    auto *historyLayout = new QVBoxLayout(historyPage);
+    historyLayout->setContentsMargins(0, 4, 0, 0);
+    historyLayout->addWidget(m_historyStatus);
+    historyLayout->addWidget(m_history, 1);
+    m_tabs->addTab(historyPage, tr("History"));
+
+    m_json = new QPlainTextEdit(m_tabs);
+    m_json->setObjectName(QStringLiteral("detailJson"));
+    m_json->setAccessibleName(tr("Object as JSON"));
+    m_json->setReadOnly(true);
+    m_json->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_tabs->addTab(m_json, tr("JSON"));
+
+    auto *pageLayout = new QVBoxLayout(page);
+    pageLayout->setContentsMargins(8, 8, 8, 8);
+    pageLayout->addLayout(header);
+    pageLayout->addWidget(m_actions);
+    pageLayout->addWidget(m_tabs, 1);
+    m_stack->addWidget(page);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_stack);
+}
+
+void DetailPane::setRole(Actor role)
+{
+    m_role = role;
+    m_diagram->setRole(role);
+    rebuildActions();
+}
+
+void DetailPane::setReadOnly(bool readOnly)
+{
+    if (m_readOnly == readOnly)
+        return;
+    m_readOnly = readOnly;
+    rebuildActions();
+}
+
+qint64 DetailPane::objectId() const
+{
+    return m_object.value(QStringLiteral("id")).toInteger(-1);
+}
+
+QString DetailPane::currentState() const
+{
+    if (!m_kind || m_kind->stateField.isEmpty())
+        return {};
+    return m_object.value(m_kind->stateField).toString();
+}
+
+void DetailPane::clear()
+{
+    m_kind = nullptr;
+    m_object = {};
+    m_stack->setCurrentWidget(m_empty);
+}
+
+void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
+{
+    Q_ASSERT(kind);
+    const qint64 id = object.value(QStringLiteral("id")).toInteger(-1);
+    const bool sameObject = m_kind == kind && objectId() == id;
+    m_kind = kind;
+    m_object = object;
+
+    const QString name = kind->nameField.isEmpty() ? QString() : valueAt(object, kind->nameField).toString();
+    m_title->setText(name.isEmpty() ? tr("%1 #%2").arg(kind->title).arg(id) : name);
+    m_subtitle->setText(tr("%1 #%2 · version %3")
+                            .arg(kind->title)
+                            .arg(id)
+                            .arg(object.value(QStringLiteral("version")).toInteger()));
+    const QString state = currentState();
+    m_badge->setState(state);
+    m_badge->setVisible(!state.isEmpty());
+
+    m_diagram->setMachine(kind->machine);
+    m_diagram->setRole(m_role);
+    m_diagram->setCurrentState(state);
+    m_diagram->setVisible(kind->machine != nullptr);
+    m_diagramTitle->setVisible(kind->machine != nullptr);
+    m_diagramTitle->setText(tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
+
+    rebuildForm();
+    rebuildActions();
+    m_json->setPlainText(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Indented)));
+    m_stack->setCurrentIndex(1);
+
+    if (!sameObject) {
+        m_history->clear();
+        m_historyStatus->setText(tr("Loading the history…"));
+        m_historyStatus->show();
+    }
+    // The audit log names kinds the way the change feed does ("instance").
+    const QString auditKind = kind->feedKind.isEmpty() ? kind->name : kind->feedKind;
+    if (id >= 0 && kind->name != QLatin1String("audit"))
+        emit historyRequested(auditKind, id);
+}
+
+void DetailPane::rebuildForm()
+{
+    while (m_form->rowCount() > 0)
+        m_form->removeRow(0);
+    if (!m_kind)
+        return;
+
+    QSet<QString> shown;
+    auto addRow = [this](const QString &key, const QString &title, FieldSpec::Type type, const QJsonValue &value) {
+        QWidget *field = nullptr;
+        if (type == FieldSpec::Type::State && value.isString()) {
+            auto *badge = new StateBadgeLabel(m_formHost);
+            badge->setState(value.toString());
+            field = badge;
+        } else {
+            auto *label = new QLabel(displayText(type, value), m_formHost);
+            label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+            label->setWordWrap(true);
+            if (type == FieldSpec::Type::Timestamp && value.isString())
+                label->setToolTip(value.toString());
+            field = label;
+        }
+        field->setObjectName(rowObjectName(key));
+        field->setAccessibleName(title);
+        m_form->addRow(tr("%1:").arg(title), field);
+    };
+
+    for (const FieldSpec &f : m_kind->fields) {
+        addRow(f.key, f.title, f.type, valueAt(m_object, f.key));
+        shown.insert(f.key.section(QLatin1Char('.'), 0, 0));
+    }
+    // Fields the server sends that the description does not list yet: show them too, so the
+    // pane really shows the whole object.
+    for (auto it = m_object.constBegin(); it != m_object.constEnd(); ++it) {
+        if (shown.contains(it.key()))
+            continue;
+        addRow(it.key(), it.key(), it.value().isObject() || it.value().isArray() ? FieldSpec::Type::Json
+                                                                                 : FieldSpec::Type::Text,
+               it.value());
+    }
+}
+
+void DetailPane::rebuildActions()
+{
+    m_actions->clear();
+    if (!m_kind || !m_kind->machine) {
+        m_actions->setVisible(false);
+        return;
+    }
+    m_actions->setVisible(true);
+    const StateMachine &machine = *m_kind->machine;
+    const QString state = currentState();
+    const qint64 id = objectId();
+    const QString kindName = m_kind->name;
+
+    QStringList seen;
+    for (const Transition &t : machine.transitions()) {
+        if (!isUserAction(t) || seen.contains(t.action))
+            continue;
+        seen.append(t.action);
+        QAction *action = m_actions->addAction(t.label.isEmpty() ? t.action : t.label);
+        action->setObjectName(QStringLiteral("action_") + t.action);
+        Refusal refusal;
+        const auto allowed = machine.find(state, t.action, m_role, &refusal);
+        QString why;
+        if (m_readOnly) {
+            why = tr("Offline: the console is read-only until the server answers again.");
+        } else if (!allowed) {
+            why = refusal.code == QLatin1String("forbidden-transition")
+                      ? tr("The %1 role may not %2 in state %3.").arg(actorName(m_role), t.action, state)
+                      : tr("Not possible in state %1 (%2).").arg(state, refusal.message);
+        }
+        action->setEnabled(allowed.has_value() && !m_readOnly);
+        action->setToolTip(why.isEmpty() ? tr("%1: %2 → %3").arg(t.label, state, allowed->to) : why);
+        connect(action, &QAction::triggered, this,
+                [this, kindName, id, a = t.action] { emit actionRequested(kindName, id, a); });
+    }
+}
+
+void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
+{
+    if (objectId != this->objectId())
+        return;
+    m_history->clear();
+    QList<QTreeWidgetItem *> items;
+    for (const QJsonObject &e : entries) {
+        const QJsonObject actor = e.value(QStringLiteral("actor")).toObject();
+        const QString who = actor.value(QStringLiteral("subject")).toString().isEmpty()
+                                ? actor.value(QStringLiteral("role")).toString()
+                                : tr("%1 (%2)").arg(actor.value(QStringLiteral("subject")).toString(),
+                                                   actor.value(QStringLiteral("role")).toString());
+        const QString from = e.value(QStringLiteral("from")).toString();
+        const QString to = e.value(QStringLiteral("to")).toString();
+        QString change = e.value(QStringLiteral("action")).toString();
+        if (!from.isEmpty() || !to.isEmpty())
+            change = tr("%1: %2 → %3").arg(change, from.isEmpty() ? tr("(new)") : from, to);
+        auto *item = new QTreeWidgetItem({displayTimestamp(e.value(QStringLiteral("at")).toString()), who, change,
+                                          e.value(QStringLiteral("reason")).toString()});
+        item->setToolTip(3, e.value(QStringLiteral("reason")).toString());
+        items.append(item);
+    }
+    m_history->addTopLevelItems(items);
+    m_historyStatus->setText(entries.isEmpty() ? tr("No recorded changes yet.") : QString());
+    m_historyStatus->setVisible(entries.isEmpty());
+}
+
+void DetailPane::setHistoryError(qint64 objectId, const QString &message)
+{
+    if (objectId != this->objectId())
+        return;
+    m_historyStatus->setText(tr("The history could not be loaded: %1").arg(message));
+    m_historyStatus->show();
+}
+
+QString DetailPane::fieldText(const QString &key) const
+{
+    const QWidget *w = m_formHost->findChild<QWidget *>(rowObjectName(key));
+    if (const auto *label = qobject_cast<const QLabel *>(w))
+        return label->text();
+    if (const auto *badge = qobject_cast<const StateBadgeLabel *>(w))
+        return badge->state();
+    return {};
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,84 @@
+// The selected object: every field as a form, its state-machine diagram, its actions (enabled
+// exactly when the machine allows them for the role) and its history from the audit log.
+#pragma once
+
+#include "core/actor.h"
+#include "core/resourcekind.h"
+
+#include <QJsonObject>
+#include <QWidget>
+
+class QFormLayout;
+class QLabel;
+class QPlainTextEdit;
+class QStackedWidget;
+class QTabWidget;
+class QToolBar;
+class QTreeWidget;
+
+namespace OpsDeck {
+
+class StateBadgeLabel;
+class StateDiagramWidget;
+
+class DetailPane final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(DetailPane)
+
+public:
+    explicit DetailPane(QWidget *parent = nullptr);
+
+    void setRole(Actor role);
+    Actor role() const { return m_role; }
+    // Offline the console is read-only: every action is disabled and says why.
+    void setReadOnly(bool readOnly);
+
+    // Shows an object of `kind` (not owned; a static description). Showing a newer version of
+    // the object already shown updates it in place and keeps the history.
+    void showObject(const ResourceKind *kind, const QJsonObject &object);
+    void clear();
+    const ResourceKind *kind() const { return m_kind; }
+    const QJsonObject &object() const { return m_object; }
+    qint64 objectId() const;
+
+    // The history timeline, newest first; entries are audit entries as the API returns them.
+    void setHistory(qint64 objectId, const QList<QJsonObject> &entries);
+    void setHistoryError(qint64 objectId, const QString &message);
+
+    // The text a form row shows, for tests and screen readers (empty when the row is absent).
+    QString fieldText(const QString &key) const;
+
+signals:
+    // The pane needs the audit entries of this object (kind = the audit "kind", e.g. "instance").
+    void historyRequested(const QString &auditKind, qint64 objectId);
+    // An action the state machine allows was chosen; carrying it out is the caller's job.
+    void actionRequested(const QString &kindName, qint64 objectId, const QString &action);
+
+private:
+    void rebuildForm();
+    void rebuildActions();
+    QString currentState() const;
+
+    Actor m_role = Actor::Operator;
+    bool m_readOnly = false;
+    const ResourceKind *m_kind = nullptr; // not owned
+    QJsonObject m_object;
+
+    QStackedWidget *m_stack = nullptr;
+    QLabel *m_empty = nullptr;
+    QLabel *m_title = nullptr;
+    QLabel *m_subtitle = nullptr;
+    StateBadgeLabel *m_badge = nullptr;
+    QToolBar *m_actions = nullptr;
+    QTabWidget *m_tabs = nullptr;
+    QWidget *m_formHost = nullptr;
+    QFormLayout *m_form = nullptr;
+    QLabel *m_diagramTitle = nullptr;
+    StateDiagramWidget *m_diagram = nullptr;
+    QTreeWidget *m_history = nullptr;
+    QLabel *m_historyStatus = nullptr;
+    QPlainTextEdit *m_json = nullptr;
+};
+
+} // namespace OpsDeck

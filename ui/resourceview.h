@@ -1,0 +1,88 @@
+// One table of a resource kind: query line with completion, sortable table with state badges,
+// column chooser, remembered layout and query, context menu (copy id / JSON) and CSV export.
+#pragma once
+
+#include "core/resourcekind.h"
+
+#include <QJsonObject>
+#include <QWidget>
+
+class QAbstractItemModel;
+class QCompleter;
+class QLabel;
+class QLineEdit;
+class QStringListModel;
+class QTableView;
+class QTimer;
+
+namespace OpsDeck {
+
+class ResourceView final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ResourceView)
+
+public:
+    // kind: a static description (not owned).
+    explicit ResourceView(const ResourceKind &kind, QWidget *parent = nullptr);
+    ~ResourceView() override;
+
+    const ResourceKind &kind() const { return m_kind; }
+    // The filtered, sortable model the table shows (not owned; it outlives the view). Its
+    // columns are the kind's fields in order; objectRole gives each row's full QJsonObject.
+    void setModel(QAbstractItemModel *model, int objectRole);
+    QTableView *table() const { return m_table; }
+    QLineEdit *queryEdit() const { return m_query; }
+
+    QString queryText() const;
+    void setQueryText(const QString &text);
+    // The inline message under the query line; empty when the query is fine.
+    QString queryError() const;
+    void focusQuery();
+
+    QJsonObject currentObject() const;
+    QJsonObject objectAt(int proxyRow) const;
+    // Writes the rows and columns as shown (filter, order, visible columns) to a CSV file.
+    bool exportCsv(const QString &path, QString *error = nullptr) const;
+    QString csv() const;
+
+    void saveLayout() const;
+    void copyCurrentId() const;
+    void copyCurrentJson() const;
+
+signals:
+    // The query text to apply (already validated: it parses, or is empty).
+    void queryChanged(const QString &text);
+    void currentObjectChanged(const QJsonObject &object);
+
+private:
+    void restoreLayout();
+    void applyDefaultLayout();
+    void scheduleLayoutSave();
+    void onQueryEdited();
+    void applyQuery();
+    void updateCompletions();
+    void insertCompletion(const QString &completion);
+    void showHeaderMenu(const QPoint &pos);
+    void showTableMenu(const QPoint &pos);
+    void chooseCsvFile();
+    void updateCounts();
+    QString settingsKey(const QString &what) const;
+    QString tokenUnderCursor(int *start = nullptr) const;
+
+    const ResourceKind &m_kind;
+    QAbstractItemModel *m_model = nullptr; // not owned
+    int m_objectRole = -1;
+    QLineEdit *m_query = nullptr;
+    QLabel *m_queryError = nullptr;
+    QLabel *m_counts = nullptr;
+    QLabel *m_emptyHint = nullptr;
+    QTableView *m_table = nullptr;
+    QCompleter *m_completer = nullptr;
+    QStringListModel *m_completions = nullptr;
+    QTimer *m_queryTimer = nullptr;
+    QTimer *m_layoutTimer = nullptr;
+    bool m_restoringLayout = false;
+};
+
+} // namespace OpsDeck

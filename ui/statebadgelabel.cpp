@@ -1,0 +1,38 @@
+// A standalone state badge.
+#include "statebadgelabel.h"
+
+#include "statebadgedelegate.h"
+
+#include <QPainter>
+
+namespace OpsDeck {
+
+StateBadgeLabel::StateBadgeLabel(QWidget *parent)
+    : QWidget(parent)
+{
+    setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+}
+
+void StateBadgeLabel::setState(const QString &state)
+{
+    if (m_state == state)
+        return;
+    m_state = state;
+    setAccessibleName(tr("State %1").arg(state));
+    updateGeometry();
+    update();
+}
+
+QSize StateBadgeLabel::sizeHint() const
+{
+    return StateBadgeDelegate::badgeSize(m_state.isEmpty() ? QStringLiteral("X") : m_state, font())
+           + QSize(8, 4);
+}
+
+void StateBadgeLabel::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    StateBadgeDelegate::paintBadge(&p, rect(), m_state, palette(), font());
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,29 @@
+// A standalone state badge, for headers and forms outside item views.
+#pragma once
+
+#include <QWidget>
+
+namespace OpsDeck {
+
+class StateBadgeLabel final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(StateBadgeLabel)
+
+public:
+    explicit StateBadgeLabel(QWidget *parent = nullptr);
+
+    void setState(const QString &state);
+    const QString &state() const { return m_state; }
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override { return sizeHint(); }
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+
+private:
+    QString m_state;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,74 @@
+// Reading dotted JSON paths and formatting field values.
+#include "valueformat.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLocale>
+
+namespace OpsDeck {
+
+QJsonValue valueAt(const QJsonObject &object, const QString &dottedKey)
+{
+    const QStringList parts = dottedKey.split(QLatin1Char('.'));
+    QJsonValue v = object;
+    for (const QString &part : parts) {
+        if (!v.isObject())
+            return QJsonValue(QJsonValue::Undefined);
+        v = v.toObject().value(part);
+    }
+    return v;
+}
+
+QString displayTimestamp(const QString &rfc3339)
+{
+    const QDateTime at = QDateTime::fromString(rfc3339, Qt::ISODateWithMs);
+    if (!at.isValid())
+        return rfc3339;
+    return at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+QString displayText(FieldSpec::Type type, const QJsonValue &value)
+{
+    if (value.isNull() || value.isUndefined())
+        return QCoreApplication::translate("OpsDeck::DetailPane", "—");
+    switch (type) {
+    case FieldSpec::Type::Timestamp:
+        return displayTimestamp(value.toString());
+    case FieldSpec::Type::Boolean:
+        return value.toBool() ? QCoreApplication::translate("OpsDeck::DetailPane", "yes")
+                              : QCoreApplication::translate("OpsDeck::DetailPane", "no");
+    case FieldSpec::Type::Number:
+        return QLocale().toString(value.toDouble(), 'g', 4);
+    case FieldSpec::Type::Id:
+    case FieldSpec::Type::Integer:
+        if (value.isDouble())
+            return QString::number(value.toInteger());
+        break;
+    case FieldSpec::Type::Json:
+    case FieldSpec::Type::Text:
+    case FieldSpec::Type::State:
+        break;
+    }
+    if (value.isArray()) {
+        QStringList items;
+        bool allStrings = true;
+        for (const QJsonValue &item : value.toArray()) {
+            allStrings = allStrings && item.isString();
+            items.append(item.toString());
+        }
+        if (allStrings)
+            return items.join(QStringLiteral(", "));
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+    }
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+    if (value.isDouble())
+        return QLocale::c().toString(value.toDouble(), 'g', 15);
+    if (value.isBool())
+        return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    return value.toString();
+}
+
+} // namespace OpsDeck
