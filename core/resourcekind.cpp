@@ -5,6 +5,10 @@
 #include "organization.h"
 
 #include <QCoreApplication>
+#include <QDate>
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
 
 namespace OpsDeck {
 
@@ -205,6 +209,112 @@ StateTone stateTone(QStringView state)
     if (gone.contains(s))
         return StateTone::Gone;
     return StateTone::Neutral;
+}
+
+QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey)
+{
+    const qsizetype dot = dottedKey.indexOf(u'.');
+    if (dot < 0)
+        return object.value(dottedKey);
+    const QJsonValue head = object.value(dottedKey.left(dot));
+    if (!head.isObject())
+        return QJsonValue(QJsonValue::Undefined);
+    return jsonValueAt(head.toObject(), dottedKey.mid(dot + 1));
+}
+
+QVariant fieldRawValue(FieldSpec::Type type, const QJsonValue &value)
+{
+    if (value.isNull() || value.isUndefined())
+        return {};
+    switch (type) {
+    case FieldSpec::Type::Id:
+    case FieldSpec::Type::Integer:
+        if (value.isDouble())
+            return QVariant::fromValue<qint64>(value.toInteger());
+        if (value.isString()) {
+            bool ok = false;
+            const qint64 n = value.toString().toLongLong(&ok);
+            return ok ? QVariant::fromValue<qint64>(n) : QVariant(value.toString());
+        }
+        return {};
+    case FieldSpec::Type::Timestamp:
+        if (value.isString()) {
+            if (const auto ms = parseTimestamp(value.toString()))
+                return QVariant::fromValue<qint64>(*ms);
+        }
+        return {};
+    case FieldSpec::Type::Number:
+        return value.isDouble() ? QVariant(value.toDouble()) : QVariant();
+    case FieldSpec::Type::Boolean:
+        return value.isBool() ? QVariant(value.toBool()) : QVariant();
+    case FieldSpec::Type::Json:
+        if (value.isArray())
+            return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+        if (value.isObject())
+            return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+        return value.toVariant().toString();
+    case FieldSpec::Type::Text:
+    case FieldSpec::Type::State:
+        if (value.isString())
+            return value.toString();
+        return value.toVariant().toString();
+    }
+    return {};
+}
+
+namespace {
+
+// Reads `count` digits at `pos`; -1 when any is not a digit.
+int digits(QStringView text, qsizetype pos, int count)
+{
+    if (pos + count > text.size())
+        return -1;
+    int n = 0;
+    for (int i = 0; i < count; ++i) {
+        const QChar c = text.at(pos + i);
+        if (!c.isDigit())
+            return -1;
+        n = n * 10 + c.digitValue();
+    }
+    return n;
+}
+
+} // namespace
+
+std::optional<qint64> parseTimestamp(QStringView text)
+{
+    // The server's own form ("2026-11-29T21:30:00.123Z") is parsed by hand: models parse
+    // hundreds of thousands of them and QDateTime::fromString is the slow path.
+    const int year = digits(text, 0, 4), month = digits(text, 5, 2), day = digits(text, 8, 2);
+    const int hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
+    if (year >= 0 && month >= 0 && day >= 0 && hour >= 0 && minute >= 0 && second >= 0
+        && text.size() >= 20 && text.at(4) == u'-' && text.at(7) == u'-'
+        && (text.at(10) == u'T' || text.at(10) == u't' || text.at(10) == u' ')
+        && text.at(13) == u':' && text.at(16) == u':') {
+        qsizetype pos = 19;
+        int millis = 0;
+        if (text.at(pos) == u'.') {
+            ++pos;
+            int scale = 100;
+            while (pos < text.size() && text.at(pos).isDigit()) {
+                millis += text.at(pos).digitValue() * scale;
+                scale /= 10;
+                ++pos;
+            }
+        }
+        if (pos == text.size() - 1 && (text.at(pos) == u'Z' || text.at(pos) == u'z')) {
+            const QDate date(year, month, day);
+            if (date.isValid() && hour < 24 && minute < 60 && second < 61) {
+                const qint64 days = QDate(1970, 1, 1).daysTo(date);
+                return ((days * 24 + hour) * 60 + minute) * 60000LL + second * 1000LL + millis;
+            }
+            return std::nullopt;
+        }
+    }
+    const QDateTime dt = QDateTime::fromString(text.toString(), Qt::ISODateWithMs);
+    if (!dt.isValid() || dt.timeSpec() == Qt::LocalTime)
+        return std::nullopt;
+    return dt.toMSecsSinceEpoch();
 }
 
 } // namespace OpsDeck

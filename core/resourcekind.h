@@ -1,10 +1,15 @@
 // Resource kinds as descriptions: what the console lists, syncs, caches and filters for each kind.
 #pragma once
 
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QList>
 #include <QString>
 #include <QStringList>
 #include <QStringView>
+#include <QVariant>
+
+#include <optional>
 
 namespace OpsDeck {
 
@@ -64,5 +69,14 @@ const ResourceKind *resourceKindByName(QStringView name);
 const ResourceKind *resourceKindByFeedKind(QStringView feedKind);
 
 StateTone stateTone(QStringView state);
+
+// The value at a dotted key ("callback.url"); undefined when any step is missing.
+QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey);
+// A field's raw value as models sort and queries compare it: qint64 for Id, Integer and
+// Timestamp (ms since the epoch, UTC), double for Number, bool for Boolean, QString for Text,
+// State and Json (compact); an invalid QVariant for null or absent.
+QVariant fieldRawValue(FieldSpec::Type type, const QJsonValue &value);
+// RFC 3339 with or without milliseconds -> ms since the epoch; nullopt when malformed.
+std::optional<qint64> parseTimestamp(QStringView text);
 
 } // namespace OpsDeck

@@ -1,0 +1,112 @@
+// The filter query line: `state:failed provider:acme -status:running age>1h "quoted text" words`.
+#pragma once
+
+#include "resourcekind.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QStringView>
+#include <QVariant>
+
+#include <optional>
+
+namespace OpsDeck {
+
+struct QueryTerm
+{
+    enum class Op {
+        Match,        // ":"  text contains, state/id/number equals (state: also by prefix)
+        Equal,        // "="  exact (case-insensitive) ; "!=" is Equal negated
+        Less,         // "<"
+        LessEqual,    // "<="
+        Greater,      // ">"
+        GreaterEqual, // ">="
+    };
+
+    QString field;          // as typed, lower-cased ("state", "age", "provider")
+    int fieldIndex = -1;    // into ResourceKind::fields
+    FieldSpec::Type type = FieldSpec::Type::Text;
+    QString references;     // copied from the field: provider:acme compares the provider's name
+    Op op = Op::Match;
+    bool negated = false;   // "-field:value" or "field!=value"
+    QStringList values;     // as typed; "a,b" gives alternatives, any of which matches
+    // Decoded forms of values (same length as values, only for the types that need them).
+    QList<qint64> integers;          // Id/Integer, Timestamp compared with a date (ms since epoch)
+    QList<double> numbers;           // Number
+    std::optional<qint64> ageMs;     // Timestamp compared with a duration: the age of the timestamp
+    int position = 0;                // 0-based column of the token
+};
+
+struct QueryWord
+{
+    QString text;
+    bool negated = false;   // "-word": rows containing it are excluded
+    int position = 0;
+};
+
+struct Query
+{
+    QList<QueryTerm> terms;
+    QList<QueryWord> words;
+    QList<int> textFields;  // fields free words are searched in
+
+    bool isEmpty() const { return terms.isEmpty() && words.isEmpty(); }
+};
+
+struct QueryError
+{
+    int position = -1;      // 0-based column where the problem starts
+    int length = 0;
+    QString message;        // "unknown field 'colour' (known: id, name, ...)"
+
+    bool isNull() const { return message.isEmpty(); }
+    // "column 8: unknown field ..." (1-based column, as shown to the user)
+    QString toString() const;
+};
+
+struct QueryParse
+{
+    Query query;
+    QueryError error;
+
+    bool ok() const { return error.isNull(); }
+};
+
+// Never throws and never crashes on any input; an empty or blank line is an empty query.
+QueryParse parseQuery(QStringView text, const ResourceKind &kind);
+
+// What a query reads from one row, so models can answer from their compact storage.
+class QueryRow
+{
+public:
+    virtual ~QueryRow();
+    // The raw value of kind.fields[field], as fieldRawValue() makes it.
+    virtual QVariant value(int field) const = 0;
+    // The name of object `id` of kind `kindName` ("providers"), or empty when unknown.
+    virtual QString referenceName(const QString &kindName, qint64 id) const;
+};
+
+class JsonQueryRow final : public QueryRow
+{
+public:
+    // Both must outlive this object (not owned).
+    JsonQueryRow(const ResourceKind &kind, const QJsonObject &object);
+    QVariant value(int field) const override;
+
+private:
+    const ResourceKind &m_kind;
+    const QJsonObject &m_object;
+};
+
+bool matches(const Query &query, const QueryRow &row, qint64 nowMs);
+
+// Names a query may use for a kind, preferred forms in field order ("id", "name", "state", ..., "age").
+QStringList queryFieldNames(const ResourceKind &kind);
+// Completions for the token being typed: field names ("prov" -> "provider:"), then state values
+// ("state:fa" -> "state:failed"), keeping a leading '-'.
+QStringList queryCompletions(QStringView token, const ResourceKind &kind);
+// "90m" -> 5400000; s, m, h, d, w; nullopt when not a duration.
+std::optional<qint64> parseDuration(QStringView text);
+
+} // namespace OpsDeck

@@ -1,0 +1,181 @@
+// Tests for the resource-kind descriptions and the helpers that read field values.
+#include "core/resourcekind.h"
+#include "core/statemachine.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QSet>
+#include <QTest>
+
+using namespace OpsDeck;
+
+class tst_ResourceKind final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void kindsAreWellFormed();
+    void lookups_data();
+    void lookups();
+    void tones_data();
+    void tones();
+    void nestedValues();
+    void rawValues_data();
+    void rawValues();
+    void timestamps_data();
+    void timestamps();
+};
+
+void tst_ResourceKind::kindsAreWellFormed()
+{
+    QSet<QString> names;
+    for (const ResourceKind &kind : resourceKinds()) {
+        QVERIFY2(!names.contains(kind.name), qPrintable(kind.name));
+        names.insert(kind.name);
+        QVERIFY(!kind.title.isEmpty());
+        QCOMPARE(kind.fields.value(0).key, QStringLiteral("id"));
+        QCOMPARE(kind.fields.value(0).type, FieldSpec::Type::Id);
+        QVERIFY2(kind.fieldIndex(kind.nameField) >= 0, qPrintable(kind.name));
+        if (!kind.stateField.isEmpty()) {
+            QVERIFY(kind.field(kind.stateField));
+            QCOMPARE(kind.field(kind.stateField)->type, FieldSpec::Type::State);
+            QVERIFY2(!kind.states.isEmpty(), qPrintable(kind.name));
+        }
+        if (kind.machine)
+            QCOMPARE(kind.states, kind.machine->states());
+        QSet<QString> keys;
+        for (const FieldSpec &f : kind.fields) {
+            QVERIFY2(!keys.contains(f.key), qPrintable(kind.name + u'.' + f.key));
+            keys.insert(f.key);
+            QVERIFY(!f.title.isEmpty());
+            QVERIFY(f.defaultWidth > 0);
+            if (!f.references.isEmpty())
+                QVERIFY2(resourceKindByName(f.references), qPrintable(f.references));
+        }
+    }
+    QVERIFY(names.contains(QStringLiteral("instances")));
+    QVERIFY(names.contains(QStringLiteral("audit")));
+}
+
+void tst_ResourceKind::lookups_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("feedKind");
+    QTest::addColumn<QString>("stateField");
+
+    QTest::newRow("organizations") << "organizations" << "organization" << "status";
+    QTest::newRow("providers") << "providers" << "provider" << "";
+    QTest::newRow("instances") << "instances" << "instance" << "status";
+    QTest::newRow("deliveries") << "deliveries" << "delivery" << "state";
+    QTest::newRow("endpoints") << "endpoints" << "endpoint" << "state";
+}
+
+void tst_ResourceKind::lookups()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, feedKind);
+    QFETCH(QString, stateField);
+    const ResourceKind *byName = resourceKindByName(name);
+    QVERIFY(byName);
+    QCOMPARE(resourceKindByFeedKind(feedKind), byName);
+    QCOMPARE(byName->feedKind, feedKind);
+    QCOMPARE(byName->stateField, stateField);
+    QCOMPARE(resourceKindByName(u"nothing"), nullptr);
+    QCOMPARE(resourceKindByFeedKind(u""), nullptr);
+}
+
+void tst_ResourceKind::tones_data()
+{
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<int>("tone");
+
+    QTest::newRow("running") << "RUNNING" << int(StateTone::Good);
+    QTest::newRow("delivered") << "DELIVERED" << int(StateTone::Good);
+    QTest::newRow("available") << "AVAILABLE" << int(StateTone::Good);
+    QTest::newRow("pending") << "PENDING" << int(StateTone::Busy);
+    QTest::newRow("starting") << "STARTING" << int(StateTone::Busy);
+    QTest::newRow("stopping") << "stopping" << int(StateTone::Busy);
+    QTest::newRow("in progress") << "in progress" << int(StateTone::Busy);
+    QTest::newRow("failed") << "FAILED" << int(StateTone::Bad);
+    QTest::newRow("composite error") << "STARTING+ERROR" << int(StateTone::Bad);
+    QTest::newRow("stopped") << "STOPPED" << int(StateTone::Neutral);
+    QTest::newRow("idle") << "IDLE" << int(StateTone::Neutral);
+    QTest::newRow("paused") << "PAUSED" << int(StateTone::Neutral);
+    QTest::newRow("deleted") << "DELETED" << int(StateTone::Gone);
+    QTest::newRow("destroyed") << "DESTROYED" << int(StateTone::Gone);
+    QTest::newRow("superseded") << "SUPERSEDED" << int(StateTone::Gone);
+    QTest::newRow("cancelled") << "CANCELLED" << int(StateTone::Gone);
+    QTest::newRow("unknown") << "WHATEVER" << int(StateTone::Neutral);
+    QTest::newRow("empty") << "" << int(StateTone::Neutral);
+}
+
+void tst_ResourceKind::tones()
+{
+    QFETCH(QString, state);
+    QFETCH(int, tone);
+    QCOMPARE(int(stateTone(state)), tone);
+}
+
+void tst_ResourceKind::nestedValues()
+{
+    const QJsonObject o{{QStringLiteral("callback"), QJsonObject{{QStringLiteral("url"), QStringLiteral("https://x")}}},
+                        {QStringLiteral("awaiting_ack"), QJsonValue::Null}};
+    QCOMPARE(jsonValueAt(o, u"callback.url").toString(), QStringLiteral("https://x"));
+    QVERIFY(jsonValueAt(o, u"callback.signing").isUndefined());
+    QVERIFY(jsonValueAt(o, u"awaiting_ack.reason").isUndefined());
+    QVERIFY(jsonValueAt(o, u"missing").isUndefined());
+}
+
+void tst_ResourceKind::rawValues_data()
+{
+    QTest::addColumn<int>("type");
+    QTest::addColumn<QJsonValue>("json");
+    QTest::addColumn<QVariant>("raw");
+
+    QTest::newRow("id") << int(FieldSpec::Type::Id) << QJsonValue(42) << QVariant::fromValue<qint64>(42);
+    QTest::newRow("integer from string") << int(FieldSpec::Type::Integer) << QJsonValue(QStringLiteral("7"))
+                                         << QVariant::fromValue<qint64>(7);
+    QTest::newRow("null") << int(FieldSpec::Type::Text) << QJsonValue(QJsonValue::Null) << QVariant();
+    QTest::newRow("text") << int(FieldSpec::Type::Text) << QJsonValue(QStringLiteral("a")) << QVariant(QStringLiteral("a"));
+    QTest::newRow("timestamp") << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("1970-01-01T00:00:01.500Z"))
+                               << QVariant::fromValue<qint64>(1500);
+    QTest::newRow("bad timestamp") << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("yesterday"))
+                                   << QVariant();
+    QTest::newRow("json array") << int(FieldSpec::Type::Json)
+                                << QJsonValue(QJsonArray{QStringLiteral("a"), QStringLiteral("b")})
+                                << QVariant(QStringLiteral("[\"a\",\"b\"]"));
+    QTest::newRow("number") << int(FieldSpec::Type::Number) << QJsonValue(0.25) << QVariant(0.25);
+    QTest::newRow("boolean") << int(FieldSpec::Type::Boolean) << QJsonValue(true) << QVariant(true);
+}
+
+void tst_ResourceKind::rawValues()
+{
+    QFETCH(int, type);
+    QFETCH(QJsonValue, json);
+    QFETCH(QVariant, raw);
+    QCOMPARE(fieldRawValue(FieldSpec::Type(type), json), raw);
+}
+
+void tst_ResourceKind::timestamps_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("ms");
+
+    QTest::newRow("millis") << "2026-11-29T21:30:00.123Z" << qint64(1795987800123);
+    QTest::newRow("no millis") << "2026-11-29T21:30:00Z" << qint64(1795987800000);
+    QTest::newRow("offset") << "2026-11-29T22:30:00.123+01:00" << qint64(1795987800123);
+    QTest::newRow("epoch") << "1970-01-01T00:00:00.000Z" << qint64(0);
+    QTest::newRow("no zone") << "2026-11-29T21:30:00" << qint64(-1);
+    QTest::newRow("bad month") << "2026-13-29T21:30:00Z" << qint64(-1);
+    QTest::newRow("garbage") << "not a time" << qint64(-1);
+}
+
+void tst_ResourceKind::timestamps()
+{
+    QFETCH(QString, text);
+    QFETCH(qint64, ms);
+    QCOMPARE(parseTimestamp(text).value_or(-1), ms);
+}
+
+QTEST_GUILESS_MAIN(tst_ResourceKind)
+#include "tst_resourcekind.moc"
