@@ -1,0 +1,287 @@
+// Standard Webhooks signing against the specification's reference vector, rotation, tampering,
+// tolerance edges, secrets, the legacy X-Hub-Signature scheme and redaction.
+#include "core/webhooksignature.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+using Status = WebhookSignature::Status;
+
+Q_DECLARE_METATYPE(OpsDeck::WebhookSignature::Status)
+
+namespace {
+
+// The reference vector of the Standard Webhooks libraries' own tests
+// (standard-webhooks/standard-webhooks, libraries/*/tests: secret, message id, timestamp,
+// payload and expected signature); also reproduced with
+//   printf '%s' 'msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.{"test": 2432232314}' |
+//   openssl dgst -sha256 -mac HMAC -macopt hexkey:<hex of the base64-decoded secret> -binary | base64
+const QString VectorSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+const QByteArray VectorId = QByteArrayLiteral("msg_p5jXN8AQM9LWM0D4loKWxJek");
+constexpr qint64 VectorTimestamp = 1614265330;
+const QByteArray VectorBody = QByteArrayLiteral(R"({"test": 2432232314})");
+const QByteArray VectorSignature = QByteArrayLiteral("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+
+QByteArray vectorKey()
+{
+    return WebhookSignature::decodeSecret(VectorSecret).key;
+}
+
+QByteArray otherKey()
+{
+    return QByteArray(32, '\x42');
+}
+
+QDateTime atSecs(qint64 secs)
+{
+    return QDateTime::fromSecsSinceEpoch(secs, Qt::UTC);
+}
+
+} // namespace
+
+class tst_WebhookSignature final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void referenceVector();
+    void verify_data();
+    void verify();
+    void rotation_data();
+    void rotation();
+    void decodeSecret_data();
+    void decodeSecret();
+    void generatedSecrets();
+    void hubSignature_data();
+    void hubSignature();
+    void redaction_data();
+    void redaction();
+    void constantTimeEquals();
+};
+
+void tst_WebhookSignature::referenceVector()
+{
+    const WebhookSignature::DecodedSecret secret = WebhookSignature::decodeSecret(VectorSecret);
+    QVERIFY2(secret.ok(), qPrintable(secret.error));
+    QCOMPARE(secret.key.size(), 24);
+    QCOMPARE(WebhookSignature::sign(VectorId, VectorTimestamp, VectorBody, secret.key), VectorSignature);
+    QCOMPARE(WebhookSignature::signatureHeader(VectorId, VectorTimestamp, VectorBody, {secret.key}), VectorSignature);
+    const auto result = WebhookSignature::verify(VectorId, QByteArray::number(VectorTimestamp), VectorSignature,
+                                                 VectorBody, {secret.key}, atSecs(VectorTimestamp));
+    QVERIFY2(result.ok(), qPrintable(result.message));
+    QCOMPARE(result.matchedKey, 0);
+}
+
+void tst_WebhookSignature::verify_data()
+{
+    QTest::addColumn<QByteArray>("msgId");
+    QTest::addColumn<QByteArray>("timestamp");
+    QTest::addColumn<QByteArray>("signature");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<qint64>("nowOffset"); // seconds after the vector's timestamp
+    QTest::addColumn<Status>("expected");
+
+    const QByteArray ts = QByteArray::number(VectorTimestamp);
+    QTest::newRow("vector") << VectorId << ts << VectorSignature << VectorBody << qint64(0) << Status::Ok;
+    QTest::newRow("tampered body") << VectorId << ts << VectorSignature << QByteArray(R"({"test": 2432232315})")
+                                   << qint64(0) << Status::NoMatchingSignature;
+    QTest::newRow("tampered id") << QByteArray("msg_other") << ts << VectorSignature << VectorBody << qint64(0)
+                                 << Status::NoMatchingSignature;
+    QTest::newRow("tampered timestamp") << VectorId << QByteArray::number(VectorTimestamp + 1) << VectorSignature
+                                        << VectorBody << qint64(0) << Status::NoMatchingSignature;
+    QTest::newRow("flipped last bit") << VectorId << ts
+                                      << QByteArray("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA=") << VectorBody
+                                      << qint64(0) << Status::NoMatchingSignature;
+    // Tolerance is inclusive: exactly five minutes either way is still accepted.
+    QTest::newRow("old edge") << VectorId << ts << VectorSignature << VectorBody << qint64(300) << Status::Ok;
+    QTest::newRow("too old") << VectorId << ts << VectorSignature << VectorBody << qint64(301)
+                             << Status::TimestampTooOld;
+    QTest::newRow("new edge") << VectorId << ts << VectorSignature << VectorBody << qint64(-300) << Status::Ok;
+    QTest::newRow("too new") << VectorId << ts << VectorSignature << VectorBody << qint64(-301)
+                             << Status::TimestampTooNew;
+    QTest::newRow("other version only") << VectorId << ts
+                                        << QByteArray("v1a,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+                                        << VectorBody << qint64(0) << Status::NoMatchingSignature;
+    QTest::newRow("no version") << VectorId << ts << QByteArray("g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+                                << VectorBody << qint64(0) << Status::NoMatchingSignature;
+    QTest::newRow("malformed base64") << VectorId << ts << QByteArray("v1,g0hM9SsE+OTPJTGt/tmIK!SyZlE3uFJELVlNIOLJ1OE=")
+                                      << VectorBody << qint64(0) << Status::NoMatchingSignature;
+    QTest::newRow("empty v1") << VectorId << ts << QByteArray("v1,") << VectorBody << qint64(0)
+                              << Status::NoMatchingSignature;
+    // The multi-signature row of the reference libraries' tests: other versions and wrong v1
+    // signatures around the valid one.
+    QTest::newRow("several with one valid")
+        << VectorId << ts
+        << QByteArray("v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v2,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= ")
+               + VectorSignature + " v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc="
+        << VectorBody << qint64(0) << Status::Ok;
+    QTest::newRow("version ignored before valid") << VectorId << ts
+                                                  << QByteArray("v1a,abc ") + VectorSignature << VectorBody
+                                                  << qint64(0) << Status::Ok;
+    QTest::newRow("missing id") << QByteArray() << ts << VectorSignature << VectorBody << qint64(0)
+                                << Status::MissingHeader;
+    QTest::newRow("missing timestamp") << VectorId << QByteArray() << VectorSignature << VectorBody << qint64(0)
+                                       << Status::MissingHeader;
+    QTest::newRow("missing signature") << VectorId << ts << QByteArray() << VectorBody << qint64(0)
+                                       << Status::MissingHeader;
+    QTest::newRow("word timestamp") << VectorId << QByteArray("hello") << VectorSignature << VectorBody << qint64(0)
+                                    << Status::InvalidTimestamp;
+    QTest::newRow("negative timestamp") << VectorId << QByteArray("-1614265330") << VectorSignature << VectorBody
+                                        << qint64(0) << Status::InvalidTimestamp;
+    QTest::newRow("exponent timestamp") << VectorId << QByteArray("1.6e9") << VectorSignature << VectorBody
+                                        << qint64(0) << Status::InvalidTimestamp;
+    QTest::newRow("millisecond timestamp") << VectorId << QByteArray("1614265330000") << VectorSignature
+                                           << VectorBody << qint64(0) << Status::TimestampTooNew;
+}
+
+void tst_WebhookSignature::verify()
+{
+    QFETCH(QByteArray, msgId);
+    QFETCH(QByteArray, timestamp);
+    QFETCH(QByteArray, signature);
+    QFETCH(QByteArray, body);
+    QFETCH(qint64, nowOffset);
+    QFETCH(Status, expected);
+    const auto result = WebhookSignature::verify(msgId, timestamp, signature, body, {vectorKey()},
+                                                 atSecs(VectorTimestamp + nowOffset));
+    QCOMPARE(WebhookSignature::statusName(result.status), WebhookSignature::statusName(expected));
+    QCOMPARE(result.message.isEmpty(), expected == Status::Ok);
+}
+
+void tst_WebhookSignature::rotation_data()
+{
+    QTest::addColumn<QList<QByteArray>>("signingKeys");
+    QTest::addColumn<QList<QByteArray>>("verifyingKeys");
+    QTest::addColumn<int>("matchedKey"); // -1: must not verify
+    QTest::newRow("old receiver, both sent") << QList<QByteArray>{vectorKey(), otherKey()}
+                                             << QList<QByteArray>{vectorKey()} << 0;
+    QTest::newRow("new receiver, both sent") << QList<QByteArray>{vectorKey(), otherKey()}
+                                             << QList<QByteArray>{otherKey()} << 0;
+    QTest::newRow("receiver knows both") << QList<QByteArray>{otherKey()}
+                                         << QList<QByteArray>{vectorKey(), otherKey()} << 1;
+    QTest::newRow("rotated away") << QList<QByteArray>{otherKey()} << QList<QByteArray>{vectorKey()} << -1;
+    QTest::newRow("no keys") << QList<QByteArray>{vectorKey()} << QList<QByteArray>{} << -1;
+}
+
+void tst_WebhookSignature::rotation()
+{
+    QFETCH(QList<QByteArray>, signingKeys);
+    QFETCH(QList<QByteArray>, verifyingKeys);
+    QFETCH(int, matchedKey);
+    const QByteArray header = WebhookSignature::signatureHeader(VectorId, VectorTimestamp, VectorBody, signingKeys);
+    QCOMPARE(header.count(' '), signingKeys.size() - 1);
+    QVERIFY(header.startsWith(VectorSignature) == (signingKeys.first() == vectorKey()));
+    const auto result = WebhookSignature::verify(VectorId, QByteArray::number(VectorTimestamp), header, VectorBody,
+                                                 verifyingKeys, atSecs(VectorTimestamp));
+    QCOMPARE(result.ok(), matchedKey >= 0);
+    QCOMPARE(result.matchedKey, matchedKey);
+}
+
+void tst_WebhookSignature::decodeSecret_data()
+{
+    QTest::addColumn<QString>("secret");
+    QTest::addColumn<int>("bytes"); // -1: refused
+    QTest::newRow("whsec vector") << VectorSecret << 24;
+    QTest::newRow("bare base64") << QStringLiteral("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") << 24;
+    QTest::newRow("padded whitespace") << QStringLiteral("  whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n") << 24;
+    QTest::newRow("32 bytes") << QString::fromLatin1("whsec_" + QByteArray(32, 'k').toBase64()) << 32;
+    QTest::newRow("too short") << QStringLiteral("whsec_c2hvcnQ=") << -1;
+    QTest::newRow("too long") << QString::fromLatin1("whsec_" + QByteArray(65, 'k').toBase64()) << -1;
+    QTest::newRow("not base64") << QStringLiteral("whsec_not base64 at all, really not!!") << -1;
+    QTest::newRow("prefix only") << QStringLiteral("whsec_") << -1;
+    QTest::newRow("empty") << QString() << -1;
+}
+
+void tst_WebhookSignature::decodeSecret()
+{
+    QFETCH(QString, secret);
+    QFETCH(int, bytes);
+    const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(secret);
+    QCOMPARE(decoded.ok(), bytes >= 0);
+    QCOMPARE(decoded.key.size(), qMax(bytes, 0));
+    QCOMPARE(decoded.error.isEmpty(), bytes >= 0);
+}
+
+void tst_WebhookSignature::generatedSecrets()
+{
+    const QString first = WebhookSignature::generateSecret();
+    const QString second = WebhookSignature::generateSecret();
+    QVERIFY(first.startsWith(QLatin1String("whsec_")));
+    QVERIFY(first != second);
+    const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(first);
+    QVERIFY2(decoded.ok(), qPrintable(decoded.error));
+    QCOMPARE(decoded.key.size(), WebhookSignature::GeneratedSecretBytes);
+    QVERIFY(decoded.key != QByteArray(32, '\0'));
+}
+
+void tst_WebhookSignature::hubSignature_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QByteArray>("secret");
+    QTest::addColumn<QByteArray>("expected");
+    // Expected values computed independently with
+    //   printf '%s' '<body>' | openssl dgst -sha1 -hmac '<secret>'
+    QTest::newRow("hello") << QByteArray("hello") << QByteArray("key")
+                           << QByteArray("sha1=b34ceac4516ff23a143e61d79d0fa7a4fbe5f266");
+    QTest::newRow("notification") << QByteArray(R"({"type":"instance.status_changed","status":"STOPPED"})")
+                                  << QByteArray("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+                                  << QByteArray("sha1=6ec308656332b85e0d92ffe30ac5e0086da981da");
+}
+
+void tst_WebhookSignature::hubSignature()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QByteArray, secret);
+    QFETCH(QByteArray, expected);
+    QCOMPARE(WebhookSignature::hubSignature(body, secret), expected);
+    QVERIFY(WebhookSignature::verifyHubSignature(body, expected, {secret}));
+    QVERIFY(WebhookSignature::verifyHubSignature(body, expected.toUpper().replace("SHA1=", "sha1="), {secret}));
+    QVERIFY(WebhookSignature::verifyHubSignature(body, expected, {QByteArray("old"), secret}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body + ' ', expected, {secret}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body, expected, {secret + 'x'}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body, expected, {}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body, "sha256=" + expected.mid(5), {secret}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body, expected.left(44), {secret}));
+    QVERIFY(!WebhookSignature::verifyHubSignature(body, expected.left(43) + "zz", {secret}));
+}
+
+void tst_WebhookSignature::redaction_data()
+{
+    QTest::addColumn<QByteArray>("name");
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<QByteArray>("expected");
+    QTest::newRow("one signature") << QByteArray("webhook-signature") << VectorSignature
+                                   << QByteArray("v1,[redacted]");
+    QTest::newRow("rotation") << QByteArray("Webhook-Signature") << VectorSignature + ' ' + VectorSignature
+                              << QByteArray("v1,[redacted] v1,[redacted]");
+    QTest::newRow("hub") << QByteArray("X-Hub-Signature") << QByteArray("sha1=b34ceac4516ff23a143e61d79d0fa7a4fbe5f266")
+                         << QByteArray("sha1=[redacted]");
+    QTest::newRow("authorization") << QByteArray("authorization") << QByteArray("Bearer abc.def")
+                                   << QByteArray("Bearer [redacted]");
+    QTest::newRow("id kept") << QByteArray("webhook-id") << VectorId << VectorId;
+    QTest::newRow("content type kept") << QByteArray("content-type") << QByteArray("application/json")
+                                       << QByteArray("application/json");
+}
+
+void tst_WebhookSignature::redaction()
+{
+    QFETCH(QByteArray, name);
+    QFETCH(QByteArray, value);
+    QFETCH(QByteArray, expected);
+    const WebhookSignature::Headers redacted = WebhookSignature::redactSignatureHeaders({{name, value}});
+    QCOMPARE(redacted.size(), 1);
+    QCOMPARE(redacted.first().first, name);
+    QCOMPARE(redacted.first().second, expected);
+}
+
+void tst_WebhookSignature::constantTimeEquals()
+{
+    QVERIFY(WebhookSignature::constantTimeEquals(QByteArray("abc"), QByteArray("abc")));
+    QVERIFY(WebhookSignature::constantTimeEquals(QByteArray(), QByteArray()));
+    QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("abc"), QByteArray("abd")));
+    QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("abc"), QByteArray("abcd")));
+    QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("\x01", 1), QByteArray("\x81", 1)));
+}
+
+QTEST_GUILESS_MAIN(tst_WebhookSignature)
+#include "tst_webhooksignature.moc"
