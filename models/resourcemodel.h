@@ -1,0 +1,111 @@
+// One generic table model for every resource kind, fed in batches and stored as compact rows.
+#pragma once
+
+#include "core/resourcekind.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QSet>
+
+#include <functional>
+#include <vector>
+
+namespace OpsDeck {
+
+// Names a referenced object ("providers", 7 -> "Acme Hosting"); empty when unknown.
+using ReferenceLookup = std::function<QString(const QString &kindName, qint64 id)>;
+
+class ResourceModel final : public QAbstractTableModel
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ResourceModel)
+
+public:
+    enum Role {
+        IdRole = Qt::UserRole + 1, // qint64, same for every column of a row
+        SortRole,                  // raw value of the cell: qint64, double, bool or QString; never display text
+        StateRole,                 // the row's state string (empty for kinds without one)
+        ToneRole,                  // int(StateTone) of the row's state
+        ObjectRole,                // the full QJsonObject, rebuilt from the compact row
+        VersionRole,               // qint64, -1 for kinds without versions
+        RawRole,                   // raw value as fieldRawValue() gives it (invalid for null)
+    };
+    Q_ENUM(Role)
+
+    // kind must outlive the model (resourceKinds() entries do).
+    explicit ResourceModel(const ResourceKind &kind, QObject *parent = nullptr);
+    ~ResourceModel() override;
+
+    const ResourceKind &kind() const { return m_kind; }
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    // Queued and applied once per event-loop turn: one insert for all new rows, dataChanged per
+    // changed range. An object older than the row it would replace (by "version") is ignored.
+    void upsert(const QList<QJsonObject> &objects);
+    void remove(const QList<qint64> &ids);
+    // Replaces every row with one reset (a relist or a cache load); drops queued changes.
+    void replaceAll(const QList<QJsonObject> &objects);
+    // Applies queued changes now.
+    void flush();
+    bool hasPendingChanges() const { return !m_pendingOrder.isEmpty() || !m_pendingRemovals.isEmpty(); }
+
+    int rowOfId(qint64 id) const { return m_rowOfId.value(id, -1); }
+    qint64 idAt(int row) const;
+    qint64 versionAt(int row) const;
+    QJsonObject objectAt(int row) const;
+    QJsonObject objectById(qint64 id) const;
+    QVariant rawValue(int row, int field) const;
+    // The row's human name (the kind's nameField), for reference lookups.
+    QString nameOfId(qint64 id) const;
+    QList<qint64> ids() const;
+
+    // Reference columns ("provider_id") show the referenced object's name when known.
+    void setReferenceLookup(ReferenceLookup lookup);
+    const ReferenceLookup &referenceLookup() const { return m_lookup; }
+
+    // Bytes held for the rows (cells, string pool, id index): the per-row memory benchmark reads it.
+    qsizetype memoryUsage() const;
+
+signals:
+    // After a batch was applied (inserted, changed and removed row counts).
+    void batchApplied(int inserted, int changed, int removed);
+
+private:
+    using Cell = quint64;
+
+    void scheduleFlush();
+    void encodeRow(const QJsonObject &object, Cell *cells);
+    QVariant cellRaw(int row, int field) const;
+    QString displayText(int row, int field) const;
+    quint32 intern(const QString &text);
+    void rebuildIndex(int fromRow);
+    void applyRemovals();
+    void applyUpserts();
+
+    const ResourceKind &m_kind;
+    int m_fieldCount = 0;
+    int m_idField = -1;
+    int m_versionField = -1;
+    int m_stateField = -1;
+    int m_nameField = -1;
+
+    std::vector<Cell> m_cells;        // row-major, m_fieldCount cells per row
+    QHash<qint64, int> m_rowOfId;
+    QList<QString> m_strings;         // interned texts; cells of text fields hold indices
+    QHash<QString, quint32> m_stringIndex;
+
+    QHash<qint64, QJsonObject> m_pendingUpserts;
+    QList<qint64> m_pendingOrder;     // arrival order of m_pendingUpserts' keys
+    QSet<qint64> m_pendingRemovals;
+    bool m_flushScheduled = false;
+    ReferenceLookup m_lookup;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,187 @@
+// Tests for the query-line proxy: filtering, sorting by raw values, errors, and live batches.
+#include "models/filterproxymodel.h"
+
+#include "core/resourcekind.h"
+
+#include <QAbstractItemModelTester>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QStringListModel>
+#include <QTest>
+
+using namespace OpsDeck;
+
+namespace {
+
+const qint64 kNow = *parseTimestamp(u"2026-11-29T12:00:00.000Z");
+
+QJsonObject instance(qint64 id, const QString &name, const QString &status, qint64 provider, const QString &created,
+                     qint64 version = 1)
+{
+    return QJsonObject{{QStringLiteral("id"), id},
+                       {QStringLiteral("name"), name},
+                       {QStringLiteral("organization_id"), 1},
+                       {QStringLiteral("provider_id"), provider},
+                       {QStringLiteral("application"), QStringLiteral("wiki")},
+                       {QStringLiteral("owner"), QStringLiteral("alice")},
+                       {QStringLiteral("status"), status},
+                       {QStringLiteral("version"), version},
+                       {QStringLiteral("created_at"), created},
+                       {QStringLiteral("updated_at"), created}};
+}
+
+QList<QJsonObject> fixture()
+{
+    return {instance(1, QStringLiteral("billing"), QStringLiteral("RUNNING"), 7, QStringLiteral("2026-11-29T11:50:00Z")),
+            instance(2, QStringLiteral("Alpha wiki"), QStringLiteral("STOPPED"), 7, QStringLiteral("2026-11-28T09:00:00Z")),
+            instance(10, QStringLiteral("crm"), QStringLiteral("PENDING"), 8, QStringLiteral("2026-11-29T08:00:00Z")),
+            instance(3, QStringLiteral("payroll"), QStringLiteral("RUNNING"), 8, QStringLiteral("2026-11-20T00:00:00Z"))};
+}
+
+QList<qint64> proxyIds(const QAbstractItemModel &proxy)
+{
+    QList<qint64> ids;
+    for (int row = 0; row < proxy.rowCount(); ++row)
+        ids << proxy.index(row, 0).data(ResourceModel::IdRole).toLongLong();
+    return ids;
+}
+
+struct Fixture
+{
+    Fixture()
+        : model(*resourceKindByName(u"instances"))
+    {
+        proxy.setSourceModel(&model);
+        proxy.setClock([] { return kNow; });
+        proxy.setReferenceLookup([](const QString &kind, qint64 id) {
+            if (kind != QLatin1String("providers"))
+                return QString();
+            return id == 7 ? QStringLiteral("Acme") : QStringLiteral("Globex");
+        });
+        model.replaceAll(fixture());
+    }
+    ResourceModel model;
+    FilterProxyModel proxy;
+};
+
+} // namespace
+
+class tst_FilterProxyModel final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void filters_data();
+    void filters();
+    void sortsByRawValue_data();
+    void sortsByRawValue();
+    void badQueryKeepsFilterAndReportsError();
+    void liveBatchesFollowFilter();
+    void completions();
+    void nonResourceSourcePassesAll();
+};
+
+void tst_FilterProxyModel::filters_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QList<qint64>>("ids");
+
+    QTest::newRow("empty") << "" << QList<qint64>{1, 2, 10, 3};
+    QTest::newRow("state") << "state:running" << QList<qint64>{1, 3};
+    QTest::newRow("negated state") << "-status:running" << QList<qint64>{2, 10};
+    QTest::newRow("provider by name") << "provider:acme" << QList<qint64>{1, 2};
+    QTest::newRow("provider by id") << "provider:8" << QList<qint64>{10, 3};
+    QTest::newRow("age") << "age>1h" << QList<qint64>{2, 10, 3};
+    QTest::newRow("age and state") << "age>1h state:running" << QList<qint64>{3};
+    QTest::newRow("free text") << "wiki" << QList<qint64>{1, 2, 10, 3}; // the application is wiki
+    QTest::newRow("free text in name") << "alpha" << QList<qint64>{2};
+    QTest::newRow("id list") << "id:1,3" << QList<qint64>{1, 3};
+    QTest::newRow("nothing") << "state:destroyed" << QList<qint64>{};
+}
+
+void tst_FilterProxyModel::filters()
+{
+    QFETCH(QString, query);
+    QFETCH(QList<qint64>, ids);
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QVERIFY(f.proxy.setQuery(query));
+    QCOMPARE(proxyIds(f.proxy), ids);
+}
+
+void tst_FilterProxyModel::sortsByRawValue_data()
+{
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<int>("order");
+    QTest::addColumn<QList<qint64>>("ids");
+
+    // Ids sort as numbers (10 after 3), names case-insensitively, timestamps by time.
+    QTest::newRow("id ascending") << "id" << int(Qt::AscendingOrder) << QList<qint64>{1, 2, 3, 10};
+    QTest::newRow("id descending") << "id" << int(Qt::DescendingOrder) << QList<qint64>{10, 3, 2, 1};
+    QTest::newRow("name") << "name" << int(Qt::AscendingOrder) << QList<qint64>{2, 1, 10, 3};
+    QTest::newRow("created") << "created_at" << int(Qt::AscendingOrder) << QList<qint64>{3, 2, 10, 1};
+}
+
+void tst_FilterProxyModel::sortsByRawValue()
+{
+    QFETCH(QString, key);
+    QFETCH(int, order);
+    QFETCH(QList<qint64>, ids);
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(key), Qt::SortOrder(order));
+    QCOMPARE(proxyIds(f.proxy), ids);
+}
+
+void tst_FilterProxyModel::badQueryKeepsFilterAndReportsError()
+{
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy errors(&f.proxy, &FilterProxyModel::errorChanged);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    QCOMPARE(errors.count(), 0);
+    QVERIFY(!f.proxy.setQuery(QStringLiteral("state:running age>soon")));
+    QCOMPARE(errors.count(), 1);
+    QCOMPARE(errors.first().at(0).toString(), QStringLiteral("age needs a duration like 1h, 30m, 2d"));
+    QCOMPARE(errors.first().at(1).toInt(), 18);
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{1, 3})); // the last good filter stays
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running age>1h")));
+    QCOMPARE(errors.count(), 2);
+    QCOMPARE(errors.last().at(0).toString(), QString());
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{3}));
+}
+
+void tst_FilterProxyModel::liveBatchesFollowFilter()
+{
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    f.proxy.sort(0);
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{1, 3}));
+    // 2 starts running, 1 stops, 20 arrives running, 3 is deleted: one batch.
+    f.model.upsert({instance(2, QStringLiteral("Alpha wiki"), QStringLiteral("RUNNING"), 7, QStringLiteral("2026-11-28T09:00:00Z"), 2),
+                    instance(1, QStringLiteral("billing"), QStringLiteral("STOPPED"), 7, QStringLiteral("2026-11-29T11:50:00Z"), 2),
+                    instance(20, QStringLiteral("new"), QStringLiteral("RUNNING"), 8, QStringLiteral("2026-11-29T11:59:00Z"))});
+    f.model.remove({3});
+    QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{2, 20}));
+}
+
+void tst_FilterProxyModel::completions()
+{
+    Fixture f;
+    QCOMPARE(f.proxy.completions(QStringLiteral("state:ru")), QStringList{QStringLiteral("state:running")});
+    FilterProxyModel empty;
+    QCOMPARE(empty.completions(QStringLiteral("state:ru")), QStringList());
+}
+
+void tst_FilterProxyModel::nonResourceSourcePassesAll()
+{
+    QStringListModel list({QStringLiteral("a"), QStringLiteral("b")});
+    FilterProxyModel proxy;
+    proxy.setSourceModel(&list);
+    QVERIFY(proxy.setQuery(QStringLiteral("anything")));
+    QCOMPARE(proxy.rowCount(), 2);
+}
+
+QTEST_GUILESS_MAIN(tst_FilterProxyModel)
+#include "tst_filterproxymodel.moc"

@@ -1,0 +1,311 @@
+// Tests for the generic resource model: batched inserts, updates and removals under the model tester.
+#include "models/resourcemodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace OpsDeck;
+
+namespace {
+
+QJsonObject instance(qint64 id, const QString &status = QStringLiteral("RUNNING"), qint64 version = 1,
+                     qint64 provider = 7)
+{
+    return QJsonObject{{QStringLiteral("id"), id},
+                       {QStringLiteral("name"), QStringLiteral("app-%1").arg(id)},
+                       {QStringLiteral("organization_id"), 1},
+                       {QStringLiteral("provider_id"), provider},
+                       {QStringLiteral("application"), QStringLiteral("wiki")},
+                       {QStringLiteral("owner"), QStringLiteral("alice")},
+                       {QStringLiteral("status"), status},
+                       {QStringLiteral("version"), version},
+                       {QStringLiteral("created_at"), QStringLiteral("2026-11-29T10:00:00.000Z")},
+                       {QStringLiteral("updated_at"), QStringLiteral("2026-11-29T11:00:00.000Z")},
+                       {QStringLiteral("status_changed_at"), QStringLiteral("2026-11-29T11:00:00.000Z")},
+                       {QStringLiteral("callback"), QJsonValue::Null},
+                       {QStringLiteral("awaiting_ack"), QJsonValue::Null},
+                       {QStringLiteral("destroy_after"), QJsonValue::Null}};
+}
+
+QList<QJsonObject> instances(qint64 from, qint64 to)
+{
+    QList<QJsonObject> out;
+    for (qint64 id = from; id <= to; ++id)
+        out << instance(id);
+    return out;
+}
+
+const ResourceKind &instancesKind()
+{
+    return *resourceKindByName(u"instances");
+}
+
+int column(const char *key)
+{
+    return instancesKind().fieldIndex(QString::fromLatin1(key));
+}
+
+} // namespace
+
+class tst_ResourceModel final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void emptyModel();
+    void batchedInsertIsOneInsert();
+    void updatesSignalChangedRowsOnly();
+    void manyUpdatesSignalOneRange();
+    void staleVersionIgnored();
+    void removalsInRanges();
+    void upsertThenRemoveInOneTurn();
+    void replaceAllResets();
+    void roles_data();
+    void roles();
+    void objectRoundTrip();
+    void referenceNames();
+    void headers();
+    void memoryPerRowIsCompact();
+};
+
+void tst_ResourceModel::emptyModel()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(model.columnCount(), int(instancesKind().fields.size()));
+    QCOMPARE(model.rowOfId(1), -1);
+    QVERIFY(model.objectAt(0).isEmpty());
+}
+
+void tst_ResourceModel::batchedInsertIsOneInsert()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy batches(&model, &ResourceModel::batchApplied);
+    model.upsert(instances(1, 50));
+    model.upsert(instances(51, 120));
+    QCOMPARE(model.rowCount(), 0); // queued until the event loop turns
+    QTRY_COMPARE(model.rowCount(), 120);
+    QCOMPARE(inserted.count(), 1);
+    QCOMPARE(inserted.first().at(1).toInt(), 0);
+    QCOMPARE(inserted.first().at(2).toInt(), 119);
+    QCOMPARE(batches.count(), 1);
+    QCOMPARE(batches.first().at(0).toInt(), 120);
+    QCOMPARE(model.rowOfId(77), 76);
+    QCOMPARE(model.idAt(76), 77);
+}
+
+void tst_ResourceModel::updatesSignalChangedRowsOnly()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 20));
+    model.flush();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    model.upsert({instance(3, QStringLiteral("STOPPED"), 2), instance(4, QStringLiteral("STOPPED"), 2),
+                  instance(10, QStringLiteral("STOPPED"), 2), instance(21)});
+    QTRY_COMPARE(model.rowCount(), 21);
+    QCOMPARE(inserted.count(), 1);
+    QCOMPARE(changed.count(), 2); // rows 2-3 and row 9
+    QCOMPARE(changed.at(0).at(0).toModelIndex().row(), 2);
+    QCOMPARE(changed.at(0).at(1).toModelIndex().row(), 3);
+    QCOMPARE(changed.at(1).at(0).toModelIndex().row(), 9);
+    QCOMPARE(changed.at(1).at(1).toModelIndex().column(), model.columnCount() - 1);
+    const auto roles = changed.at(0).at(2).value<QList<int>>();
+    QVERIFY(roles.contains(Qt::DisplayRole));
+    QVERIFY(roles.contains(ResourceModel::ToneRole));
+    QCOMPARE(model.index(9, column("status")).data().toString(), QStringLiteral("STOPPED"));
+}
+
+void tst_ResourceModel::manyUpdatesSignalOneRange()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 10));
+    model.flush();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QList<QJsonObject> updates;
+    for (qint64 id : {1, 3, 5, 7, 9, 10})
+        updates << instance(id, QStringLiteral("STOPPED"), 2);
+    model.upsert(updates);
+    model.flush();
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.first().at(0).toModelIndex().row(), 0);
+    QCOMPARE(changed.first().at(1).toModelIndex().row(), 9);
+}
+
+void tst_ResourceModel::staleVersionIgnored()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert({instance(1, QStringLiteral("STOPPED"), 5)});
+    model.flush();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.upsert({instance(1, QStringLiteral("RUNNING"), 4)});
+    model.upsert({instance(1, QStringLiteral("PENDING"), 5)}); // same version: a replay
+    model.flush();
+    QCOMPARE(changed.count(), 0);
+    QCOMPARE(model.index(0, column("status")).data(ResourceModel::StateRole).toString(), QStringLiteral("STOPPED"));
+    model.upsert({instance(1, QStringLiteral("RUNNING"), 6)});
+    model.flush();
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.versionAt(0), 6);
+}
+
+void tst_ResourceModel::removalsInRanges()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 10));
+    model.flush();
+    QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+    model.remove({2, 3, 4, 8, 99});
+    QTRY_COMPARE(model.rowCount(), 6);
+    QCOMPARE(removed.count(), 2);
+    QCOMPARE(model.ids(), (QList<qint64>{1, 5, 6, 7, 9, 10}));
+    for (int row = 0; row < model.rowCount(); ++row)
+        QCOMPARE(model.rowOfId(model.idAt(row)), row);
+    QCOMPARE(model.rowOfId(3), -1);
+}
+
+void tst_ResourceModel::upsertThenRemoveInOneTurn()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 3));
+    model.remove({2});
+    model.upsert({instance(4)});
+    model.flush();
+    QCOMPARE(model.ids(), (QList<qint64>{1, 3, 4}));
+    model.remove({1});
+    model.upsert({instance(1, QStringLiteral("STOPPED"), 9)}); // the later change wins
+    model.flush();
+    QCOMPARE(model.objectById(1).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    QVERIFY(!model.hasPendingChanges());
+}
+
+void tst_ResourceModel::replaceAllResets()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 5));
+    model.flush();
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.upsert({instance(6)}); // dropped: the relist replaces everything
+    model.replaceAll(instances(10, 12));
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(model.ids(), (QList<qint64>{10, 11, 12}));
+    model.flush();
+    QCOMPARE(model.rowCount(), 3);
+}
+
+void tst_ResourceModel::roles_data()
+{
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<int>("role");
+    QTest::addColumn<QVariant>("expected");
+
+    QTest::newRow("id display") << "id" << int(Qt::DisplayRole) << QVariant(QStringLiteral("5"));
+    QTest::newRow("id sort is a number") << "id" << int(ResourceModel::SortRole) << QVariant::fromValue<qint64>(5);
+    QTest::newRow("name display") << "name" << int(Qt::DisplayRole) << QVariant(QStringLiteral("app-5"));
+    QTest::newRow("state role on any column") << "name" << int(ResourceModel::StateRole)
+                                              << QVariant(QStringLiteral("PENDING"));
+    QTest::newRow("tone") << "status" << int(ResourceModel::ToneRole) << QVariant(int(StateTone::Busy));
+    QTest::newRow("id role") << "owner" << int(ResourceModel::IdRole) << QVariant::fromValue<qint64>(5);
+    QTest::newRow("version role") << "owner" << int(ResourceModel::VersionRole) << QVariant::fromValue<qint64>(3);
+    QTest::newRow("timestamp sort is ms") << "created_at" << int(ResourceModel::SortRole)
+                                          << QVariant::fromValue<qint64>(1795946400000);
+    QTest::newRow("timestamp tooltip is UTC") << "created_at" << int(Qt::ToolTipRole)
+                                              << QVariant(QStringLiteral("2026-11-29T10:00:00.000Z"));
+    QTest::newRow("null display") << "destroy_after" << int(Qt::DisplayRole) << QVariant(QString());
+    QTest::newRow("null sort") << "destroy_after" << int(ResourceModel::SortRole) << QVariant();
+    QTest::newRow("nested null") << "callback.url" << int(Qt::DisplayRole) << QVariant(QString());
+}
+
+void tst_ResourceModel::roles()
+{
+    QFETCH(QString, key);
+    QFETCH(int, role);
+    QFETCH(QVariant, expected);
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert({instance(5, QStringLiteral("PENDING"), 3)});
+    model.flush();
+    const QModelIndex index = model.index(0, instancesKind().fieldIndex(key));
+    QVERIFY(index.isValid());
+    QCOMPARE(index.data(role), expected);
+}
+
+void tst_ResourceModel::objectRoundTrip()
+{
+    ResourceModel model(instancesKind());
+    QJsonObject withCallback = instance(8);
+    withCallback.insert(QStringLiteral("callback"),
+                        QJsonObject{{QStringLiteral("url"), QStringLiteral("https://p.example/cb")},
+                                    {QStringLiteral("signing"), QStringLiteral("standard-webhooks")}});
+    model.upsert({instance(7), withCallback});
+    model.flush();
+    QCOMPARE(model.objectById(7), instance(7));
+    QCOMPARE(model.index(1, 0).data(ResourceModel::ObjectRole).toJsonObject(), withCallback);
+
+    ResourceModel providers(*resourceKindByName(u"providers"));
+    const QJsonObject provider{{QStringLiteral("id"), 7},
+                               {QStringLiteral("name"), QStringLiteral("Acme")},
+                               {QStringLiteral("organization_id"), 1},
+                               {QStringLiteral("applications"), QJsonArray{QStringLiteral("wiki"), QStringLiteral("crm")}},
+                               {QStringLiteral("version"), 1},
+                               {QStringLiteral("created_at"), QStringLiteral("2026-11-29T10:00:00.000Z")},
+                               {QStringLiteral("updated_at"), QStringLiteral("2026-11-29T10:00:00.000Z")}};
+    providers.upsert({provider});
+    providers.flush();
+    QCOMPARE(providers.objectById(7), provider);
+    QCOMPARE(providers.index(0, 3).data().toString(), QStringLiteral("[\"wiki\",\"crm\"]"));
+}
+
+void tst_ResourceModel::referenceNames()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert({instance(1, QStringLiteral("RUNNING"), 1, 7), instance(2, QStringLiteral("RUNNING"), 1, 8)});
+    model.flush();
+    const int providerColumn = column("provider_id");
+    QCOMPARE(model.index(0, providerColumn).data().toString(), QStringLiteral("7"));
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setReferenceLookup([](const QString &kind, qint64 id) {
+        return kind == QLatin1String("providers") && id == 7 ? QStringLiteral("Acme") : QString();
+    });
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(0, providerColumn).data().toString(), QStringLiteral("Acme"));
+    QCOMPARE(model.index(0, providerColumn).data(Qt::ToolTipRole).toString(), QStringLiteral("Acme #7"));
+    QCOMPARE(model.index(1, providerColumn).data().toString(), QStringLiteral("8"));
+    QCOMPARE(model.index(0, providerColumn).data(ResourceModel::SortRole).toLongLong(), 7);
+    QCOMPARE(model.nameOfId(2), QStringLiteral("app-2"));
+}
+
+void tst_ResourceModel::headers()
+{
+    ResourceModel model(instancesKind());
+    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("Id"));
+    QCOMPARE(model.headerData(column("callback.url"), Qt::Horizontal, Qt::ToolTipRole).toString(),
+             QStringLiteral("callback.url"));
+    QCOMPARE(model.headerData(model.columnCount(), Qt::Horizontal), QVariant());
+}
+
+void tst_ResourceModel::memoryPerRowIsCompact()
+{
+    ResourceModel model(instancesKind());
+    const int rows = 20000;
+    model.replaceAll(instances(1, rows));
+    QCOMPARE(model.rowCount(), rows);
+    const double perRow = double(model.memoryUsage()) / rows;
+    QVERIFY2(perRow <= 300, qPrintable(QStringLiteral("%1 bytes per row").arg(perRow)));
+}
+
+QTEST_GUILESS_MAIN(tst_ResourceModel)
+#include "tst_resourcemodel.moc"
