@@ -1,8 +1,167 @@
-// opsdeck: the operator console.
+// opsdeck: the operator console (command line, settings, translations, embedded server).
+#include "embeddedserver.h"
+#include "screenshotter.h"
+
+#include "ui/connectionprofile.h"
+#include "ui/credentialstore.h"
+#include "ui/mainwindow.h"
+
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QLibraryInfo>
+#include <QLocale>
+#include <QSettings>
+#include <QTranslator>
+
+#include <cstdio>
+
+using namespace OpsDeck;
+
+namespace {
+
+int usageError(const QString &message)
+{
+    std::fprintf(stderr, "opsdeck: %s\n", qPrintable(message));
+    return 2;
+}
+
+void installTranslations(QApplication &app)
+{
+    auto *qt = new QTranslator(&app);
+    if (qt->load(QLocale(), QStringLiteral("qtbase"), QStringLiteral("_"),
+                 QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+        QApplication::installTranslator(qt);
+    auto *own = new QTranslator(&app);
+    if (own->load(QLocale(), QStringLiteral("opsdeck"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QApplication::installTranslator(own);
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
-    return 0;
+    QApplication::setOrganizationName(QStringLiteral("OpsDeck"));
+    QApplication::setApplicationName(QStringLiteral("opsdeck"));
+    QApplication::setApplicationDisplayName(QStringLiteral("OpsDeck"));
+    QApplication::setApplicationVersion(QStringLiteral(OPSDECK_VERSION));
+    installTranslations(app);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QApplication::translate(
+        "main", "Operator console of the OpsDeck lifecycle control plane. With no server and no profile it "
+                "starts an embedded server on this machine."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption serverOption(QStringLiteral("server"),
+                                          QApplication::translate("main", "Control plane to connect to."),
+                                          QStringLiteral("URL"));
+    const QCommandLineOption tokenFileOption(QStringLiteral("token-file"),
+                                             QApplication::translate("main", "File holding the bearer token."),
+                                             QStringLiteral("FILE"));
+    const QCommandLineOption profileOption(QStringLiteral("profile"),
+                                           QApplication::translate("main", "Saved connection profile to use."),
+                                           QStringLiteral("NAME"));
+    const QCommandLineOption embeddedOption(QStringLiteral("embedded"),
+                                            QApplication::translate("main", "Start an embedded server (default "
+                                                                            "when no server or profile is given)."));
+    const QCommandLineOption demoOption(QStringLiteral("demo"),
+                                        QApplication::translate("main", "Embedded server with live demo data."));
+    QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+                                        QStringLiteral("Save a PNG of each view to DIR, then quit."),
+                                        QStringLiteral("DIR"));
+    screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({serverOption, tokenFileOption, profileOption, embeddedOption, demoOption, screenshotOption});
+    parser.process(app);
+
+    const bool demo = parser.isSet(demoOption);
+    const bool embedded = demo || parser.isSet(embeddedOption)
+                          || (!parser.isSet(serverOption) && !parser.isSet(profileOption));
+    if (embedded && (parser.isSet(serverOption) || parser.isSet(profileOption)))
+        return usageError(QApplication::translate("main", "--embedded and --demo cannot be combined with "
+                                                          "--server or --profile"));
+
+    ConsoleConnection connection;
+    QString tokenError;
+    if (!embedded) {
+        QSettings settings;
+        if (parser.isSet(profileOption)) {
+            const auto profile = ConnectionProfiles::find(settings, parser.value(profileOption));
+            if (!profile)
+                return usageError(QApplication::translate("main", "no connection profile named '%1'")
+                                      .arg(parser.value(profileOption)));
+            connection.profile = profile->name;
+            connection.baseUrl = profile->serverUrl;
+            if (!profile->tokenFile.isEmpty() && !parser.isSet(tokenFileOption))
+                connection.token = CredentialStore::readTokenFile(profile->tokenFile, &tokenError);
+        }
+        if (parser.isSet(serverOption)) {
+            connection.baseUrl = QUrl::fromUserInput(parser.value(serverOption));
+            if (!connection.baseUrl.isValid() || connection.baseUrl.host().isEmpty())
+                return usageError(QApplication::translate("main", "'%1' is not a server URL")
+                                      .arg(parser.value(serverOption)));
+            if (connection.profile.isEmpty())
+                connection.profile = connection.baseUrl.host() + QLatin1Char('_')
+                                     + QString::number(connection.baseUrl.port(80));
+        }
+        if (parser.isSet(tokenFileOption)) {
+            connection.token = CredentialStore::readTokenFile(parser.value(tokenFileOption), &tokenError);
+            if (connection.token.isEmpty())
+                return usageError(tokenError);
+        }
+        if (connection.token.isEmpty())
+            connection.token = qEnvironmentVariable("OPSDECK_TOKEN");
+    }
+
+    MainWindow window;
+    window.show();
+
+    EmbeddedServer server;
+    Screenshotter *screenshotter = nullptr;
+    if (parser.isSet(screenshotOption))
+        screenshotter = new Screenshotter(&window, parser.value(screenshotOption), &app);
+
+    if (embedded) {
+        window.setStartupMessage(demo ? QApplication::translate("main", "Starting the embedded server with demo data…")
+                                      : QApplication::translate("main", "Starting the embedded server…"));
+        QObject::connect(&server, &EmbeddedServer::started, &window, [&window, demo](const QUrl &url, const QString &token) {
+            ConsoleConnection c;
+            c.baseUrl = url;
+            c.token = token;
+            c.profile = demo ? QStringLiteral("demo") : QStringLiteral("embedded");
+            c.role = Actor::Operator;
+            c.embedded = true;
+            window.connectTo(c);
+        });
+        QObject::connect(&server, &EmbeddedServer::failed, &window, [&window](const QString &message) {
+            window.showFatalError(QApplication::translate("main", "The embedded server did not start: %1").arg(message));
+        });
+        server.start(demo);
+    } else if (connection.token.isEmpty()) {
+        // A profile whose token lives in the keychain: read it without blocking the window.
+        auto *store = new CredentialStore(&window);
+        window.setStartupMessage(QApplication::translate("main", "Reading the token from the system keychain…"));
+        QObject::connect(store, &CredentialStore::tokenRead, &window,
+                         [&window, connection](const QString &, const QString &token) mutable {
+                             connection.token = token;
+                             window.connectTo(connection);
+                         });
+        QObject::connect(store, &CredentialStore::failed, &window,
+                         [&window, tokenError](const QString &, const QString &message, bool) {
+                             window.showFatalError(
+                                 QApplication::translate("main", "No token for this server: %1. Give one with "
+                                                                 "--token-file or File › Connect to….")
+                                     .arg(tokenError.isEmpty() ? message : tokenError));
+                         });
+        store->read(connection.profile);
+    } else {
+        window.connectTo(connection);
+    }
+    if (screenshotter)
+        screenshotter->start();
+
+    const int status = QApplication::exec();
+    window.saveSettings();
+    server.stop();
+    return status;
 }

@@ -1,1 +1,385 @@
-// placeholder until the main window lands
+// The console's main window: navigation, views, detail pane, status bar.
+#include "mainwindow.h"
+
+#include "connectiondialog.h"
+#include "dashboardpage.h"
+#include "detailpane.h"
+#include "messagebox.h"
+#include "resourceview.h"
+#include "unavailablepage.h"
+
+#include "core/resourcekind.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QToolBar>
+
+// Resources of a static library must be registered by name, outside any namespace.
+static void initResources()
+{
+    Q_INIT_RESOURCE(icons);
+}
+
+namespace OpsDeck {
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+{
+    initResources();
+    setObjectName(QStringLiteral("mainWindow"));
+    setAccessibleName(tr("OpsDeck console"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/opsdeck.svg")));
+
+    m_navigation = new QListWidget(this);
+    m_navigation->setObjectName(QStringLiteral("navigation"));
+    m_navigation->setAccessibleName(tr("Views"));
+    m_navigation->setIconSize(QSize(20, 20));
+    m_navigation->setFrameShape(QFrame::NoFrame);
+    m_navigation->setSpacing(1);
+
+    m_stack = new QStackedWidget(this);
+    m_stack->setObjectName(QStringLiteral("pages"));
+    m_detail = new DetailPane(this);
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_splitter->setObjectName(QStringLiteral("mainSplitter"));
+    m_splitter->addWidget(m_navigation);
+    m_splitter->addWidget(m_stack);
+    m_splitter->addWidget(m_detail);
+    m_splitter->setStretchFactor(0, 0);
+    m_splitter->setStretchFactor(1, 3);
+    m_splitter->setStretchFactor(2, 2);
+    m_splitter->setCollapsible(1, false);
+    m_splitter->setSizes({170, 760, 470});
+    setCentralWidget(m_splitter);
+
+    buildPages();
+    buildActions();
+    buildStatusBar();
+    restoreSettings();
+    updateWindowTitle();
+
+    connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onNavigation);
+    connect(m_dashboard, &DashboardPage::openViewRequested, this, [this](const QString &kind, const QString &query) {
+        showView(kind);
+        if (ResourceView *view = resourceView(kind))
+            view->setQueryText(query);
+    });
+    if (m_navigation->currentRow() < 0)
+        m_navigation->setCurrentRow(0);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildPages()
+{
+    struct Nav
+    {
+        const char *name;
+        const char *title;
+        const char *icon;
+    };
+    // Spec §8's navigation, in its order; Ctrl+1..8 follow it.
+    const Nav navigation[] = {
+        {"dashboard", QT_TR_NOOP("Dashboard"), "dashboard"},
+        {"organizations", QT_TR_NOOP("Organizations"), "organizations"},
+        {"instances", QT_TR_NOOP("Instances"), "instances"},
+        {"sandboxes", QT_TR_NOOP("Sandboxes"), "sandboxes"},
+        {"bindings", QT_TR_NOOP("Bindings"), "bindings"},
+        {"catalog", QT_TR_NOOP("Catalog"), "catalog"},
+        {"deliveries", QT_TR_NOOP("Callbacks"), "callbacks"},
+        {"audit", QT_TR_NOOP("Audit"), "audit"},
+    };
+    for (const Nav &nav : navigation) {
+        Page page;
+        page.name = QString::fromLatin1(nav.name);
+        page.title = tr(nav.title);
+        page.icon = QStringLiteral(":/icons/%1.svg").arg(QLatin1String(nav.icon));
+        if (page.name == QLatin1String("dashboard")) {
+            m_dashboard = new DashboardPage(m_stack);
+            page.widget = m_dashboard;
+        } else if ((page.kind = resourceKindByName(page.name))) {
+            page.view = new ResourceView(*page.kind, m_stack);
+            page.widget = page.view;
+            connect(page.view, &ResourceView::currentObjectChanged, this,
+                    [this, name = page.name](const QJsonObject &object) { onCurrentObjectChanged(name, object); });
+        } else {
+            page.widget = new UnavailablePage(page.name, page.title, m_stack);
+        }
+        m_stack->addWidget(page.widget);
+        auto *item = new QListWidgetItem(QIcon(page.icon), page.title, m_navigation);
+        item->setData(Qt::UserRole, page.name);
+        item->setSizeHint(QSize(0, 30));
+        m_pages.append(page);
+    }
+    m_navigation->setMinimumWidth(150);
+}
+
+void MainWindow::buildActions()
+{
+    QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    QAction *connectAction = fileMenu->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), tr("&Connect to…"));
+    connectAction->setObjectName(QStringLiteral("connectAction"));
+    connect(connectAction, &QAction::triggered, this, &MainWindow::openConnectionDialog);
+    QAction *exportAction = fileMenu->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export view as CSV…"));
+    exportAction->setObjectName(QStringLiteral("exportAction"));
+    exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    connect(exportAction, &QAction::triggered, this, &MainWindow::exportCurrentView);
+    fileMenu->addSeparator();
+    QAction *quitAction = fileMenu->addAction(tr("&Quit"));
+    quitAction->setObjectName(QStringLiteral("quitAction"));
+    quitAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quitAction->setMenuRole(QAction::QuitRole);
+    connect(quitAction, &QAction::triggered, this, &MainWindow::close);
+
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < m_pages.size(); ++i) {
+        QAction *a = viewMenu->addAction(QIcon(m_pages.at(i).icon), m_pages.at(i).title);
+        a->setObjectName(QStringLiteral("showView_") + m_pages.at(i).name);
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        connect(a, &QAction::triggered, this, [this, i] { m_navigation->setCurrentRow(i); });
+    }
+    viewMenu->addSeparator();
+    QAction *findAction = viewMenu->addAction(tr("&Filter…"));
+    findAction->setObjectName(QStringLiteral("findAction"));
+    findAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
+    connect(findAction, &QAction::triggered, this, &MainWindow::focusQuery);
+    QAction *refreshAction = viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"));
+    refreshAction->setObjectName(QStringLiteral("refreshAction"));
+    refreshAction->setShortcut(QKeySequence(Qt::Key_F5));
+    connect(refreshAction, &QAction::triggered, this, &MainWindow::refresh);
+
+    QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
+    QAction *about = helpMenu->addAction(tr("&About OpsDeck"));
+    connect(about, &QAction::triggered, this, [this] {
+        MessageBox::information(this, tr("About OpsDeck"),
+                                tr("OpsDeck %1 — lifecycle control plane and operator console.")
+                                    .arg(QApplication::applicationVersion()));
+    });
+
+    QToolBar *toolbar = addToolBar(tr("Main"));
+    toolbar->setObjectName(QStringLiteral("mainToolBar"));
+    toolbar->setMovable(false);
+    toolbar->setIconSize(QSize(18, 18));
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolbar->addAction(refreshAction);
+    toolbar->addAction(exportAction);
+    toolbar->addAction(connectAction);
+}
+
+void MainWindow::buildStatusBar()
+{
+    m_connectionLabel = new QLabel(tr("Not connected"), this);
+    m_connectionLabel->setObjectName(QStringLiteral("connectionStatus"));
+    m_connectionLabel->setAccessibleName(tr("Connection state"));
+    m_pendingLabel = new QLabel(this);
+    m_pendingLabel->setObjectName(QStringLiteral("pendingOperations"));
+    m_pendingLabel->setAccessibleName(tr("Pending operations"));
+    m_serverLabel = new QLabel(this);
+    m_serverLabel->setObjectName(QStringLiteral("serverLabel"));
+    m_serverLabel->setForegroundRole(QPalette::PlaceholderText);
+    statusBar()->addWidget(m_connectionLabel);
+    statusBar()->addWidget(m_pendingLabel);
+    statusBar()->addPermanentWidget(m_serverLabel);
+    setPendingOperations(0);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("mainWindow/geometry")).toByteArray()))
+        resize(1400, 860);
+    restoreState(settings.value(QStringLiteral("mainWindow/state")).toByteArray());
+    const QByteArray splitter = settings.value(QStringLiteral("mainWindow/splitter")).toByteArray();
+    if (!splitter.isEmpty())
+        m_splitter->restoreState(splitter);
+    const QString last = settings.value(QStringLiteral("mainWindow/view")).toString();
+    const int row = viewNames().indexOf(last);
+    m_navigation->setCurrentRow(row < 0 ? 0 : row);
+    m_stack->setCurrentIndex(m_navigation->currentRow());
+}
+
+void MainWindow::saveSettings() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("mainWindow/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("mainWindow/state"), saveState());
+    settings.setValue(QStringLiteral("mainWindow/splitter"), m_splitter->saveState());
+    settings.setValue(QStringLiteral("mainWindow/view"), currentViewName());
+    for (const Page &p : m_pages) {
+        if (p.view)
+            p.view->saveLayout();
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveSettings();
+    event->accept();
+}
+
+QStringList MainWindow::viewNames() const
+{
+    QStringList names;
+    for (const Page &p : m_pages)
+        names.append(p.name);
+    return names;
+}
+
+void MainWindow::showView(const QString &name)
+{
+    const int row = viewNames().indexOf(name);
+    if (row >= 0)
+        m_navigation->setCurrentRow(row);
+}
+
+QString MainWindow::currentViewName() const
+{
+    const int row = m_stack->currentIndex();
+    return row >= 0 && row < m_pages.size() ? m_pages.at(row).name : QString();
+}
+
+ResourceView *MainWindow::resourceView(const QString &kindName) const
+{
+    for (const Page &p : m_pages) {
+        if (p.name == kindName)
+            return p.view;
+    }
+    return nullptr;
+}
+
+void MainWindow::onNavigation(int row)
+{
+    if (row < 0 || row >= m_pages.size())
+        return;
+    m_stack->setCurrentIndex(row);
+    const Page &page = m_pages.at(row);
+    // The detail pane follows the selection of the view being looked at.
+    if (page.view) {
+        const QJsonObject current = page.view->currentObject();
+        if (current.isEmpty())
+            m_detail->clear();
+        else
+            m_detail->showObject(page.kind, current);
+    } else {
+        m_detail->clear();
+    }
+}
+
+void MainWindow::onCurrentObjectChanged(const QString &kindName, const QJsonObject &object)
+{
+    if (kindName != currentViewName())
+        return;
+    const ResourceKind *kind = resourceKindByName(kindName);
+    if (object.isEmpty() || !kind)
+        m_detail->clear();
+    else
+        m_detail->showObject(kind, object);
+}
+
+void MainWindow::focusQuery()
+{
+    const int row = m_stack->currentIndex();
+    if (row >= 0 && row < m_pages.size() && m_pages.at(row).view)
+        m_pages.at(row).view->focusQuery();
+}
+
+void MainWindow::exportCurrentView()
+{
+    const int row = m_stack->currentIndex();
+    if (row < 0 || row >= m_pages.size() || !m_pages.at(row).view) {
+        MessageBox::information(this, tr("Export"), tr("Choose a table view to export."));
+        return;
+    }
+    ResourceView *view = m_pages.at(row).view;
+    const QString suggested = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)
+                              + QStringLiteral("/opsdeck-%1.csv").arg(view->kind().name);
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as CSV").arg(view->kind().title),
+                                                      suggested, tr("CSV files (*.csv)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!view->exportCsv(path, &error))
+        MessageBox::warning(this, tr("Export failed"), tr("Could not write %1: %2").arg(path, error));
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+void MainWindow::openConnectionDialog()
+{
+    auto *dialog = new ConnectionDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        ConsoleConnection c;
+        c.baseUrl = dialog->profile().serverUrl;
+        c.profile = dialog->profile().name;
+        c.token = dialog->token();
+        connectTo(c);
+    });
+    dialog->open();
+}
+
+void MainWindow::setPendingOperations(int count)
+{
+    m_pendingOperations = count;
+    m_pendingLabel->setText(count == 0 ? tr("No pending operations") : tr("%n pending operation(s)", nullptr, count));
+}
+
+QString MainWindow::connectionStatusText() const
+{
+    return m_connectionLabel->text();
+}
+
+QString MainWindow::pendingOperationsText() const
+{
+    return m_pendingLabel->text();
+}
+
+void MainWindow::setStartupMessage(const QString &message)
+{
+    m_connectionLabel->setText(message);
+    m_dashboard->setConnectionText(message);
+}
+
+void MainWindow::showFatalError(const QString &message)
+{
+    m_connectionLabel->setText(tr("Not connected"));
+    m_dashboard->setConnectionText(message);
+    MessageBox::warning(this, tr("OpsDeck"), message);
+}
+
+void MainWindow::updateWindowTitle()
+{
+    if (m_connection.baseUrl.isEmpty())
+        setWindowTitle(tr("OpsDeck"));
+    else if (m_connection.embedded)
+        setWindowTitle(tr("OpsDeck — %1 (embedded server)").arg(m_connection.profile));
+    else
+        setWindowTitle(tr("OpsDeck — %1").arg(m_connection.profile.isEmpty() ? m_connection.baseUrl.toString()
+                                                                             : m_connection.profile));
+}
+
+void MainWindow::connectTo(const ConsoleConnection &connection)
+{
+    m_connection = connection;
+    updateWindowTitle();
+    m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), actorName(connection.role)));
+    m_detail->setRole(connection.role);
+    // TODO wire the models: cache, sync engine, proxies
+}
+
+void MainWindow::refresh()
+{
+}
+
+} // namespace OpsDeck

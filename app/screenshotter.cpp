@@ -1,0 +1,110 @@
+// Saves a PNG of each view once the window shows data, then quits.
+#include "screenshotter.h"
+
+#include "ui/detailpane.h"
+#include "ui/mainwindow.h"
+#include "ui/resourceview.h"
+
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QDir>
+#include <QPixmap>
+#include <QStyleFactory>
+#include <QTableView>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace OpsDeck {
+
+Screenshotter::Screenshotter(MainWindow *window, const QString &directory, QObject *parent)
+    : QObject(parent)
+    , m_window(window)
+    , m_directory(directory)
+    , m_timer(new QTimer(this))
+{
+    m_timer->setSingleShot(true);
+}
+
+void Screenshotter::start()
+{
+    QDir().mkpath(m_directory);
+    m_window->resize(1400, 860);
+    connect(m_timer, &QTimer::timeout, this, &Screenshotter::waitForData);
+    m_timer->start(500);
+}
+
+void Screenshotter::waitForData()
+{
+    // Wait for synced rows (at most a minute), then a little longer for the feed to bring changes.
+    const ResourceView *instances = m_window->resourceView(QStringLiteral("instances"));
+    const bool hasRows = instances && instances->table()->model() && instances->table()->model()->rowCount() > 0;
+    m_waited += 500;
+    if (!hasRows && m_waited < 60000) {
+        m_timer->start(500);
+        return;
+    }
+    disconnect(m_timer, &QTimer::timeout, this, &Screenshotter::waitForData);
+    connect(m_timer, &QTimer::timeout, this, &Screenshotter::nextStep);
+    m_timer->start(3000);
+}
+
+void Screenshotter::save(QWidget *widget, const QString &name)
+{
+    const QString path = m_directory + QLatin1Char('/') + name + QStringLiteral(".png");
+    if (!widget->grab().save(path))
+        std::fprintf(stderr, "opsdeck: could not write %s\n", qPrintable(path));
+    else
+        std::printf("%s\n", qPrintable(path));
+}
+
+void Screenshotter::nextStep()
+{
+    const QStringList views = m_window->viewNames();
+    // Steps: each view (selecting the first row of tables so the detail pane shows something),
+    // then the detail pane alone, then the instances view in a dark palette.
+    if (m_step < views.size() * 2) {
+        const QString view = views.at(m_step / 2);
+        if (m_step % 2 == 0) {
+            m_window->showView(view);
+            if (ResourceView *rv = m_window->resourceView(view)) {
+                // A row in a middle state makes a livelier detail pane than row 0.
+                const int rows = rv->table()->model() ? rv->table()->model()->rowCount() : 0;
+                if (rows > 0)
+                    rv->table()->selectRow(qMin(rows - 1, 3));
+            }
+        } else {
+            save(m_window, view == QLatin1String("deliveries") ? QStringLiteral("callbacks") : view);
+            if (view == QLatin1String("instances"))
+                save(m_window->detailPane(), QStringLiteral("detail-pane"));
+        }
+        ++m_step;
+        m_timer->start(m_step % 2 == 1 ? 1200 : 100);
+        return;
+    }
+    if (m_step == views.size() * 2) {
+        QPalette dark;
+        dark.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
+        dark.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
+        dark.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+        dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x28, 0x2b));
+        dark.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+        dark.setColor(QPalette::Button, QColor(0x33, 0x35, 0x3a));
+        dark.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
+        dark.setColor(QPalette::Highlight, QColor(0x3d, 0x7e, 0xd8));
+        dark.setColor(QPalette::HighlightedText, Qt::white);
+        dark.setColor(QPalette::PlaceholderText, QColor(0x9a, 0x9d, 0xa3));
+        dark.setColor(QPalette::ToolTipBase, QColor(0x33, 0x35, 0x3a));
+        dark.setColor(QPalette::ToolTipText, QColor(0xe6, 0xe6, 0xe6));
+        QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+        QApplication::setPalette(dark);
+        m_window->showView(QStringLiteral("instances"));
+        ++m_step;
+        m_timer->start(800);
+        return;
+    }
+    save(m_window, QStringLiteral("instances-dark"));
+    QApplication::quit();
+}
+
+} // namespace OpsDeck

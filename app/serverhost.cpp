@@ -1,0 +1,64 @@
+// Runs the control plane inside the embedded server's worker thread.
+#include "serverhost.h"
+
+#include "demoactivity.h"
+
+#include "server/controlplane.h"
+
+namespace OpsDeck {
+
+namespace {
+
+void seedDemo(ControlPlane &server)
+{
+    // Filled in with the server's demo seeder.
+    Q_UNUSED(server)
+}
+
+} // namespace
+
+ServerHost::ServerHost(QObject *parent)
+    : QObject(parent)
+{
+}
+
+ServerHost::~ServerHost()
+{
+    stop();
+}
+
+void ServerHost::start(const ServerOptions &options, bool demo)
+{
+    Q_ASSERT(!m_server);
+    m_server = new ControlPlane(options, this);
+    Problem problem;
+    if (!m_server->start(&problem)) {
+        emit failed(problem.detail.isEmpty() ? problem.title : problem.detail);
+        return;
+    }
+    const QString token = m_server->createToken(QStringLiteral("operator"), QStringLiteral("console"),
+                                                QStringLiteral("opsdeck console session"));
+    if (token.isEmpty()) {
+        emit failed(tr("The embedded server could not create a session token"));
+        return;
+    }
+    if (demo) {
+        seedDemo(*m_server);
+        m_demo = new DemoActivity(m_server->baseUrl(), token, this);
+        m_demo->start();
+    }
+    emit started(m_server->baseUrl(), token);
+}
+
+void ServerHost::stop()
+{
+    delete m_demo;
+    m_demo = nullptr;
+    if (m_server) {
+        m_server->stop();
+        delete m_server;
+        m_server = nullptr;
+    }
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,92 @@
+// The console's main window: navigation of spec §8, one view per kind, the detail pane and the
+// status bar (live / reconnecting / offline, pending operations).
+#pragma once
+
+#include "consoleconnection.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMainWindow>
+
+class QLabel;
+class QListWidget;
+class QSplitter;
+class QStackedWidget;
+
+namespace OpsDeck {
+
+struct ResourceKind;
+class DashboardPage;
+class DetailPane;
+class ResourceView;
+
+class MainWindow final : public QMainWindow
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(MainWindow)
+
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Before a connection exists (e.g. while the embedded server starts).
+    void setStartupMessage(const QString &message);
+    // A failure that prevents connecting at all (the embedded server did not start, ...).
+    void showFatalError(const QString &message);
+    void connectTo(const ConsoleConnection &connection);
+    const ConsoleConnection &connection() const { return m_connection; }
+
+    // View ids in navigation order: "dashboard", "organizations", "instances", "sandboxes",
+    // "bindings", "catalog", "deliveries", "audit".
+    QStringList viewNames() const;
+    void showView(const QString &name);
+    QString currentViewName() const;
+    ResourceView *resourceView(const QString &kindName) const;
+    DetailPane *detailPane() const { return m_detail; }
+    DashboardPage *dashboard() const { return m_dashboard; }
+    QString connectionStatusText() const;
+    QString pendingOperationsText() const;
+
+    void refresh();
+    void saveSettings() const;
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    struct Page
+    {
+        QString name;
+        QString title;
+        QString icon;
+        const ResourceKind *kind = nullptr; // not owned; null for the dashboard and unknown kinds
+        QWidget *widget = nullptr;
+        ResourceView *view = nullptr;
+    };
+
+    void buildPages();
+    void buildActions();
+    void buildStatusBar();
+    void restoreSettings();
+    void onNavigation(int row);
+    void onCurrentObjectChanged(const QString &kindName, const QJsonObject &object);
+    void openConnectionDialog();
+    void exportCurrentView();
+    void focusQuery();
+    void setPendingOperations(int count);
+    void updateWindowTitle();
+
+    ConsoleConnection m_connection;
+    QList<Page> m_pages;
+    QListWidget *m_navigation = nullptr;
+    QStackedWidget *m_stack = nullptr;
+    QSplitter *m_splitter = nullptr;
+    DashboardPage *m_dashboard = nullptr;
+    DetailPane *m_detail = nullptr;
+    QLabel *m_connectionLabel = nullptr;
+    QLabel *m_pendingLabel = nullptr;
+    QLabel *m_serverLabel = nullptr;
+    int m_pendingOperations = 0;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,48 @@
+// Stands in for a view whose kind this server does not offer yet.
+#include "unavailablepage.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace OpsDeck {
+
+UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(viewName + QStringLiteral("View"));
+    setAccessibleName(tr("%1 view").arg(title));
+    m_title = new QLabel(tr("%1: not available on this server yet").arg(title), this);
+    m_title->setObjectName(QStringLiteral("unavailableTitle"));
+    m_title->setAlignment(Qt::AlignCenter);
+    QFont font = m_title->font();
+    font.setPointSizeF(font.pointSizeF() * 1.4);
+    font.setBold(true);
+    m_title->setFont(font);
+    m_reason = new QLabel(tr("This server does not offer %1 yet. The view appears here as soon as a server "
+                             "version that has them is connected; nothing needs to be configured in the console.")
+                              .arg(title.toLower()),
+                          this);
+    m_reason->setObjectName(QStringLiteral("unavailableReason"));
+    m_reason->setAlignment(Qt::AlignCenter);
+    m_reason->setWordWrap(true);
+    m_reason->setForegroundRole(QPalette::PlaceholderText);
+    m_reason->setMaximumWidth(520);
+    auto *layout = new QVBoxLayout(this);
+    layout->addStretch(1);
+    layout->addWidget(m_title, 0, Qt::AlignHCenter);
+    layout->addSpacing(8);
+    layout->addWidget(m_reason, 0, Qt::AlignHCenter);
+    layout->addStretch(2);
+}
+
+void UnavailablePage::setReason(const QString &reason)
+{
+    m_reason->setText(reason);
+}
+
+QString UnavailablePage::text() const
+{
+    return m_title->text() + QLatin1Char('\n') + m_reason->text();
+}
+
+} // namespace OpsDeck
