@@ -1,0 +1,222 @@
+// /api/v1/tokens, /api/v1/audit and /api/v1/events: who may call, what was done, what changed.
+#include "accessapi.h"
+
+#include "apisupport.h"
+#include "server/auth/tokenstore.h"
+#include "server/feed/changefeed.h"
+#include "server/http/router.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/transaction.h"
+
+#include <QJsonArray>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+using namespace ApiSupport;
+
+namespace {
+
+const QString kToken = QStringLiteral("token");
+
+Audience operatorsOnly()
+{
+    Audience a;
+    a.operatorOnly = true;
+    return a;
+}
+
+} // namespace
+
+AccessApi::AccessApi(ApiContext context)
+    : m_ctx(context)
+{
+}
+
+void AccessApi::addRoutes(Router &router)
+{
+    const Actors operators(Actor::Operator);
+    router.add("GET", QStringLiteral("/api/v1/tokens"), operators, false, [this](Request &r) { return listTokens(r); });
+    router.add("POST", QStringLiteral("/api/v1/tokens"), operators, true, [this](Request &r) { return createToken(r); });
+    router.add("GET", QStringLiteral("/api/v1/tokens/{id}"), operators, false, [this](Request &r) { return getToken(r); });
+    router.add("DELETE", QStringLiteral("/api/v1/tokens/{id}"), operators, true, [this](Request &r) { return revokeToken(r); });
+    router.add("GET", QStringLiteral("/api/v1/audit"), kUserRoles, false, [this](Request &r) { return listAudit(r); });
+    router.add("GET", QStringLiteral("/api/v1/events"), kUserRoles, false, [this](Request &r) { return events(r); });
+}
+
+Response AccessApi::listTokens(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const auto tokens = m_ctx.tokens.list(page->afterId, page->limit, &problem);
+    if (!problem.isNull())
+        return Response::problem(problem);
+    QJsonArray items;
+    for (const TokenRecord &t : tokens)
+        items.append(t.toJson());
+    return listResponse(items, page->limit, tokens.isEmpty() ? 0 : tokens.last().id);
+}
+
+Response AccessApi::getToken(Request &req)
+{
+    Problem problem;
+    const auto t = m_ctx.tokens.find(req.id(), &problem);
+    if (!t)
+        return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : problem);
+    return Response::json(200, t->toJson());
+}
+
+Response AccessApi::createToken(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString role = r.oneOf(QStringLiteral("role"), {QStringLiteral("operator"), QStringLiteral("provider"), QStringLiteral("owner")});
+    const QString subject = r.optString(QStringLiteral("subject"), 200).value_or(QString());
+    const QString name = r.optString(QStringLiteral("name"), 200).value_or(role);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (r.ok() && role != QLatin1String("operator") && subject.isEmpty())
+        r.addError(QStringLiteral("subject"), QStringLiteral("required for the %1 role").arg(role));
+    if (r.ok() && role == QLatin1String("provider")) {
+        bool ok = false;
+        const qint64 id = subject.toLongLong(&ok);
+        QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT 1 FROM providers WHERE id = ?"));
+        q.addBindValue(id);
+        const bool exists = ok && q.exec() && q.next();
+        q.finish();
+        if (!exists)
+            r.addError(QStringLiteral("subject"), QStringLiteral("no provider with this id"));
+    }
+    if (!r.ok())
+        return Response::problem(r.problem());
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    QString bearer;
+    const auto t = m_ctx.tokens.create(*roleFromName(role), subject, name, &bearer, &problem);
+    if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
+        || !m_ctx.journal.event(kToken, t->id, 1, QStringLiteral("created"), t->toJson(), operatorsOnly(), &problem)
+        || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    QJsonObject body = t->toJson();
+    body.insert(QStringLiteral("token"), bearer);
+    return Response::json(201, body);
+}
+
+Response AccessApi::revokeToken(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (!r.ok())
+        return Response::problem(r.problem());
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    const auto before = m_ctx.tokens.find(req.id(), &problem);
+    if (!before)
+        return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : problem);
+    const auto t = m_ctx.tokens.revoke(req.id(), &problem);
+    if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
+        || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("deleted"), t->toJson(), operatorsOnly(), &problem)
+        || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(200, t->toJson());
+}
+
+Response AccessApi::listAudit(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {QStringLiteral("kind"), QStringLiteral("object_id")}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const auto objectId = queryId(req, QStringLiteral("object_id"), &problem);
+    if (!problem.isNull())
+        return Response::problem(problem);
+    const QString kind = req.queryValue(QStringLiteral("kind"));
+    QString visible = QStringLiteral("(1 = 1 OR ? = '')");
+    if (req.who().role == Actor::Provider)
+        visible = QStringLiteral("provider_id = ?");
+    else if (req.who().role == Actor::Owner)
+        visible = QStringLiteral("owner = ?");
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "SELECT id, at, actor_role, actor_subject, action, kind, object_id, from_state, to_state, reason FROM audit"
+        " WHERE id > ? AND (? = '' OR kind = ?) AND (? = 0 OR object_id = ?) AND ") + visible + QStringLiteral(" ORDER BY id LIMIT ?"));
+    q.addBindValue(page->afterId);
+    q.addBindValue(kind);
+    q.addBindValue(kind);
+    q.addBindValue(objectId.value_or(0));
+    q.addBindValue(objectId.value_or(0));
+    if (req.who().role == Actor::Provider)
+        q.addBindValue(req.who().subject.toLongLong());
+    else
+        q.addBindValue(req.who().subject);
+    q.addBindValue(page->limit);
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    QJsonArray items;
+    qint64 last = 0;
+    while (q.next()) {
+        last = q.value(0).toLongLong();
+        items.append(QJsonObject{
+            {QStringLiteral("id"), last},
+            {QStringLiteral("at"), q.value(1).toString()},
+            {QStringLiteral("actor"), QJsonObject{{QStringLiteral("role"), q.value(2).toString()},
+                                                  {QStringLiteral("subject"), q.value(3).toString()}}},
+            {QStringLiteral("action"), q.value(4).toString()},
+            {QStringLiteral("kind"), q.value(5).toString()},
+            {QStringLiteral("object_id"), q.value(6).toLongLong()},
+            {QStringLiteral("from"), q.value(7).isNull() ? QJsonValue() : QJsonValue(q.value(7).toString())},
+            {QStringLiteral("to"), q.value(8).isNull() ? QJsonValue() : QJsonValue(q.value(8).toString())},
+            {QStringLiteral("reason"), q.value(9).toString()}});
+    }
+    q.finish();
+    return listResponse(items, page->limit, last);
+}
+
+Response AccessApi::events(Request &req)
+{
+    if (auto p = checkQuery(req, {QStringLiteral("after"), QStringLiteral("wait")}))
+        return Response::problem(*p);
+    Problem problem;
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    if (req.hasQuery(QStringLiteral("cursor")))
+        return Response::problem(invalid(QStringLiteral("?cursor"), QStringLiteral("the feed is paged with ?after=SEQ")));
+    qint64 after = 0;
+    if (req.hasQuery(QStringLiteral("after"))) {
+        bool ok = false;
+        after = req.queryValue(QStringLiteral("after")).toLongLong(&ok);
+        if (!ok || after < 0)
+            return Response::problem(invalid(QStringLiteral("?after"), QStringLiteral("expected a sequence number >= 0")));
+    } else {
+        after = m_ctx.feed.lastSeq();
+    }
+    int wait = 0;
+    if (req.hasQuery(QStringLiteral("wait"))) {
+        bool ok = false;
+        wait = req.queryValue(QStringLiteral("wait")).toInt(&ok);
+        if (!ok || wait < 0 || wait > m_ctx.options.maxWaitSeconds)
+            return Response::problem(invalid(QStringLiteral("?wait"), QStringLiteral("expected seconds from 0 to %1")
+                                                                         .arg(m_ctx.options.maxWaitSeconds)));
+    }
+    const auto feedPage = m_ctx.feed.read(req.who(), after, page->limit, &problem);
+    if (!feedPage)
+        return Response::problem(problem);
+    if (!feedPage->events.isEmpty() || wait == 0 || !req.responder)
+        return Response::text(200, ChangeFeed::pageBody(*feedPage), QByteArrayLiteral("application/json"));
+    m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder));
+    return Response::later();
+}
+
+} // namespace OpsDeck

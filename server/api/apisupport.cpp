@@ -1,0 +1,149 @@
+// Helpers shared by the API resources: problems, If-Match, reasons, paging and query parsing.
+#include "apisupport.h"
+
+#include <QJsonObject>
+#include <QSet>
+#include <QUrl>
+
+namespace OpsDeck::ApiSupport {
+
+Problem notFound(const QString &kind, qint64 id)
+{
+    return Problem::make(404, QStringLiteral("not-found"), QStringLiteral("Not found"),
+                         QStringLiteral("no %1 with id %2").arg(kind).arg(id));
+}
+
+Problem invalid(const QString &path, const QString &message)
+{
+    Problem p = Problem::make(400, QStringLiteral("invalid-request"), QStringLiteral("Invalid request"),
+                              path + QStringLiteral(": ") + message);
+    p.with(QStringLiteral("errors"),
+           QJsonArray{QJsonObject{{QStringLiteral("path"), path}, {QStringLiteral("message"), message}}});
+    return p;
+}
+
+Problem internal(const QString &detail)
+{
+    return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"), detail);
+}
+
+Problem refusal(const Refusal &r, const QString &kind, const QString &state, const QString &action)
+{
+    const bool forbidden = r.code == QLatin1String("forbidden-transition");
+    Problem p = Problem::make(forbidden ? 403 : 409,
+                              forbidden ? QStringLiteral("forbidden") : QStringLiteral("invalid-transition"),
+                              forbidden ? QStringLiteral("Forbidden") : QStringLiteral("Invalid transition"),
+                              r.message.isEmpty() ? QStringLiteral("cannot %1 a %2 in state %3").arg(action, kind, state)
+                                                  : r.message);
+    p.with(QStringLiteral("allowed"), QJsonArray::fromStringList(r.allowed));
+    p.with(QStringLiteral("state"), state);
+    return p;
+}
+
+std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
+{
+    QByteArray value = request.header(QByteArrayLiteral("If-Match")).trimmed();
+    if (value.isEmpty() || value == "*")
+        return std::nullopt;
+    for (QByteArray tag : value.split(',')) {
+        tag = tag.trimmed();
+        if (tag.startsWith("W/"))
+            tag = tag.mid(2);
+        if (tag.size() >= 2 && tag.startsWith('"') && tag.endsWith('"'))
+            tag = tag.mid(1, tag.size() - 2);
+        bool ok = false;
+        if (tag.toLongLong(&ok) == version && ok)
+            return std::nullopt;
+    }
+    Problem p = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                              QStringLiteral("If-Match %1 does not match the current version %2")
+                                  .arg(QString::fromUtf8(value))
+                                  .arg(version));
+    p.with(QStringLiteral("current_version"), version);
+    return p;
+}
+
+JsonReader bodyReader(const Request &request)
+{
+    if (request.body.trimmed().isEmpty())
+        return JsonReader(QJsonObject());
+    return JsonReader(request.body);
+}
+
+QString readReason(JsonReader &reader, const Request &request)
+{
+    if (const auto r = reader.optString(QStringLiteral("reason"), 1000))
+        return *r;
+    const QByteArray header = request.header(QByteArrayLiteral("X-OpsDeck-Reason"));
+    if (!header.isEmpty())
+        return QUrl::fromPercentEncoding(header).left(1000);
+    return QString(QLatin1String(""));
+}
+
+std::optional<Problem> checkQuery(const Request &request, const QStringList &allowed)
+{
+    QSet<QString> seen;
+    const auto items = request.query.queryItems(QUrl::FullyDecoded);
+    for (const auto &item : items) {
+        if (item.first != QLatin1String("limit") && item.first != QLatin1String("cursor") && !allowed.contains(item.first))
+            return invalid(QLatin1Char('?') + item.first, QStringLiteral("unknown query parameter"));
+        if (seen.contains(item.first))
+            return invalid(QLatin1Char('?') + item.first, QStringLiteral("given more than once"));
+        seen.insert(item.first);
+    }
+    return std::nullopt;
+}
+
+std::optional<PageRequest> readPage(const Request &request, Problem *error)
+{
+    PageRequest page;
+    if (request.hasQuery(QStringLiteral("limit"))) {
+        bool ok = false;
+        const int limit = request.queryValue(QStringLiteral("limit")).toInt(&ok);
+        if (!ok || limit < 1 || limit > 1000) {
+            *error = invalid(QStringLiteral("?limit"), QStringLiteral("expected an integer from 1 to 1000"));
+            return std::nullopt;
+        }
+        page.limit = limit;
+    }
+    if (request.hasQuery(QStringLiteral("cursor"))) {
+        const QByteArray raw = QByteArray::fromBase64(request.queryValue(QStringLiteral("cursor")).toLatin1(),
+                                                      QByteArray::Base64UrlEncoding);
+        bool ok = raw.startsWith("a:");
+        const qint64 after = ok ? raw.mid(2).toLongLong(&ok) : 0;
+        if (!ok || after < 0) {
+            *error = invalid(QStringLiteral("?cursor"), QStringLiteral("not a cursor returned by this list"));
+            return std::nullopt;
+        }
+        page.afterId = after;
+    }
+    return page;
+}
+
+QString cursorAfter(qint64 id)
+{
+    return QString::fromLatin1(("a:" + QByteArray::number(id))
+                                   .toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+}
+
+Response listResponse(const QJsonArray &items, int limit, qint64 lastId)
+{
+    return Response::json(200, {{QStringLiteral("items"), items},
+                                {QStringLiteral("next"), items.size() >= limit ? QJsonValue(cursorAfter(lastId))
+                                                                               : QJsonValue()}});
+}
+
+std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error)
+{
+    if (!request.hasQuery(key))
+        return std::nullopt;
+    bool ok = false;
+    const qint64 id = request.queryValue(key).toLongLong(&ok);
+    if (!ok || id <= 0) {
+        *error = invalid(QLatin1Char('?') + key, QStringLiteral("expected a positive integer id"));
+        return std::nullopt;
+    }
+    return id;
+}
+
+} // namespace OpsDeck::ApiSupport

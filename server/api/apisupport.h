@@ -1,0 +1,45 @@
+// Helpers shared by the API resources: problems, If-Match, reasons, paging and query parsing.
+#pragma once
+
+#include "core/jsonreader.h"
+#include "core/problem.h"
+#include "core/statemachine.h"
+#include "server/http/request.h"
+#include "server/http/response.h"
+
+#include <QJsonArray>
+#include <QStringList>
+
+#include <optional>
+
+namespace OpsDeck::ApiSupport {
+
+Problem notFound(const QString &kind, qint64 id);
+Problem invalid(const QString &path, const QString &message);
+Problem internal(const QString &detail);
+Problem refusal(const Refusal &refusal, const QString &kind, const QString &state, const QString &action);
+
+// 412 when If-Match is present and names another version ("*" matches anything).
+std::optional<Problem> checkIfMatch(const Request &request, qint64 version);
+
+// The request body as an object; an empty body reads as {} so body-less mutations work.
+JsonReader bodyReader(const Request &request);
+// "reason" from the body (≤ 1000 characters) or the X-OpsDeck-Reason header (percent-encoded).
+QString readReason(JsonReader &reader, const Request &request);
+
+struct PageRequest
+{
+    qint64 afterId = 0;
+    int limit = 100;
+};
+
+// Validates the query: only `allowed` (plus limit and cursor) may appear, each at most once.
+std::optional<Problem> checkQuery(const Request &request, const QStringList &allowed);
+std::optional<PageRequest> readPage(const Request &request, Problem *error);
+QString cursorAfter(qint64 id);
+// {"items": [...], "next": cursor|null}; next is set when the page is full.
+Response listResponse(const QJsonArray &items, int limit, qint64 lastId);
+
+std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error);
+
+} // namespace OpsDeck::ApiSupport

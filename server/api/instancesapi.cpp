@@ -1,0 +1,545 @@
+// /api/v1/instances: app instances, their registration by the provider, stop and start.
+#include "instancesapi.h"
+
+#include "apisupport.h"
+#include "core/delivery.h"
+#include "core/endpoint.h"
+#include "core/instance.h"
+#include "core/organization.h"
+#include "core/webhooksignature.h"
+#include "server/feed/changefeed.h"
+#include "server/http/router.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+#include "server/storage/transaction.h"
+
+#include <QHostAddress>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSqlQuery>
+#include <QUrl>
+#include <QUuid>
+
+namespace OpsDeck {
+
+using namespace ApiSupport;
+
+namespace {
+
+const QString kInstance = QStringLiteral("instance");
+
+QJsonValue nullable(const QVariant &v)
+{
+    return v.isNull() || v.toString().isEmpty() ? QJsonValue() : QJsonValue(v.toString());
+}
+
+Audience audienceOf(const QJsonObject &instance)
+{
+    Audience a;
+    a.provider = instance.value(QStringLiteral("provider_id")).toInteger();
+    a.owner = instance.value(QStringLiteral("owner")).toString();
+    return a;
+}
+
+QString visibility(const Caller &who)
+{
+    switch (who.role) {
+    case Actor::Provider: return QStringLiteral("provider_id = ?");
+    case Actor::Owner: return QStringLiteral("owner = ?");
+    default: return QStringLiteral("(1 = 1 OR ? = '')");
+    }
+}
+
+void bindVisibility(QSqlQuery &q, const Caller &who)
+{
+    if (who.role == Actor::Provider) {
+        bool ok = false;
+        const qint64 id = who.subject.toLongLong(&ok);
+        q.addBindValue(ok ? id : qint64(-1));
+    } else {
+        q.addBindValue(who.subject);
+    }
+}
+
+// The SSRF guard of spec §3 for callback URLs typed by providers.
+QString callbackUrlError(const QString &text, bool allowPrivate)
+{
+    const QUrl url(text, QUrl::StrictMode);
+    if (!url.isValid() || url.host().isEmpty())
+        return QStringLiteral("not an absolute URL");
+    if (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))
+        return QStringLiteral("the scheme must be http or https");
+    if (!url.userInfo().isEmpty())
+        return QStringLiteral("credentials in the URL are not allowed");
+    if (allowPrivate)
+        return {};
+    const QString host = url.host().toLower();
+    if (host == QLatin1String("localhost") || host.endsWith(QLatin1String(".localhost")))
+        return QStringLiteral("loopback addresses are refused");
+    QHostAddress address;
+    if (address.setAddress(host)) {
+        if (address.isLoopback() || address.isLinkLocal() || address.isSiteLocal() || address.isUniqueLocalUnicast()
+            || address.isBroadcast() || address.isNull() || address == QHostAddress::AnyIPv4 || address == QHostAddress::AnyIPv6
+            || address.isInSubnet(QHostAddress(QStringLiteral("10.0.0.0")), 8)
+            || address.isInSubnet(QHostAddress(QStringLiteral("172.16.0.0")), 12)
+            || address.isInSubnet(QHostAddress(QStringLiteral("192.168.0.0")), 16)
+            || address.isInSubnet(QHostAddress(QStringLiteral("100.64.0.0")), 10)
+            || address.isInSubnet(QHostAddress(QStringLiteral("0.0.0.0")), 8))
+            return QStringLiteral("private, loopback and link-local addresses are refused");
+    }
+    return {};
+}
+
+} // namespace
+
+const QString &InstancesApi::columns()
+{
+    static const QString c = QStringLiteral(
+        "id, name, organization_id, provider_id, application, owner, status, version, created_at, updated_at,"
+        " status_changed_at, callback_url, callback_signing, awaiting_ack_reason, awaiting_ack_delivery, destroy_after");
+    return c;
+}
+
+QJsonObject InstancesApi::instanceJson(const QSqlQuery &q)
+{
+    QJsonObject o{{QStringLiteral("id"), q.value(0).toLongLong()},
+                  {QStringLiteral("name"), q.value(1).toString()},
+                  {QStringLiteral("organization_id"), q.value(2).toLongLong()},
+                  {QStringLiteral("provider_id"), q.value(3).toLongLong()},
+                  {QStringLiteral("application"), q.value(4).toString()},
+                  {QStringLiteral("owner"), q.value(5).toString()},
+                  {QStringLiteral("status"), q.value(6).toString()},
+                  {QStringLiteral("version"), q.value(7).toLongLong()},
+                  {QStringLiteral("created_at"), q.value(8).toString()},
+                  {QStringLiteral("updated_at"), q.value(9).toString()},
+                  {QStringLiteral("status_changed_at"), q.value(10).toString()},
+                  {QStringLiteral("destroy_after"), nullable(q.value(15))}};
+    const QString url = q.value(11).toString();
+    o.insert(QStringLiteral("callback"), url.isEmpty() ? QJsonValue()
+                                                       : QJsonObject{{QStringLiteral("url"), url},
+                                                                     {QStringLiteral("signing"), q.value(12).toString()}});
+    o.insert(QStringLiteral("awaiting_ack"),
+             q.value(13).isNull() ? QJsonValue()
+                                  : QJsonObject{{QStringLiteral("reason"), q.value(13).toString()},
+                                                {QStringLiteral("delivery_id"), q.value(14).toLongLong()}});
+    return o;
+}
+
+InstancesApi::InstancesApi(ApiContext context)
+    : m_ctx(context)
+{
+}
+
+void InstancesApi::addRoutes(Router &router)
+{
+    const Actors users = Actors(Actor::Operator) | Actor::Owner;
+    const Actors registrars = Actors(Actor::Operator) | Actor::Provider;
+    router.add("GET", QStringLiteral("/api/v1/instances"), kUserRoles, false, [this](Request &r) { return list(r); });
+    router.add("POST", QStringLiteral("/api/v1/instances"), users, true, [this](Request &r) { return create(r); });
+    router.add("GET", QStringLiteral("/api/v1/instances/{id}"), kUserRoles, false, [this](Request &r) { return get(r); });
+    router.add("POST", QStringLiteral("/api/v1/instances/{id}/register"), registrars, true,
+               [this](Request &r) { return registerInstance(r); });
+    router.add("POST", QStringLiteral("/api/v1/instances/{id}/stop"), users, true, [this](Request &r) { return stop(r); });
+    router.add("POST", QStringLiteral("/api/v1/instances/{id}/start"), users, true, [this](Request &r) { return start(r); });
+}
+
+Response InstancesApi::list(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {QStringLiteral("organization"), QStringLiteral("provider"), QStringLiteral("status"),
+                                  QStringLiteral("owner"), QStringLiteral("updated_after")}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const auto org = queryId(req, QStringLiteral("organization"), &problem);
+    const auto provider = problem.isNull() ? queryId(req, QStringLiteral("provider"), &problem) : std::nullopt;
+    if (!problem.isNull())
+        return Response::problem(problem);
+    const QString status = req.queryValue(QStringLiteral("status"));
+    if (req.hasQuery(QStringLiteral("status")) && !Instance::machine().isState(status))
+        return Response::problem(invalid(QStringLiteral("?status"), QStringLiteral("expected one of %1")
+                                                                        .arg(Instance::machine().states().join(QStringLiteral(", ")))));
+    QString updatedAfter;
+    if (req.hasQuery(QStringLiteral("updated_after"))) {
+        const auto at = parseTimestamp(req.queryValue(QStringLiteral("updated_after")));
+        if (!at)
+            return Response::problem(invalid(QStringLiteral("?updated_after"), QStringLiteral("expected an RFC 3339 timestamp")));
+        updatedAfter = timestamp(*at);
+    }
+    const QString owner = req.queryValue(QStringLiteral("owner"));
+
+    // One statement whatever the filters: unused ones compare against their neutral value.
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + columns() + QStringLiteral(
+        " FROM instances WHERE id > ? AND (? = 0 OR organization_id = ?) AND (? = 0 OR provider_id = ?)"
+        " AND (? = '' OR status = ?) AND (? = '' OR owner = ?) AND (? = '' OR updated_at > ?) AND ")
+                                  + visibility(req.who()) + QStringLiteral(" ORDER BY id LIMIT ?"));
+    q.addBindValue(page->afterId);
+    q.addBindValue(org.value_or(0));
+    q.addBindValue(org.value_or(0));
+    q.addBindValue(provider.value_or(0));
+    q.addBindValue(provider.value_or(0));
+    q.addBindValue(status);
+    q.addBindValue(status);
+    q.addBindValue(owner);
+    q.addBindValue(owner);
+    q.addBindValue(updatedAfter);
+    q.addBindValue(updatedAfter);
+    bindVisibility(q, req.who());
+    q.addBindValue(page->limit);
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    QJsonArray items;
+    qint64 last = 0;
+    while (q.next()) {
+        last = q.value(0).toLongLong();
+        items.append(instanceJson(q));
+    }
+    q.finish();
+    return listResponse(items, page->limit, last);
+}
+
+std::optional<QJsonObject> InstancesApi::loadVisible(const Caller &who, qint64 id, Problem *error)
+{
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + columns() + QStringLiteral(" FROM instances WHERE id = ? AND ")
+                                  + visibility(who));
+    q.addBindValue(id);
+    bindVisibility(q, who);
+    std::optional<QJsonObject> o;
+    if (!q.exec())
+        *error = Database::sqlProblem(q);
+    else if (q.next())
+        o = instanceJson(q);
+    else
+        *error = notFound(kInstance, id);
+    q.finish();
+    return o;
+}
+
+Response InstancesApi::get(Request &req)
+{
+    Problem problem;
+    const auto o = loadVisible(req.who(), req.id(), &problem);
+    if (!o)
+        return Response::problem(problem);
+    return Response::json(200, *o).withETag(o->value(QStringLiteral("version")).toInteger());
+}
+
+Response InstancesApi::create(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString name = r.string(QStringLiteral("name"), 200);
+    const qint64 orgId = r.integer(QStringLiteral("organization_id"), 1, std::numeric_limits<qint64>::max() / 2);
+    const qint64 providerId = r.integer(QStringLiteral("provider_id"), 1, std::numeric_limits<qint64>::max() / 2);
+    const QString application = r.string(QStringLiteral("application"), 200);
+    const QString owner = r.string(QStringLiteral("owner"), 200);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (r.ok() && name.trimmed().isEmpty())
+        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
+    if (r.ok() && owner.trimmed().isEmpty())
+        r.addError(QStringLiteral("owner"), QStringLiteral("must not be empty"));
+    if (!r.ok())
+        return Response::problem(r.problem());
+    if (req.who().role == Actor::Owner && owner != req.who().subject)
+        return Response::problem(Problem::make(403, QStringLiteral("forbidden"), QStringLiteral("Forbidden"),
+                                               QStringLiteral("an owner may only create instances it owns")));
+
+    Transaction tx(m_ctx.db);
+    QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
+    org.addBindValue(orgId);
+    org.exec();
+    const QString orgStatus = org.next() ? org.value(0).toString() : QString();
+    org.finish();
+    if (orgStatus.isEmpty())
+        return Response::problem(invalid(QStringLiteral("/organization_id"), QStringLiteral("no such organization")));
+    if (orgStatus != Organization::Available)
+        return Response::problem(Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
+                                               QStringLiteral("organization %1 is deleted").arg(orgId)));
+    QSqlQuery &prov = m_ctx.db.query(QStringLiteral("SELECT applications FROM providers WHERE id = ?"));
+    prov.addBindValue(providerId);
+    prov.exec();
+    const bool providerExists = prov.next();
+    const QJsonArray apps = providerExists ? QJsonDocument::fromJson(prov.value(0).toString().toUtf8()).array() : QJsonArray();
+    prov.finish();
+    if (!providerExists)
+        return Response::problem(invalid(QStringLiteral("/provider_id"), QStringLiteral("no such provider")));
+    if (!apps.contains(application))
+        return Response::problem(invalid(QStringLiteral("/application"), QStringLiteral("the provider offers no application '%1'")
+                                                                             .arg(application)));
+    const QString now = nowTimestamp();
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
+        " updated_at, status_changed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id"));
+    q.addBindValue(name.trimmed());
+    q.addBindValue(orgId);
+    q.addBindValue(providerId);
+    q.addBindValue(application);
+    q.addBindValue(owner);
+    q.addBindValue(Instance::Pending);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    if (!q.exec() || !q.next()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    const qint64 id = q.value(0).toLongLong();
+    q.finish();
+    Problem problem;
+    const Caller system{Actor::Operator, {}, 0};
+    const auto o = loadVisible(system, id, &problem);
+    if (!o || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kInstance, id, {}, Instance::Pending, reason}, audienceOf(*o), &problem)
+        || !m_ctx.journal.event(kInstance, id, 1, QStringLiteral("created"), *o, audienceOf(*o), &problem) || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(201, *o).withETag(1).withHeader(QByteArrayLiteral("Location"),
+                                                          "/api/v1/instances/" + QByteArray::number(id));
+}
+
+Response InstancesApi::registerInstance(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString url = r.string(QStringLiteral("callback_url"), 2048);
+    const QString signing = r.optOneOf(QStringLiteral("signing"), {QStringLiteral("standard-webhooks"), QStringLiteral("x-hub-signature")})
+                                .value_or(QStringLiteral("standard-webhooks"));
+    const QString status = r.optOneOf(QStringLiteral("status"), {Instance::Running, Instance::Stopped}).value_or(Instance::Running);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (r.ok()) {
+        const QString urlError = callbackUrlError(url, m_ctx.options.allowPrivateCallbacks);
+        if (!urlError.isEmpty())
+            r.addError(QStringLiteral("callback_url"), urlError);
+    }
+    if (!r.ok())
+        return Response::problem(r.problem());
+
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    const auto before = loadVisible(req.who(), req.id(), &problem);
+    if (!before)
+        return Response::problem(problem);
+    const qint64 version = before->value(QStringLiteral("version")).toInteger();
+    if (auto p = checkIfMatch(req, version))
+        return Response::problem(*p);
+    const QString from = before->value(QStringLiteral("status")).toString();
+    Refusal refusal;
+    if (!Instance::machine().find(from, QStringLiteral("register"), req.who().role, &refusal))
+        return Response::problem(ApiSupport::refusal(refusal, kInstance, from, QStringLiteral("register")));
+
+    const QString secret = WebhookSignature::generateSecret();
+    const qint64 providerId = before->value(QStringLiteral("provider_id")).toInteger();
+    const QString now = nowTimestamp();
+    QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
+    ep.addBindValue(providerId);
+    ep.addBindValue(url);
+    ep.exec();
+    const bool endpointExists = ep.next();
+    ep.finish();
+    if (!endpointExists) {
+        QSqlQuery &ins = m_ctx.db.query(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at,"
+                                                       " updated_at) VALUES (?, ?, ?, 1, ?, ?)"));
+        ins.addBindValue(providerId);
+        ins.addBindValue(url);
+        ins.addBindValue(Endpoint::Active);
+        ins.addBindValue(now);
+        ins.addBindValue(now);
+        const bool ok = ins.exec();
+        if (!ok)
+            problem = Database::sqlProblem(ins);
+        ins.finish();
+        if (!ok)
+            return Response::problem(problem);
+    }
+    QSqlQuery &cb = m_ctx.db.query(QStringLiteral("UPDATE instances SET callback_url = ?, callback_signing = ?, secret = ?"
+                                                  " WHERE id = ?"));
+    cb.addBindValue(url);
+    cb.addBindValue(signing);
+    cb.addBindValue(secret);
+    cb.addBindValue(req.id());
+    const bool ok = cb.exec();
+    cb.finish();
+    if (!ok)
+        return Response::problem(internal(QStringLiteral("cannot store the callback")));
+    QJsonObject withCallback = *before;
+    withCallback.insert(QStringLiteral("callback"), QJsonObject{{QStringLiteral("url"), url}, {QStringLiteral("signing"), signing}});
+    QJsonObject after;
+    if (!writeStatus(req, withCallback, status, QStringLiteral("register"), reason, &after, &problem) || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    QJsonObject body = after;
+    body.insert(QStringLiteral("secret"), secret);
+    return Response::json(200, body).withETag(after.value(QStringLiteral("version")).toInteger());
+}
+
+Response InstancesApi::stop(Request &req)
+{
+    return changeStatus(req, QStringLiteral("stop"));
+}
+
+Response InstancesApi::start(Request &req)
+{
+    return changeStatus(req, QStringLiteral("start"));
+}
+
+Response InstancesApi::changeStatus(Request &req, const QString &action)
+{
+    JsonReader r = bodyReader(req);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (!r.ok())
+        return Response::problem(r.problem());
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    const auto before = loadVisible(req.who(), req.id(), &problem);
+    if (!before)
+        return Response::problem(problem);
+    if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
+        return Response::problem(*p);
+    const QString from = before->value(QStringLiteral("status")).toString();
+    Refusal refusal;
+    const auto t = Instance::machine().find(from, action, req.who().role, &refusal);
+    if (!t)
+        return Response::problem(ApiSupport::refusal(refusal, kInstance, from, action));
+    QJsonObject after;
+    if (!writeStatus(req, *before, t->to, action, reason, &after, &problem) || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());
+}
+
+bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, const QString &to, const QString &action,
+                               const QString &reason, QJsonObject *after, Problem *error)
+{
+    const qint64 id = before.value(QStringLiteral("id")).toInteger();
+    const qint64 version = before.value(QStringLiteral("version")).toInteger();
+    const QString from = before.value(QStringLiteral("status")).toString();
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
+    const QVariant destroyAfter = to == Instance::Stopped
+                                      ? QVariant(timestamp(nowAt.addSecs(m_ctx.options.instanceRetention.count())))
+                                      : QVariant(QMetaType::fromType<QString>());
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("UPDATE instances SET status = ?, version = version + 1, updated_at = ?,"
+                                                 " status_changed_at = ?, destroy_after = ? WHERE id = ? AND version = ?"));
+    q.addBindValue(to);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(destroyAfter);
+    q.addBindValue(id);
+    q.addBindValue(version);
+    const bool updated = q.exec() && q.numRowsAffected() == 1;
+    q.finish();
+    if (!updated) {
+        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                               QStringLiteral("the instance changed meanwhile"));
+        return false;
+    }
+    const Caller everyone{Actor::Operator, {}, 0};
+    const auto o = loadVisible(everyone, id, error);
+    if (!o)
+        return false;
+    *after = *o;
+    return m_ctx.journal.audit(req.who(), {action, kInstance, id, from, to, reason}, audienceOf(*o), error)
+           && m_ctx.journal.event(kInstance, id, version + 1, QStringLiteral("updated"), *o, audienceOf(*o), error)
+           && (from == to || enqueueCallback(*o, from, error));
+}
+
+bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error)
+{
+    const QJsonObject callback = instance.value(QStringLiteral("callback")).toObject();
+    if (callback.isEmpty())
+        return true;
+    const qint64 id = instance.value(QStringLiteral("id")).toInteger();
+    const qint64 providerId = instance.value(QStringLiteral("provider_id")).toInteger();
+    QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
+    ep.addBindValue(providerId);
+    ep.addBindValue(callback.value(QStringLiteral("url")).toString());
+    ep.exec();
+    const qint64 endpointId = ep.next() ? ep.value(0).toLongLong() : 0;
+    ep.finish();
+    if (endpointId == 0) {
+        *error = internal(QStringLiteral("the instance's callback endpoint is missing"));
+        return false;
+    }
+    const QString now = nowTimestamp();
+    Audience audience;
+    audience.provider = providerId;
+
+    // Older undelivered notifications for this instance say less than the new one.
+    QSqlQuery &older = m_ctx.db.query(QStringLiteral("SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ?"
+                                                     " AND state = ?"));
+    older.addBindValue(id);
+    older.addBindValue(Instance::StatusChangedEvent);
+    older.addBindValue(Delivery::Pending);
+    older.exec();
+    QList<qint64> superseded;
+    while (older.next())
+        superseded.append(older.value(0).toLongLong());
+    older.finish();
+    for (const qint64 d : superseded) {
+        QSqlQuery &sup = m_ctx.db.query(QStringLiteral("UPDATE deliveries SET state = ?, version = version + 1, updated_at = ?,"
+                                                       " lease_owner = NULL, lease_until = NULL WHERE id = ?"));
+        sup.addBindValue(Delivery::Superseded);
+        sup.addBindValue(now);
+        sup.addBindValue(d);
+        const bool ok = sup.exec();
+        sup.finish();
+        if (!ok) {
+            *error = internal(QStringLiteral("cannot supersede delivery %1").arg(d));
+            return false;
+        }
+    }
+
+    const QJsonObject body{{QStringLiteral("type"), Instance::StatusChangedEvent},
+                           {QStringLiteral("instance_id"), id},
+                           {QStringLiteral("status"), instance.value(QStringLiteral("status"))},
+                           {QStringLiteral("previous_status"), previousStatus},
+                           {QStringLiteral("version"), instance.value(QStringLiteral("version"))},
+                           {QStringLiteral("changed_at"), instance.value(QStringLiteral("status_changed_at"))},
+                           {QStringLiteral("organization_id"), instance.value(QStringLiteral("organization_id"))}};
+    const QString webhookId = QStringLiteral("msg_") + QUuid::createUuid().toString(QUuid::Id128);
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 1) RETURNING id"));
+    q.addBindValue(webhookId);
+    q.addBindValue(Instance::StatusChangedEvent);
+    q.addBindValue(id);
+    q.addBindValue(providerId);
+    q.addBindValue(endpointId);
+    q.addBindValue(Delivery::Pending);
+    q.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    if (!q.exec() || !q.next()) {
+        *error = Database::sqlProblem(q);
+        q.finish();
+        return false;
+    }
+    const qint64 deliveryId = q.value(0).toLongLong();
+    q.finish();
+    const QJsonObject delivery{{QStringLiteral("id"), deliveryId},
+                               {QStringLiteral("webhook_id"), webhookId},
+                               {QStringLiteral("event_type"), Instance::StatusChangedEvent},
+                               {QStringLiteral("instance_id"), id},
+                               {QStringLiteral("provider_id"), providerId},
+                               {QStringLiteral("endpoint_id"), endpointId},
+                               {QStringLiteral("state"), Delivery::Pending},
+                               {QStringLiteral("attempts"), 0},
+                               {QStringLiteral("next_attempt_at"), now},
+                               {QStringLiteral("give_up_at"), QJsonValue()},
+                               {QStringLiteral("last_status"), QJsonValue()},
+                               {QStringLiteral("last_error"), QJsonValue()},
+                               {QStringLiteral("created_at"), now},
+                               {QStringLiteral("updated_at"), now},
+                               {QStringLiteral("version"), 1},
+                               {QStringLiteral("body"), body}};
+    return m_ctx.journal.event(QStringLiteral("delivery"), deliveryId, 1, QStringLiteral("created"), delivery, audience, error) != 0;
+}
+
+} // namespace OpsDeck

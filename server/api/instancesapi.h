@@ -1,0 +1,46 @@
+// /api/v1/instances: app instances, their registration by the provider, stop and start.
+#pragma once
+
+#include "apicontext.h"
+#include "server/http/request.h"
+#include "server/http/response.h"
+
+#include <QJsonObject>
+
+#include <optional>
+
+class QSqlQuery;
+
+namespace OpsDeck {
+
+class Router;
+
+class InstancesApi final
+{
+public:
+    explicit InstancesApi(ApiContext context);
+    void addRoutes(Router &router);
+
+    static QJsonObject instanceJson(const QSqlQuery &row);
+    static const QString &columns();
+
+private:
+    Response list(Request &request);
+    Response get(Request &request);
+    Response create(Request &request);
+    Response registerInstance(Request &request);
+    Response stop(Request &request);
+    Response start(Request &request);
+
+    // The instance if `who` may see it; 404 otherwise (another provider's instance is not found).
+    std::optional<QJsonObject> loadVisible(const Caller &who, qint64 id, Problem *error);
+    Response changeStatus(Request &request, const QString &action);
+    // Status change, audit, feed event and outbox delivery; inside the caller's transaction.
+    bool writeStatus(const Request &request, const QJsonObject &before, const QString &to, const QString &action,
+                     const QString &reason, QJsonObject *after, Problem *error);
+    bool enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error);
+
+    ApiContext m_ctx;
+};
+
+} // namespace OpsDeck

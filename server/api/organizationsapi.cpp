@@ -1,0 +1,361 @@
+// /api/v1/organizations and /api/v1/providers: the tenants and the application providers.
+#include "organizationsapi.h"
+
+#include "apisupport.h"
+#include "core/organization.h"
+#include "server/feed/changefeed.h"
+#include "server/http/router.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+#include "server/storage/transaction.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+using namespace ApiSupport;
+
+namespace {
+
+const QString kOrgColumns = QStringLiteral("id, name, status, version, created_at, updated_at, deleted_at");
+const QString kProviderColumns = QStringLiteral("id, name, organization_id, applications, version, created_at, updated_at");
+const QString kOrganization = QStringLiteral("organization");
+const QString kProvider = QStringLiteral("provider");
+
+QJsonValue nullable(const QVariant &v)
+{
+    return v.isNull() || v.toString().isEmpty() ? QJsonValue() : QJsonValue(v.toString());
+}
+
+} // namespace
+
+OrganizationsApi::OrganizationsApi(ApiContext context)
+    : m_ctx(context)
+{
+}
+
+QJsonObject OrganizationsApi::organizationJson(const QSqlQuery &q)
+{
+    return {{QStringLiteral("id"), q.value(0).toLongLong()},
+            {QStringLiteral("name"), q.value(1).toString()},
+            {QStringLiteral("status"), q.value(2).toString()},
+            {QStringLiteral("version"), q.value(3).toLongLong()},
+            {QStringLiteral("created_at"), q.value(4).toString()},
+            {QStringLiteral("updated_at"), q.value(5).toString()},
+            {QStringLiteral("deleted_at"), nullable(q.value(6))}};
+}
+
+QJsonObject OrganizationsApi::providerJson(const QSqlQuery &q)
+{
+    return {{QStringLiteral("id"), q.value(0).toLongLong()},
+            {QStringLiteral("name"), q.value(1).toString()},
+            {QStringLiteral("organization_id"), q.value(2).toLongLong()},
+            {QStringLiteral("applications"), QJsonDocument::fromJson(q.value(3).toString().toUtf8()).array()},
+            {QStringLiteral("version"), q.value(4).toLongLong()},
+            {QStringLiteral("created_at"), q.value(5).toString()},
+            {QStringLiteral("updated_at"), q.value(6).toString()}};
+}
+
+void OrganizationsApi::addRoutes(Router &router)
+{
+    const Actors operators(Actor::Operator);
+    router.add("GET", QStringLiteral("/api/v1/organizations"), kUserRoles, false, [this](Request &r) { return list(r); });
+    router.add("POST", QStringLiteral("/api/v1/organizations"), operators, true, [this](Request &r) { return create(r); });
+    router.add("GET", QStringLiteral("/api/v1/organizations/{id}"), kUserRoles, false, [this](Request &r) { return get(r); });
+    router.add("DELETE", QStringLiteral("/api/v1/organizations/{id}"), operators, true, [this](Request &r) { return remove(r); });
+    router.add("POST", QStringLiteral("/api/v1/organizations/{id}/restore"), operators, true,
+               [this](Request &r) { return restore(r); });
+    router.add("GET", QStringLiteral("/api/v1/providers"), kUserRoles, false, [this](Request &r) { return listProviders(r); });
+    router.add("POST", QStringLiteral("/api/v1/providers"), operators, true, [this](Request &r) { return createProvider(r); });
+    router.add("GET", QStringLiteral("/api/v1/providers/{id}"), kUserRoles, false, [this](Request &r) { return getProvider(r); });
+}
+
+Response OrganizationsApi::list(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {QStringLiteral("status")}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const QString status = req.queryValue(QStringLiteral("status"));
+    if (req.hasQuery(QStringLiteral("status")) && !Organization::machine().isState(status))
+        return Response::problem(invalid(QStringLiteral("?status"), QStringLiteral("expected one of %1")
+                                                                        .arg(Organization::machine().states().join(QStringLiteral(", ")))));
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kOrgColumns
+                                  + QStringLiteral(" FROM organizations WHERE id > ? AND (? = '' OR status = ?)"
+                                                   " ORDER BY id LIMIT ?"));
+    q.addBindValue(page->afterId);
+    q.addBindValue(status);
+    q.addBindValue(status);
+    q.addBindValue(page->limit);
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    QJsonArray items;
+    qint64 last = 0;
+    while (q.next()) {
+        last = q.value(0).toLongLong();
+        items.append(organizationJson(q));
+    }
+    q.finish();
+    return listResponse(items, page->limit, last);
+}
+
+std::optional<QJsonObject> OrganizationsApi::load(qint64 id, Problem *error)
+{
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kOrgColumns + QStringLiteral(" FROM organizations WHERE id = ?"));
+    q.addBindValue(id);
+    std::optional<QJsonObject> o;
+    if (!q.exec())
+        *error = Database::sqlProblem(q);
+    else if (q.next())
+        o = organizationJson(q);
+    else
+        *error = notFound(kOrganization, id);
+    q.finish();
+    return o;
+}
+
+Response OrganizationsApi::get(Request &req)
+{
+    Problem problem;
+    const auto o = load(req.id(), &problem);
+    if (!o)
+        return Response::problem(problem);
+    return Response::json(200, *o).withETag(o->value(QStringLiteral("version")).toInteger());
+}
+
+Response OrganizationsApi::create(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString name = r.string(QStringLiteral("name"), 200);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (r.ok() && name.trimmed().isEmpty())
+        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
+    if (!r.ok())
+        return Response::problem(r.problem());
+
+    Transaction tx(m_ctx.db);
+    const QString now = nowTimestamp();
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                                                 " VALUES (?, ?, 1, ?, ?) RETURNING id"));
+    q.addBindValue(name.trimmed());
+    q.addBindValue(Organization::Available);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    if (!q.exec() || !q.next()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    const qint64 id = q.value(0).toLongLong();
+    q.finish();
+    Problem problem;
+    const auto o = load(id, &problem);
+    if (!o || !m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kOrganization, id, {}, Organization::Available, reason}, {}, &problem)
+        || !m_ctx.journal.event(kOrganization, id, 1, QStringLiteral("created"), *o, {}, &problem) || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(201, *o).withETag(1).withHeader(QByteArrayLiteral("Location"),
+                                                          "/api/v1/organizations/" + QByteArray::number(id));
+}
+
+Response OrganizationsApi::remove(Request &req)
+{
+    return transition(req, QStringLiteral("delete"));
+}
+
+Response OrganizationsApi::restore(Request &req)
+{
+    return transition(req, QStringLiteral("restore"));
+}
+
+Response OrganizationsApi::transition(Request &req, const QString &action)
+{
+    JsonReader r = bodyReader(req);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (!r.ok())
+        return Response::problem(r.problem());
+
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    const auto o = load(req.id(), &problem);
+    if (!o)
+        return Response::problem(problem);
+    const qint64 version = o->value(QStringLiteral("version")).toInteger();
+    if (auto p = checkIfMatch(req, version))
+        return Response::problem(*p);
+    const QString from = o->value(QStringLiteral("status")).toString();
+    Refusal refusal;
+    const auto t = Organization::machine().find(from, action, req.who().role, &refusal);
+    if (!t)
+        return Response::problem(ApiSupport::refusal(refusal, kOrganization, from, action));
+
+    if (action == QLatin1String("delete")) {
+        QSqlQuery &blocking = m_ctx.db.query(QStringLiteral(
+            "SELECT id, name, status FROM instances WHERE organization_id = ? AND status NOT IN ('STOPPED', 'DESTROYED')"
+            " ORDER BY id LIMIT 1000"));
+        blocking.addBindValue(req.id());
+        blocking.exec();
+        QJsonArray instances;
+        while (blocking.next())
+            instances.append(QJsonObject{{QStringLiteral("id"), blocking.value(0).toLongLong()},
+                                         {QStringLiteral("name"), blocking.value(1).toString()},
+                                         {QStringLiteral("status"), blocking.value(2).toString()}});
+        blocking.finish();
+        if (!instances.isEmpty())
+            return Response::problem(Problem::make(409, Organization::HasInstancesCode, QStringLiteral("Organization has instances"),
+                                                   QStringLiteral("%1 instance(s) of this organization are not stopped; stop them first")
+                                                       .arg(instances.size()))
+                                         .with(QStringLiteral("blocking_instances"), instances));
+        QSqlQuery &providers = m_ctx.db.query(QStringLiteral("SELECT id, name FROM providers WHERE organization_id = ? ORDER BY id"));
+        providers.addBindValue(req.id());
+        providers.exec();
+        QJsonArray list;
+        while (providers.next())
+            list.append(QJsonObject{{QStringLiteral("id"), providers.value(0).toLongLong()},
+                                    {QStringLiteral("name"), providers.value(1).toString()}});
+        providers.finish();
+        if (!list.isEmpty())
+            return Response::problem(Problem::make(409, Organization::ProvidesApplicationsCode,
+                                                   QStringLiteral("Organization provides applications"),
+                                                   QStringLiteral("this organization still provides applications"))
+                                         .with(QStringLiteral("providers"), list));
+    }
+
+    const QString now = nowTimestamp();
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("UPDATE organizations SET status = ?, version = version + 1, updated_at = ?,"
+                                                 " deleted_at = ? WHERE id = ? AND version = ?"));
+    q.addBindValue(t->to);
+    q.addBindValue(now);
+    q.addBindValue(t->to == Organization::Deleted ? QVariant(now) : QVariant(QMetaType::fromType<QString>()));
+    q.addBindValue(req.id());
+    q.addBindValue(version);
+    const bool updated = q.exec() && q.numRowsAffected() == 1;
+    q.finish();
+    if (!updated)
+        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                                               QStringLiteral("the organization changed meanwhile")));
+    const auto after = load(req.id(), &problem);
+    if (!after || !m_ctx.journal.audit(*req.caller, {action, kOrganization, req.id(), from, t->to, reason}, {}, &problem)
+        || !m_ctx.journal.event(kOrganization, req.id(), version + 1,
+                                action == QLatin1String("delete") ? QStringLiteral("deleted") : QStringLiteral("updated"),
+                                *after, {}, &problem)
+        || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(200, *after).withETag(version + 1);
+}
+
+Response OrganizationsApi::listProviders(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {QStringLiteral("organization")}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const auto org = queryId(req, QStringLiteral("organization"), &problem);
+    if (!problem.isNull())
+        return Response::problem(problem);
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kProviderColumns
+                                  + QStringLiteral(" FROM providers WHERE id > ? AND (? = 0 OR organization_id = ?)"
+                                                   " ORDER BY id LIMIT ?"));
+    q.addBindValue(page->afterId);
+    q.addBindValue(org.value_or(0));
+    q.addBindValue(org.value_or(0));
+    q.addBindValue(page->limit);
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    QJsonArray items;
+    qint64 last = 0;
+    while (q.next()) {
+        last = q.value(0).toLongLong();
+        items.append(providerJson(q));
+    }
+    q.finish();
+    return listResponse(items, page->limit, last);
+}
+
+Response OrganizationsApi::getProvider(Request &req)
+{
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kProviderColumns + QStringLiteral(" FROM providers WHERE id = ?"));
+    q.addBindValue(req.id());
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    if (!q.next()) {
+        q.finish();
+        return Response::problem(notFound(kProvider, req.id()));
+    }
+    const QJsonObject o = providerJson(q);
+    q.finish();
+    return Response::json(200, o).withETag(o.value(QStringLiteral("version")).toInteger());
+}
+
+Response OrganizationsApi::createProvider(Request &req)
+{
+    JsonReader r = bodyReader(req);
+    const QString name = r.string(QStringLiteral("name"), 200);
+    const qint64 orgId = r.integer(QStringLiteral("organization_id"), 1, std::numeric_limits<qint64>::max() / 2);
+    const auto apps = r.optStringList(QStringLiteral("applications"), 100, 200);
+    const QString reason = readReason(r, req);
+    r.rejectUnknown();
+    if (r.ok() && name.trimmed().isEmpty())
+        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
+    if (!r.ok())
+        return Response::problem(r.problem());
+
+    Transaction tx(m_ctx.db);
+    Problem problem;
+    const auto org = load(orgId, &problem);
+    if (!org)
+        return Response::problem(invalid(QStringLiteral("/organization_id"), QStringLiteral("no such organization")));
+    if (org->value(QStringLiteral("status")).toString() != Organization::Available)
+        return Response::problem(Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
+                                               QStringLiteral("organization %1 is deleted").arg(orgId)));
+    const QString now = nowTimestamp();
+    const QStringList applications = apps.value_or(QStringList());
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version,"
+                                                 " created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?) RETURNING id"));
+    q.addBindValue(name.trimmed());
+    q.addBindValue(orgId);
+    q.addBindValue(QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(applications)).toJson(QJsonDocument::Compact)));
+    q.addBindValue(now);
+    q.addBindValue(now);
+    if (!q.exec() || !q.next()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    const qint64 id = q.value(0).toLongLong();
+    q.finish();
+    const QJsonObject o{{QStringLiteral("id"), id},
+                        {QStringLiteral("name"), name.trimmed()},
+                        {QStringLiteral("organization_id"), orgId},
+                        {QStringLiteral("applications"), QJsonArray::fromStringList(applications)},
+                        {QStringLiteral("version"), 1},
+                        {QStringLiteral("created_at"), now},
+                        {QStringLiteral("updated_at"), now}};
+    if (!m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kProvider, id, {}, {}, reason}, {}, &problem)
+        || !m_ctx.journal.event(kProvider, id, 1, QStringLiteral("created"), o, {}, &problem) || !tx.commit())
+        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+    m_ctx.feed.notifyAppended();
+    return Response::json(201, o).withETag(1).withHeader(QByteArrayLiteral("Location"),
+                                                         "/api/v1/providers/" + QByteArray::number(id));
+}
+
+} // namespace OpsDeck

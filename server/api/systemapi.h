@@ -1,0 +1,24 @@
+// /healthz, /metrics and the OpenAPI document: the routes that need no token.
+#pragma once
+
+#include "apicontext.h"
+
+namespace OpsDeck {
+
+class Metrics;
+class Router;
+
+class SystemApi final
+{
+public:
+    // metrics and router are not owned.
+    SystemApi(ApiContext context, Metrics &metrics, const Router &router);
+    void addRoutes(Router &router);
+
+private:
+    ApiContext m_ctx;
+    Metrics &m_metrics;
+    const Router &m_router;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,47 @@
+// Bearer tokens: created and revoked by operators and the CLI, stored only as SHA-256 digests.
+#pragma once
+
+#include "server/http/caller.h"
+#include "server/storage/database.h"
+
+#include <QJsonObject>
+#include <QList>
+
+#include <optional>
+
+namespace OpsDeck {
+
+struct TokenRecord
+{
+    qint64 id = 0;
+    QString name;
+    QString role;
+    QString subject;
+    QString createdAt;
+    QString revokedAt;
+
+    QJsonObject toJson() const;
+};
+
+class TokenStore final
+{
+public:
+    explicit TokenStore(Database &db);
+
+    // Inside the caller's transaction when there is one. The bearer text is returned once and
+    // never stored.
+    std::optional<TokenRecord> create(Actor role, const QString &subject, const QString &name,
+                                      QString *bearer, Problem *error);
+    std::optional<TokenRecord> find(qint64 id, Problem *error);
+    QList<TokenRecord> list(qint64 afterId, int limit, Problem *error);
+    // The revoked record, or nullopt when there is no such token.
+    std::optional<TokenRecord> revoke(qint64 id, Problem *error);
+    std::optional<Caller> authenticate(const QByteArray &bearer);
+
+    static QByteArray digest(const QByteArray &bearer);
+
+private:
+    Database &m_db;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,242 @@
+// The embeddable control plane: storage, HTTP API and change feed in the thread that created it.
+#include "controlplane.h"
+
+#include "server/api/accessapi.h"
+#include "server/api/apicontext.h"
+#include "server/api/instancesapi.h"
+#include "server/api/organizationsapi.h"
+#include "server/api/systemapi.h"
+#include "server/auth/tokenstore.h"
+#include "server/feed/changefeed.h"
+#include "server/http/httpserver.h"
+#include "server/http/idempotencystore.h"
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+
+#include <QFile>
+#include <QHostAddress>
+#include <QNetworkRequest>
+#include <QSslCertificate>
+#include <QSslKey>
+#include <QTcpServer>
+#include <QUrlQuery>
+#include <QWebSocket>
+
+namespace OpsDeck {
+
+struct ControlPlane::Apis
+{
+    explicit Apis(ApiContext c)
+        : ctx(c)
+    {
+    }
+    ApiContext ctx;
+    Metrics metrics;
+    std::unique_ptr<IdempotencyStore> idempotency;
+    std::unique_ptr<SystemApi> system;
+    std::unique_ptr<OrganizationsApi> organizations;
+    std::unique_ptr<InstancesApi> instances;
+    std::unique_ptr<AccessApi> access;
+};
+
+ControlPlane::ControlPlane(ServerOptions options, QObject *parent)
+    : QObject(parent)
+    , m_options(std::move(options))
+    , m_db(std::make_unique<Database>(m_options.databaseUrl))
+    , m_tokens(std::make_unique<TokenStore>(*m_db))
+    , m_router(std::make_unique<Router>())
+    , m_journal(std::make_unique<Journal>(*m_db))
+{
+}
+
+ControlPlane::~ControlPlane()
+{
+    stop();
+}
+
+bool ControlPlane::start(Problem *error)
+{
+    if (m_http)
+        return true;
+    if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
+        return false;
+    m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);
+    connect(m_feed, &ChangeFeed::appended, this, &ControlPlane::eventsAppended);
+    m_apis = std::make_unique<Apis>(ApiContext{*m_db, *m_journal, *m_feed, *m_tokens, m_options});
+    m_apis->idempotency = std::make_unique<IdempotencyStore>(*m_db);
+    registerRoutes();
+
+    m_http = new HttpServer(*m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
+                            m_options.maxBodyBytes, this);
+    if (!m_options.tlsCert.isEmpty() || !m_options.tlsKey.isEmpty()) {
+        QFile certFile(m_options.tlsCert);
+        QFile keyFile(m_options.tlsKey);
+        if (!certFile.open(QIODevice::ReadOnly) || !keyFile.open(QIODevice::ReadOnly)) {
+            if (error)
+                *error = Problem::make(500, QStringLiteral("tls-unavailable"), QStringLiteral("TLS unavailable"),
+                                       QStringLiteral("cannot read %1 or %2").arg(m_options.tlsCert, m_options.tlsKey));
+            stop();
+            return false;
+        }
+        const QSslCertificate cert(&certFile, QSsl::Pem);
+        QSslKey key(&keyFile, QSsl::Rsa, QSsl::Pem);
+        if (key.isNull()) {
+            keyFile.seek(0);
+            key = QSslKey(&keyFile, QSsl::Ec, QSsl::Pem);
+        }
+        if (cert.isNull() || key.isNull()) {
+            if (error)
+                *error = Problem::make(500, QStringLiteral("tls-unavailable"), QStringLiteral("TLS unavailable"),
+                                       QStringLiteral("%1 or %2 is not a PEM certificate/key").arg(m_options.tlsCert, m_options.tlsKey));
+            stop();
+            return false;
+        }
+        m_http->sslSetup(cert, key);
+    }
+    connect(m_http, &HttpServer::newWebSocketConnection, this, &ControlPlane::acceptWebSockets);
+    QHostAddress address;
+    if (m_options.host == QLatin1String("localhost"))
+        address = QHostAddress::LocalHost;
+    else if (!address.setAddress(m_options.host))
+        address = QHostAddress::Any;
+    m_port = m_http->listen(address, m_options.port);
+    if (m_port == 0) {
+        if (error)
+            *error = Problem::make(500, QStringLiteral("listen-failed"), QStringLiteral("Cannot listen"),
+                                   QStringLiteral("cannot listen on %1:%2").arg(m_options.host).arg(m_options.port));
+        stop();
+        return false;
+    }
+    return true;
+}
+
+void ControlPlane::stop()
+{
+    if (m_feed)
+        m_feed->closeAll();
+    if (m_http) {
+        delete m_http;
+        m_http = nullptr;
+    }
+    if (m_feed) {
+        delete m_feed;
+        m_feed = nullptr;
+    }
+    m_apis.reset();
+    m_router = std::make_unique<Router>();
+    m_port = 0;
+}
+
+bool ControlPlane::isListening() const
+{
+    return m_http && m_port != 0;
+}
+
+quint16 ControlPlane::port() const
+{
+    return m_port;
+}
+
+QUrl ControlPlane::baseUrl() const
+{
+    QUrl url;
+    url.setScheme(m_options.tlsCert.isEmpty() ? QStringLiteral("http") : QStringLiteral("https"));
+    url.setHost(m_options.host);
+    url.setPort(m_port);
+    return url;
+}
+
+QString ControlPlane::createToken(const QString &role, const QString &subject, const QString &name)
+{
+    const auto actor = roleFromName(role);
+    if (!actor)
+        return {};
+    Problem problem;
+    if (!m_db->isOpen() && (!m_db->open(&problem) || !m_db->migrate(&problem)))
+        return {};
+    QString bearer;
+    if (!m_tokens->create(*actor, subject, name.isEmpty() ? role : name, &bearer, &problem)) {
+        return {};
+    }
+    return bearer;
+}
+
+Database &ControlPlane::database()
+{
+    return *m_db;
+}
+
+ChangeFeed &ControlPlane::feed()
+{
+    Q_ASSERT(m_feed);
+    return *m_feed;
+}
+
+const Router &ControlPlane::router() const
+{
+    return *m_router;
+}
+
+void ControlPlane::registerRoutes()
+{
+    m_apis->system = std::make_unique<SystemApi>(m_apis->ctx, m_apis->metrics, *m_router);
+    m_apis->system->addRoutes(*m_router);
+    m_apis->organizations = std::make_unique<OrganizationsApi>(m_apis->ctx);
+    m_apis->organizations->addRoutes(*m_router);
+    m_apis->instances = std::make_unique<InstancesApi>(m_apis->ctx);
+    m_apis->instances->addRoutes(*m_router);
+    m_apis->access = std::make_unique<AccessApi>(m_apis->ctx);
+    m_apis->access->addRoutes(*m_router);
+    // The watch route is answered by the WebSocket upgrade; a plain GET is told to upgrade.
+    m_router->add("GET", QStringLiteral("/api/v1/watch"), kUserRoles, false, [](Request &) {
+        return Response::problem(Problem::make(426, QStringLiteral("upgrade-required"), QStringLiteral("Upgrade required"),
+                                               QStringLiteral("/api/v1/watch is a WebSocket; send Upgrade: websocket")))
+            .withHeader(QByteArrayLiteral("Upgrade"), QByteArrayLiteral("websocket"));
+    });
+}
+
+void ControlPlane::acceptWebSockets()
+{
+    while (m_http && m_http->hasPendingWebSocketConnections()) {
+        std::unique_ptr<QWebSocket> socket = m_http->nextPendingWebSocketConnection();
+        if (!socket)
+            continue;
+        const QUrl url = socket->requestUrl();
+        const QUrlQuery query(url);
+        if (url.path() != QLatin1String("/api/v1/watch")) {
+            socket->close(QWebSocketProtocol::CloseCode(4404), QStringLiteral("not-found"));
+            socket.release()->deleteLater();
+            continue;
+        }
+        QByteArray bearer = socket->request().rawHeader("Authorization");
+        bearer = bearer.startsWith("Bearer ") ? bearer.mid(7).trimmed()
+                                              : query.queryItemValue(QStringLiteral("access_token")).toUtf8();
+        const auto caller = m_tokens->authenticate(bearer);
+        if (!caller) {
+            socket->close(QWebSocketProtocol::CloseCode(4401), QStringLiteral("unauthenticated"));
+            socket.release()->deleteLater();
+            continue;
+        }
+        std::optional<qint64> after;
+        if (query.hasQueryItem(QStringLiteral("after"))) {
+            bool ok = false;
+            after = query.queryItemValue(QStringLiteral("after")).toLongLong(&ok);
+            if (!ok || *after < 0) {
+                socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: after"));
+                socket.release()->deleteLater();
+                continue;
+            }
+            Problem gone;
+            if (!m_feed->read(*caller, *after, 1, &gone)) {
+                socket->close(QWebSocketProtocol::CloseCode(4410), QStringLiteral("gone"));
+                socket.release()->deleteLater();
+                continue;
+            }
+        }
+        m_feed->watch(std::move(socket), *caller, after);
+    }
+}
+
+} // namespace OpsDeck

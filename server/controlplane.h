@@ -1,0 +1,70 @@
+// The embeddable control plane: storage, HTTP API and change feed in the thread that created it.
+#pragma once
+
+#include "core/problem.h"
+#include "serveroptions.h"
+
+#include <QObject>
+#include <QUrl>
+
+#include <memory>
+
+namespace OpsDeck {
+
+class ChangeFeed;
+class Database;
+class HttpServer;
+class Journal;
+class Router;
+class TokenStore;
+
+// The console runs one inside a worker thread, the tests one per test case, opsdeck-server one
+// per process; all of them talk to it over HTTP only.
+class ControlPlane final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ControlPlane)
+
+public:
+    explicit ControlPlane(ServerOptions options, QObject *parent = nullptr);
+    ~ControlPlane() override;
+
+    // Opens the database, applies migrations and starts listening.
+    bool start(Problem *error = nullptr);
+    // Closes the listener, answers pending long-polls and closes WebSockets; idempotent.
+    void stop();
+    bool isListening() const;
+
+    quint16 port() const;
+    QUrl baseUrl() const; // http(s)://host:port, no trailing slash
+    const ServerOptions &options() const { return m_options; }
+
+    // Creates a bearer token (role: operator|provider|owner); empty when the role is unknown or
+    // the database refused.
+    QString createToken(const QString &role, const QString &subject, const QString &name = {});
+
+    Database &database();
+    ChangeFeed &feed();
+    const Router &router() const;
+
+Q_SIGNALS:
+    // After each committed change-feed event (seq = the newest).
+    void eventsAppended(qint64 seq);
+
+private:
+    void registerRoutes();
+    void acceptWebSockets();
+
+    ServerOptions m_options;
+    std::unique_ptr<Database> m_db;
+    std::unique_ptr<TokenStore> m_tokens;
+    std::unique_ptr<Router> m_router;
+    std::unique_ptr<Journal> m_journal;
+    struct Apis;
+    std::unique_ptr<Apis> m_apis;
+    ChangeFeed *m_feed = nullptr;   // child
+    HttpServer *m_http = nullptr;   // child
+    quint16 m_port = 0;
+};
+
+} // namespace OpsDeck

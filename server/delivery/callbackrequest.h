@@ -1,0 +1,31 @@
+// What one callback attempt sends: URL, body, webhook id, signing scheme, secrets and timeout.
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QUrl>
+
+#include <chrono>
+
+namespace OpsDeck {
+
+enum class SigningScheme {
+    StandardWebhooks, // webhook-id / webhook-timestamp / webhook-signature (v1, HMAC-SHA256)
+    HubSignature,     // X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body>, for older providers
+};
+
+struct CallbackRequest
+{
+    QUrl url;
+    QByteArray body;        // JSON
+    QByteArray webhookId;   // the same on every retry of one notification
+    SigningScheme scheme = SigningScheme::StandardWebhooks;
+    // The secrets as shown to the provider ("whsec_…"). During a rotation both the new and the
+    // old secret are listed and one signature per secret is sent. StandardWebhooks signs with
+    // the decoded key; HubSignature keys HMAC-SHA1 with the secret text itself.
+    QList<QByteArray> secrets;
+    // Whole attempt, DNS to last byte; 2xx must arrive within it (spec §3: 15 s).
+    std::chrono::milliseconds timeout{15000};
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,273 @@
+// The change feed: reads events after a cursor, parks long-polls and pushes to WebSocket watchers.
+#include "changefeed.h"
+
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+
+#include <QHttpServerResponder>
+#include <QSqlQuery>
+#include <QTcpSocket>
+#include <QTimer>
+#include <QWebSocket>
+
+namespace OpsDeck {
+
+struct ChangeFeed::Waiter
+{
+    Caller caller;
+    qint64 after = 0;
+    int limit = 100;
+    QDeadlineTimer deadline;
+    std::unique_ptr<QHttpServerResponder> responder;
+    QPointer<QTcpSocket> socket;
+};
+
+struct ChangeFeed::Watcher
+{
+    Caller caller;
+    qint64 after = 0;
+    std::unique_ptr<QWebSocket> socket;
+};
+
+ChangeFeed::ChangeFeed(Database &db, int retention, QObject *parent)
+    : QObject(parent)
+    , m_db(db)
+    , m_retention(qMax(1, retention))
+{
+    // One timer for every parked long-poll: deadlines are checked a few times a second.
+    auto *timer = new QTimer(this);
+    timer->setInterval(100);
+    connect(timer, &QTimer::timeout, this, &ChangeFeed::expire);
+    timer->start();
+}
+
+ChangeFeed::~ChangeFeed()
+{
+    closeAll();
+}
+
+qint64 ChangeFeed::lastSeq()
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT MAX(seq) FROM events"));
+    qint64 seq = 0;
+    if (q.exec() && q.next())
+        seq = q.value(0).toLongLong();
+    q.finish();
+    return qMax(seq, purgedThrough());
+}
+
+qint64 ChangeFeed::purgedThrough()
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT purged_through FROM feed_state WHERE id = 1"));
+    qint64 seq = 0;
+    if (q.exec() && q.next())
+        seq = q.value(0).toLongLong();
+    q.finish();
+    return seq;
+}
+
+std::optional<FeedPage> ChangeFeed::read(const Caller &who, qint64 after, int limit, Problem *error)
+{
+    const qint64 horizon = purgedThrough();
+    // Taken before reading so that the cursor never skips an event committed meanwhile.
+    const qint64 last = lastSeq();
+    if (after < horizon || after > last) {
+        if (error)
+            *error = Problem::make(410, QStringLiteral("gone"), QStringLiteral("Cursor no longer valid"),
+                                   QStringLiteral("events after %1 are not retained (retained: %2..%3); list again")
+                                       .arg(after).arg(horizon + 1).arg(last));
+        return std::nullopt;
+    }
+    FeedPage page;
+    page.lastSeq = after;
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT seq, kind, object_id, version, op, object, at FROM events"
+                                             " WHERE seq > ? AND seq <= ? AND ")
+                              + Journal::audienceFilter(who) + QStringLiteral(" ORDER BY seq LIMIT ?"));
+    q.addBindValue(after);
+    q.addBindValue(last);
+    Journal::bindAudience(q, who);
+    q.addBindValue(limit);
+    if (!q.exec()) {
+        if (error)
+            *error = Database::sqlProblem(q);
+        q.finish();
+        return std::nullopt;
+    }
+    while (q.next()) {
+        QByteArray e;
+        e.reserve(256);
+        e += "{\"seq\":" + QByteArray::number(q.value(0).toLongLong());
+        e += ",\"kind\":\"" + q.value(1).toString().toUtf8();
+        e += "\",\"id\":" + QByteArray::number(q.value(2).toLongLong());
+        e += ",\"version\":" + QByteArray::number(q.value(3).toLongLong());
+        e += ",\"op\":\"" + q.value(4).toString().toUtf8();
+        e += "\",\"object\":" + q.value(5).toString().toUtf8();
+        e += ",\"at\":\"" + q.value(6).toString().toUtf8() + "\"}";
+        page.lastSeq = q.value(0).toLongLong();
+        page.events.append(e);
+    }
+    q.finish();
+    // Fewer than asked: nothing visible remains up to `last`, so the caller may continue from it.
+    if (page.events.size() < limit)
+        page.lastSeq = last;
+    return page;
+}
+
+QByteArray ChangeFeed::pageBody(const FeedPage &page)
+{
+    QByteArray body = "{\"events\":[";
+    body += page.events.join(',');
+    body += "],\"last_seq\":" + QByteArray::number(page.lastSeq) + "}";
+    return body;
+}
+
+void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder)
+{
+    auto w = std::make_unique<Waiter>();
+    w->caller = who;
+    w->after = after;
+    w->limit = limit;
+    w->deadline = QDeadlineTimer(waitMs);
+    w->responder = std::make_unique<QHttpServerResponder>(std::move(responder));
+    w->socket = w->responder->socket();
+    m_waiters.push_back(std::move(w));
+}
+
+void ChangeFeed::watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after)
+{
+    auto w = std::make_unique<Watcher>();
+    w->caller = who;
+    w->after = after ? *after : lastSeq();
+    QWebSocket *raw = socket.get();
+    w->socket = std::move(socket);
+    connect(raw, &QWebSocket::disconnected, this, [this, raw] {
+        for (auto it = m_watchers.begin(); it != m_watchers.end(); ++it) {
+            if ((*it)->socket.get() == raw) {
+                // Deleted later: we are inside one of its signals.
+                (*it)->socket.release()->deleteLater();
+                m_watchers.erase(it);
+                return;
+            }
+        }
+    });
+    m_watchers.push_back(std::move(w));
+    if (after)
+        notifyAppended();
+}
+
+void ChangeFeed::notifyAppended()
+{
+    if (m_flushQueued)
+        return;
+    m_flushQueued = true;
+    QTimer::singleShot(0, this, &ChangeFeed::flush);
+}
+
+void ChangeFeed::answer(Waiter &w, const FeedPage &page)
+{
+    if (w.socket && w.socket->state() == QAbstractSocket::ConnectedState)
+        w.responder->write(pageBody(page), QByteArrayLiteral("application/json"));
+}
+
+void ChangeFeed::flush()
+{
+    m_flushQueued = false;
+    for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+        Waiter &w = **it;
+        if (!w.socket) {
+            it = m_waiters.erase(it);
+            continue;
+        }
+        Problem problem;
+        const auto page = read(w.caller, w.after, w.limit, &problem);
+        if (!page) {
+            if (w.socket && w.socket->state() == QAbstractSocket::ConnectedState)
+                w.responder->write(problem.toBytes(), {{"Content-Type", "application/problem+json"}},
+                                   QHttpServerResponder::StatusCode(problem.status));
+            it = m_waiters.erase(it);
+        } else if (!page->events.isEmpty()) {
+            answer(w, *page);
+            it = m_waiters.erase(it);
+        } else {
+            w.after = page->lastSeq;
+            ++it;
+        }
+    }
+    for (auto it = m_watchers.begin(); it != m_watchers.end(); ++it) {
+        Watcher &w = **it;
+        if (!w.socket || w.socket->state() != QAbstractSocket::ConnectedState)
+            continue;
+        for (;;) {
+            Problem problem;
+            const auto page = read(w.caller, w.after, 1000, &problem);
+            if (!page) {
+                w.socket->close(QWebSocketProtocol::CloseCode(4410), QStringLiteral("gone"));
+                break;
+            }
+            for (const QByteArray &e : page->events)
+                w.socket->sendTextMessage(QString::fromUtf8(e));
+            w.after = page->lastSeq;
+            if (page->events.size() < 1000)
+                break;
+        }
+    }
+    prune();
+    emit appended(lastSeq());
+}
+
+void ChangeFeed::expire()
+{
+    for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+        Waiter &w = **it;
+        if (!w.socket) {
+            it = m_waiters.erase(it);
+        } else if (w.deadline.hasExpired()) {
+            FeedPage empty;
+            empty.lastSeq = w.after;
+            answer(w, empty);
+            it = m_waiters.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void ChangeFeed::prune()
+{
+    const qint64 last = lastSeq();
+    const qint64 horizon = last - m_retention;
+    if (horizon <= purgedThrough())
+        return;
+    if (!m_db.begin())
+        return;
+    QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM events WHERE seq <= ?"));
+    del.addBindValue(horizon);
+    const bool ok = del.exec();
+    del.finish();
+    QSqlQuery &upd = m_db.query(QStringLiteral("UPDATE feed_state SET purged_through = ? WHERE id = 1"));
+    upd.addBindValue(horizon);
+    if (ok && upd.exec())
+        m_db.commit();
+    else
+        m_db.rollback();
+    upd.finish();
+}
+
+void ChangeFeed::closeAll()
+{
+    for (auto &w : m_waiters) {
+        FeedPage empty;
+        empty.lastSeq = w->after;
+        answer(*w, empty);
+    }
+    m_waiters.clear();
+    for (auto &w : m_watchers) {
+        if (w->socket) {
+            w->socket->disconnect(this);
+            w->socket->close(QWebSocketProtocol::CloseCodeGoingAway);
+        }
+    }
+    m_watchers.clear();
+}
+
+} // namespace OpsDeck

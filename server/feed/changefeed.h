@@ -1,0 +1,76 @@
+// The change feed: reads events after a cursor, parks long-polls and pushes to WebSocket watchers.
+#pragma once
+
+#include "core/problem.h"
+#include "server/http/caller.h"
+
+#include <QByteArray>
+#include <QDeadlineTimer>
+#include <QObject>
+#include <QPointer>
+
+#include <list>
+#include <memory>
+#include <optional>
+
+class QHttpServerResponder;
+class QTcpSocket;
+class QWebSocket;
+
+namespace OpsDeck {
+
+class Database;
+
+struct FeedPage
+{
+    QByteArrayList events; // each one compact JSON {seq, kind, id, version, op, object, at}
+    qint64 lastSeq = 0;    // the cursor to continue from
+};
+
+class ChangeFeed final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ChangeFeed)
+
+public:
+    ChangeFeed(Database &db, int retention, QObject *parent = nullptr);
+    ~ChangeFeed() override;
+
+    qint64 lastSeq();
+    qint64 purgedThrough();
+    // nullopt with a 410 "gone" problem when `after` is older than the retained feed.
+    std::optional<FeedPage> read(const Caller &who, qint64 after, int limit, Problem *error);
+    static QByteArray pageBody(const FeedPage &page);
+
+    // Answers the responder as soon as an event visible to `who` exists, or after waitMs.
+    void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder);
+    // Sends every event after `after` (nullopt: from now) as one text message each.
+    void watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after);
+
+    // After a commit that appended events: wakes waiters and watchers once per event-loop turn,
+    // and trims the feed to its retention.
+    void notifyAppended();
+    void closeAll();
+
+    int waiterCount() const { return int(m_waiters.size()); }
+    int watcherCount() const { return int(m_watchers.size()); }
+
+Q_SIGNALS:
+    void appended(qint64 seq);
+
+private:
+    struct Waiter;
+    struct Watcher;
+    void flush();
+    void expire();
+    void answer(Waiter &waiter, const FeedPage &page);
+    void prune();
+
+    Database &m_db;
+    int m_retention;
+    bool m_flushQueued = false;
+    std::list<std::unique_ptr<Waiter>> m_waiters;
+    std::list<std::unique_ptr<Watcher>> m_watchers;
+};
+
+} // namespace OpsDeck

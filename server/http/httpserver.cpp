@@ -1,0 +1,182 @@
+// The HTTP front: parses, routes, authenticates, applies Idempotency-Key and writes answers.
+#include "httpserver.h"
+
+#include "idempotencystore.h"
+#include "metrics.h"
+#include "router.h"
+#include "server/auth/tokenstore.h"
+
+#include <QElapsedTimer>
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+#include <QTcpSocket>
+
+namespace OpsDeck {
+
+namespace {
+
+QByteArray methodName(QHttpServerRequest::Method m)
+{
+    switch (m) {
+    case QHttpServerRequest::Method::Get: return QByteArrayLiteral("GET");
+    case QHttpServerRequest::Method::Put: return QByteArrayLiteral("PUT");
+    case QHttpServerRequest::Method::Delete: return QByteArrayLiteral("DELETE");
+    case QHttpServerRequest::Method::Post: return QByteArrayLiteral("POST");
+    case QHttpServerRequest::Method::Head: return QByteArrayLiteral("HEAD");
+    case QHttpServerRequest::Method::Options: return QByteArrayLiteral("OPTIONS");
+    case QHttpServerRequest::Method::Patch: return QByteArrayLiteral("PATCH");
+    case QHttpServerRequest::Method::Connect: return QByteArrayLiteral("CONNECT");
+    case QHttpServerRequest::Method::Trace: return QByteArrayLiteral("TRACE");
+    default: return QByteArrayLiteral("UNKNOWN");
+    }
+}
+
+Response problem(int status, const char *code, const char *title, const QString &detail)
+{
+    return Response::problem(Problem::make(status, QString::fromLatin1(code), QString::fromLatin1(title), detail));
+}
+
+} // namespace
+
+HttpServer::HttpServer(Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
+                       int maxBodyBytes, QObject *parent)
+    : QAbstractHttpServer(parent)
+    , m_router(router)
+    , m_tokens(tokens)
+    , m_idempotency(idempotency)
+    , m_metrics(metrics)
+    , m_maxBodyBytes(maxBodyBytes)
+{
+}
+
+void HttpServer::write(QHttpServerResponder &responder, const Response &r)
+{
+    responder.writeStatusLine(QHttpServerResponder::StatusCode(r.status));
+    responder.writeHeader(QByteArrayLiteral("Content-Type"), r.contentType);
+    responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(r.body.size()));
+    for (const auto &h : r.headers)
+        responder.writeHeader(h.first, h.second);
+    responder.writeBody(r.body);
+}
+
+bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket)
+{
+    // WebSocket upgrades are left to QAbstractHttpServer, which hands them to the change feed.
+    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0)
+        return false;
+
+    QElapsedTimer timer;
+    timer.start();
+    QHttpServerResponder responder = makeResponder(raw, socket);
+    Request req;
+    req.method = methodName(raw.method());
+    req.path = raw.url().path();
+    req.query = raw.query();
+    req.body = raw.body();
+    req.raw = &raw;
+    req.responder = &responder;
+
+    const RouteMatch match = m_router.match(req.method, req.path);
+    const Response r = dispatch(req, match);
+    const QString route = match.route ? match.route->pattern
+                                      : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
+    if (!r.deferred)
+        write(responder, r);
+    m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(timer.nsecsElapsed()) / 1e9);
+    return true;
+}
+
+void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    QHttpServerResponder responder = makeResponder(request, socket);
+    write(responder, problem(404, "not-found", "Not found", QStringLiteral("no such route")));
+}
+
+Response HttpServer::dispatch(Request &req, const RouteMatch &match)
+{
+    if (!match.route) {
+        if (match.allowed.isEmpty())
+            return problem(404, "not-found", "Not found", QStringLiteral("no route for %1").arg(req.path));
+        Response r = problem(405, "method-not-allowed", "Method not allowed",
+                             QStringLiteral("%1 is not allowed on %2; allowed: %3")
+                                 .arg(QString::fromLatin1(req.method), req.path,
+                                      QString::fromLatin1(match.allowed.join(", "))));
+        return r.withHeader(QByteArrayLiteral("Allow"), match.allowed.join(", "));
+    }
+    if (req.body.size() > m_maxBodyBytes)
+        return problem(413, "payload-too-large", "Payload too large",
+                       QStringLiteral("the body has %1 bytes; the limit is %2").arg(req.body.size()).arg(m_maxBodyBytes));
+    const Route &route = *match.route;
+    req.ids = match.ids;
+    if (route.roles) {
+        const QByteArray auth = req.header(QByteArrayLiteral("Authorization"));
+        if (auth.isEmpty())
+            return problem(401, "unauthenticated", "Unauthenticated",
+                           QStringLiteral("send Authorization: Bearer <token>"))
+                .withHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
+        if (!auth.startsWith("Bearer ") || !(req.caller = m_tokens.authenticate(auth.mid(7).trimmed())))
+            return problem(401, "unauthenticated", "Unauthenticated",
+                           QStringLiteral("the bearer token is unknown or revoked"))
+                .withHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer error=\"invalid_token\""));
+        if (!route.roles.testFlag(req.caller->role))
+            return problem(403, "forbidden", "Forbidden",
+                           QStringLiteral("the %1 role may not %2 %3")
+                               .arg(actorName(req.caller->role), QString::fromLatin1(req.method), route.pattern));
+    }
+    const QByteArray key = req.header(QByteArrayLiteral("Idempotency-Key"));
+    if (route.mutation && !key.isEmpty() && req.caller) {
+        if (key.size() > 255)
+            return problem(400, "invalid-request", "Invalid request",
+                           QStringLiteral("Idempotency-Key is longer than 255 characters"));
+        return runIdempotent(req, match, key);
+    }
+    try {
+        return route.handler(req);
+    } catch (...) {
+        return problem(500, "internal", "Internal error", QStringLiteral("unexpected failure"));
+    }
+}
+
+Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const QByteArray &key)
+{
+    const QString caller = req.caller->key();
+    const QString k = QString::fromUtf8(key);
+    const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.body);
+    if (const auto rec = m_idempotency.find(caller, k)) {
+        if (rec->fingerprint != fp)
+            return problem(422, "idempotency-key-reused", "Idempotency key reused",
+                           QStringLiteral("this Idempotency-Key was used for a different request"));
+        if (rec->running)
+            return problem(409, "idempotency-key-in-use", "Idempotency key in use",
+                           QStringLiteral("the original request with this Idempotency-Key is still running"));
+        Response r = Response::text(rec->status, rec->body, rec->contentType);
+        if (!rec->etag.isEmpty())
+            r.withHeader(QByteArrayLiteral("ETag"), rec->etag);
+        return r.withHeader(QByteArrayLiteral("Idempotency-Replayed"), QByteArrayLiteral("true"));
+    }
+    if (!m_idempotency.begin(caller, k, fp))
+        return problem(409, "idempotency-key-in-use", "Idempotency key in use",
+                       QStringLiteral("the original request with this Idempotency-Key is still running"));
+    Response r;
+    try {
+        r = match.route->handler(req);
+    } catch (...) {
+        r = problem(500, "internal", "Internal error", QStringLiteral("unexpected failure"));
+    }
+    if (r.status >= 500 || r.deferred) {
+        m_idempotency.abandon(caller, k);
+    } else {
+        IdempotencyRecord rec;
+        rec.status = r.status;
+        rec.contentType = r.contentType;
+        rec.body = r.body;
+        for (const auto &h : r.headers) {
+            if (h.first == "ETag")
+                rec.etag = h.second;
+        }
+        m_idempotency.finish(caller, k, rec);
+    }
+    return r;
+}
+
+} // namespace OpsDeck

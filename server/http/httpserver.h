@@ -1,0 +1,43 @@
+// The HTTP front: parses, routes, authenticates, applies Idempotency-Key and writes answers.
+#pragma once
+
+#include <QAbstractHttpServer>
+
+namespace OpsDeck {
+
+class IdempotencyStore;
+class Metrics;
+class Router;
+class TokenStore;
+struct Request;
+struct Response;
+struct RouteMatch;
+
+class HttpServer final : public QAbstractHttpServer
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(HttpServer)
+
+public:
+    // The stores and the router are not owned and must outlive the server.
+    HttpServer(Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
+               int maxBodyBytes, QObject *parent = nullptr);
+
+    static void write(QHttpServerResponder &responder, const Response &response);
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
+    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
+
+private:
+    Response dispatch(Request &request, const RouteMatch &match);
+    Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
+
+    Router &m_router;
+    TokenStore &m_tokens;
+    IdempotencyStore &m_idempotency;
+    Metrics &m_metrics;
+    int m_maxBodyBytes;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,106 @@
+// Idempotency-Key records: the first answer to a key, replayed to retries of the same request.
+#include "idempotencystore.h"
+
+#include "server/storage/timestamps.h"
+
+#include <QCryptographicHash>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+IdempotencyStore::IdempotencyStore(Database &db)
+    : m_db(db)
+{
+}
+
+QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString &path, const QByteArray &body)
+{
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(method);
+    h.addData(QByteArrayView(" "));
+    h.addData(path.toUtf8());
+    h.addData(QByteArrayView("\n"));
+    h.addData(body);
+    return h.result().toHex();
+}
+
+std::optional<IdempotencyRecord> IdempotencyStore::find(const QString &caller, const QString &key)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT fingerprint, state, status, headers, body FROM idempotency_keys"
+                                             " WHERE caller = ? AND key = ? AND created_at > ?"));
+    q.addBindValue(caller);
+    q.addBindValue(key);
+    q.addBindValue(timestamp(QDateTime::currentDateTimeUtc().addSecs(-24 * 3600)));
+    std::optional<IdempotencyRecord> r;
+    if (q.exec() && q.next()) {
+        IdempotencyRecord rec;
+        rec.fingerprint = q.value(0).toString().toLatin1();
+        rec.running = q.value(1).toString() == QLatin1String("running");
+        rec.status = q.value(2).toInt();
+        const QByteArray headers = q.value(3).toString().toUtf8();
+        const qsizetype nl = headers.indexOf('\n');
+        rec.contentType = headers.left(nl);
+        rec.etag = nl >= 0 ? headers.mid(nl + 1) : QByteArray();
+        rec.body = q.value(4).toString().toUtf8();
+        r = rec;
+    }
+    q.finish();
+    return r;
+}
+
+bool IdempotencyStore::begin(const QString &caller, const QString &key, const QByteArray &fingerprint)
+{
+    if (++m_sinceExpiry >= 500) {
+        m_sinceExpiry = 0;
+        expireOld();
+    }
+    // An expired record under the same key is replaced.
+    QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE caller = ? AND key = ?"
+                                               " AND created_at <= ?"));
+    del.addBindValue(caller);
+    del.addBindValue(key);
+    del.addBindValue(timestamp(QDateTime::currentDateTimeUtc().addSecs(-24 * 3600)));
+    del.exec();
+    del.finish();
+    QSqlQuery &q = m_db.query(QStringLiteral("INSERT INTO idempotency_keys (caller, key, fingerprint, state,"
+                                             " created_at) VALUES (?, ?, ?, 'running', ?)"));
+    q.addBindValue(caller);
+    q.addBindValue(key);
+    q.addBindValue(QString::fromLatin1(fingerprint));
+    q.addBindValue(nowTimestamp());
+    const bool ok = q.exec();
+    q.finish();
+    return ok;
+}
+
+void IdempotencyStore::finish(const QString &caller, const QString &key, const IdempotencyRecord &answer)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?,"
+                                             " body = ? WHERE caller = ? AND key = ?"));
+    q.addBindValue(answer.status);
+    q.addBindValue(QString::fromUtf8(answer.contentType + '\n' + answer.etag));
+    q.addBindValue(QString::fromUtf8(answer.body));
+    q.addBindValue(caller);
+    q.addBindValue(key);
+    q.exec();
+    q.finish();
+}
+
+void IdempotencyStore::abandon(const QString &caller, const QString &key)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE caller = ? AND key = ?"));
+    q.addBindValue(caller);
+    q.addBindValue(key);
+    q.exec();
+    q.finish();
+}
+
+void IdempotencyStore::expireOld()
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE created_at <= ?"));
+    q.addBindValue(timestamp(QDateTime::currentDateTimeUtc().addSecs(-24 * 3600)));
+    q.exec();
+    q.finish();
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,42 @@
+// Idempotency-Key records: the first answer to a key, replayed to retries of the same request.
+#pragma once
+
+#include "server/storage/database.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+
+namespace OpsDeck {
+
+struct IdempotencyRecord
+{
+    QByteArray fingerprint; // SHA-256 of method, path and body
+    bool running = false;
+    int status = 0;
+    QByteArray contentType;
+    QByteArray etag;
+    QByteArray body;
+};
+
+class IdempotencyStore final
+{
+public:
+    explicit IdempotencyStore(Database &db);
+
+    static QByteArray fingerprint(const QByteArray &method, const QString &path, const QByteArray &body);
+    std::optional<IdempotencyRecord> find(const QString &caller, const QString &key);
+    // False when the key is already taken (a concurrent first use).
+    bool begin(const QString &caller, const QString &key, const QByteArray &fingerprint);
+    void finish(const QString &caller, const QString &key, const IdempotencyRecord &answer);
+    void abandon(const QString &caller, const QString &key);
+
+private:
+    void expireOld();
+
+    Database &m_db;
+    int m_sinceExpiry = 0;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,36 @@
+// One HTTP request as the routes see it: method, matched path ids, query, body and caller.
+#pragma once
+
+#include "caller.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <QUrlQuery>
+
+#include <optional>
+
+class QHttpServerRequest;
+class QHttpServerResponder;
+
+namespace OpsDeck {
+
+struct Request
+{
+    QByteArray method;
+    QString path;
+    QUrlQuery query;
+    QByteArray body;
+    QList<qint64> ids;            // the {id} segments of the matched route, in order
+    std::optional<Caller> caller; // set on every route that requires a token
+    const QHttpServerRequest *raw = nullptr;     // not owned
+    QHttpServerResponder *responder = nullptr;   // not owned; a deferring route moves from it
+
+    QByteArray header(const QByteArray &name) const;
+    QString queryValue(const QString &key) const;
+    bool hasQuery(const QString &key) const { return query.hasQueryItem(key); }
+    const Caller &who() const { return *caller; }
+    qint64 id(int index = 0) const { return ids.value(index); }
+};
+
+} // namespace OpsDeck

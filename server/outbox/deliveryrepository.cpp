@@ -1,0 +1,666 @@
+// The callback outbox in storage: claiming due deliveries with a lease and recording each attempt.
+#include "deliveryrepository.h"
+
+#include "writetransaction.h"
+
+#include "core/delivery.h"
+#include "core/endpoint.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QUuid>
+
+namespace OpsDeck {
+
+namespace {
+
+const QString kDelivery = QStringLiteral("delivery");
+const QString kEndpoint = QStringLiteral("endpoint");
+const QString kAlert = QStringLiteral("alert");
+const QString kTestEvent = QStringLiteral("test");
+
+QVariant nullText()
+{
+    return QVariant(QMetaType::fromType<QString>());
+}
+
+QVariant textOrNull(const QString &text)
+{
+    return text.isEmpty() ? nullText() : QVariant(text);
+}
+
+QJsonValue nullable(const QVariant &v)
+{
+    return v.isNull() || v.toString().isEmpty() ? QJsonValue() : QJsonValue(v.toString());
+}
+
+QString headersText(const HeaderPairs &headers)
+{
+    QJsonArray list;
+    for (const auto &[name, value] : headers)
+        list.append(QJsonArray{QString::fromLatin1(name), QString::fromUtf8(value)});
+    return QString::fromUtf8(QJsonDocument(list).toJson(QJsonDocument::Compact));
+}
+
+Problem failed(const QSqlQuery &q)
+{
+    return Database::sqlProblem(q);
+}
+
+QString idList(const QList<qint64> &ids)
+{
+    QStringList parts;
+    parts.reserve(ids.size());
+    for (qint64 id : ids)
+        parts.append(QString::number(id));
+    return parts.join(QLatin1Char(','));
+}
+
+} // namespace
+
+DeliveryRepository::DeliveryRepository(Database &db, Journal &journal)
+    : m_db(db)
+    , m_journal(journal)
+{
+}
+
+bool DeliveryRepository::ensureSchema(Database &db, Problem *error)
+{
+    // Replicas may race to create them; a loser finds the table there on the second look.
+    const QStringList statements = {
+        QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_secret_grace (instance_id BIGINT PRIMARY KEY,"
+                       " previous_secret TEXT NOT NULL, valid_until TEXT NOT NULL)"),
+        QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_endpoint_streaks (endpoint_id BIGINT PRIMARY KEY,"
+                       " failing_since TEXT NOT NULL)"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS deliveries_lease ON deliveries(lease_owner)"),
+    };
+    for (const QString &sql : statements) {
+        if (!db.exec(sql, error) && !db.exec(sql, error))
+            return false;
+    }
+    return true;
+}
+
+const QString &DeliveryRepository::deliveryColumns()
+{
+    static const QString columns = QStringLiteral(
+        "d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, d.state, d.attempts,"
+        " d.next_attempt_at, d.give_up_at, d.last_status, d.last_error, d.created_at, d.updated_at, d.version, d.body");
+    return columns;
+}
+
+QJsonObject DeliveryRepository::deliveryJson(const QSqlQuery &q, int f)
+{
+    return {{QStringLiteral("id"), q.value(f).toLongLong()},
+            {QStringLiteral("webhook_id"), q.value(f + 1).toString()},
+            {QStringLiteral("event_type"), q.value(f + 2).toString()},
+            {QStringLiteral("instance_id"), q.value(f + 3).toLongLong()},
+            {QStringLiteral("provider_id"), q.value(f + 4).toLongLong()},
+            {QStringLiteral("endpoint_id"), q.value(f + 5).toLongLong()},
+            {QStringLiteral("state"), q.value(f + 6).toString()},
+            {QStringLiteral("attempts"), q.value(f + 7).toInt()},
+            {QStringLiteral("next_attempt_at"), nullable(q.value(f + 8))},
+            {QStringLiteral("give_up_at"), nullable(q.value(f + 9))},
+            {QStringLiteral("last_status"), q.value(f + 10).isNull() ? QJsonValue() : QJsonValue(q.value(f + 10).toInt())},
+            {QStringLiteral("last_error"), nullable(q.value(f + 11))},
+            {QStringLiteral("created_at"), q.value(f + 12).toString()},
+            {QStringLiteral("updated_at"), q.value(f + 13).toString()},
+            {QStringLiteral("version"), q.value(f + 14).toLongLong()},
+            {QStringLiteral("body"), QJsonDocument::fromJson(q.value(f + 15).toString().toUtf8()).object()}};
+}
+
+const QString &DeliveryRepository::endpointColumns()
+{
+    static const QString columns = QStringLiteral(
+        "e.id, e.url, e.provider_id, e.state, e.consecutive_failures, e.last_success_at, e.success_count,"
+        " e.failure_count, e.version, e.last_failure_at, e.paused_at, e.created_at, e.updated_at, s.failing_since");
+    return columns;
+}
+
+const QString &DeliveryRepository::endpointFrom()
+{
+    static const QString from = QStringLiteral(
+        "endpoints e LEFT JOIN outbox_endpoint_streaks s ON s.endpoint_id = e.id");
+    return from;
+}
+
+QJsonObject DeliveryRepository::endpointJson(const QSqlQuery &q, int f)
+{
+    const qint64 successes = q.value(f + 6).toLongLong();
+    const qint64 failures = q.value(f + 7).toLongLong();
+    const double rate = successes + failures == 0 ? 0.0 : double(failures) / double(successes + failures);
+    return {{QStringLiteral("id"), q.value(f).toLongLong()},
+            {QStringLiteral("url"), q.value(f + 1).toString()},
+            {QStringLiteral("provider_id"), q.value(f + 2).toLongLong()},
+            {QStringLiteral("state"), q.value(f + 3).toString()},
+            {QStringLiteral("consecutive_failures"), q.value(f + 4).toInt()},
+            {QStringLiteral("last_success_at"), nullable(q.value(f + 5))},
+            {QStringLiteral("failure_rate"), rate},
+            {QStringLiteral("success_count"), successes},
+            {QStringLiteral("failure_count"), failures},
+            {QStringLiteral("version"), q.value(f + 8).toLongLong()},
+            {QStringLiteral("last_failure_at"), nullable(q.value(f + 9))},
+            {QStringLiteral("paused_at"), nullable(q.value(f + 10))},
+            {QStringLiteral("created_at"), q.value(f + 11).toString()},
+            {QStringLiteral("updated_at"), q.value(f + 12).toString()},
+            {QStringLiteral("failing_since"), nullable(q.value(f + 13))}};
+}
+
+std::optional<QJsonObject> DeliveryRepository::delivery(qint64 id, Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT ") + deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE d.id = ?"));
+    q.addBindValue(id);
+    std::optional<QJsonObject> o;
+    if (!q.exec())
+        *error = failed(q);
+    else if (q.next())
+        o = deliveryJson(q);
+    else
+        *error = Problem::make(404, QStringLiteral("not-found"), QStringLiteral("Not found"),
+                               QStringLiteral("no delivery with id %1").arg(id));
+    q.finish();
+    return o;
+}
+
+std::optional<QJsonObject> DeliveryRepository::endpoint(qint64 id, Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT ") + endpointColumns() + QStringLiteral(" FROM ") + endpointFrom()
+                              + QStringLiteral(" WHERE e.id = ?"));
+    q.addBindValue(id);
+    std::optional<QJsonObject> o;
+    if (!q.exec())
+        *error = failed(q);
+    else if (q.next())
+        o = endpointJson(q);
+    else
+        *error = Problem::make(404, QStringLiteral("not-found"), QStringLiteral("Not found"),
+                               QStringLiteral("no endpoint with id %1").arg(id));
+    q.finish();
+    return o;
+}
+
+QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil,
+                                                int limit, const QList<qint64> &busyEndpoints, Problem *error)
+{
+    QList<DeliveryTarget> targets;
+    if (limit <= 0)
+        return targets;
+    const QString now = timestamp(nowAt);
+    const bool postgres = m_db.backend() == Database::Backend::Postgres;
+    // An older row of the instance blocks a newer one while it is undelivered or still in flight
+    // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
+    QString select = QStringLiteral(
+        "SELECT d.id FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
+        " WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)"
+        " AND e.state = 'ACTIVE'");
+    if (!busyEndpoints.isEmpty())
+        select += QStringLiteral(" AND d.endpoint_id NOT IN (") + idList(busyEndpoints) + QLatin1Char(')');
+    select += QStringLiteral(
+        " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
+        " AND o.event_type <> 'test' AND (o.state = 'PENDING' OR (o.lease_until IS NOT NULL AND o.lease_until >= ?)))"
+        " ORDER BY d.next_attempt_at, d.id LIMIT ?");
+    if (postgres)
+        select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
+
+    WriteTransaction tx(m_db);
+    QSqlQuery q(m_db.connection());
+    q.prepare(QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
+              + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
+    q.addBindValue(owner);
+    q.addBindValue(timestamp(leaseUntil));
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(limit);
+    q.addBindValue(now);
+    if (!q.exec()) {
+        if (error)
+            *error = failed(q);
+        return targets;
+    }
+    QList<qint64> ids;
+    while (q.next())
+        ids.append(q.value(0).toLongLong());
+    q.finish();
+    if (ids.isEmpty() || !tx.commit(error))
+        return targets;
+
+    QSqlQuery d(m_db.connection());
+    d.setForwardOnly(true);
+    if (!d.exec(QStringLiteral(
+            "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
+            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, e.consecutive_failures"
+            " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
+            " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
+                + idList(ids) + QStringLiteral(") ORDER BY d.id"))) {
+        if (error)
+            *error = failed(d);
+        for (qint64 id : std::as_const(ids))
+            release(id, owner);
+        return targets;
+    }
+    while (d.next()) {
+        DeliveryTarget t;
+        t.id = d.value(0).toLongLong();
+        t.webhookId = d.value(1).toString();
+        t.eventType = d.value(2).toString();
+        t.instanceId = d.value(3).toLongLong();
+        t.providerId = d.value(4).toLongLong();
+        t.endpointId = d.value(5).toLongLong();
+        t.url = d.value(6).toString();
+        t.signing = d.value(7).toString();
+        if (!d.value(8).toString().isEmpty())
+            t.secrets.append(d.value(8).toString());
+        if (!d.value(9).toString().isEmpty() && d.value(10).toString() > now)
+            t.secrets.append(d.value(9).toString());
+        t.body = d.value(11).toString().toUtf8();
+        t.attempts = d.value(12).toInt();
+        t.endpointFailures = d.value(13).toInt();
+        targets.append(t);
+    }
+    return targets;
+}
+
+void DeliveryRepository::release(qint64 id, const QString &owner)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral(
+        "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?"));
+    q.addBindValue(id);
+    q.addBindValue(owner);
+    q.exec();
+    q.finish();
+}
+
+RecordResult DeliveryRepository::record(const DeliveryTarget &target, const AttemptLog &attempt,
+                                        const AttemptOutcome &outcome, const QString &owner,
+                                        std::chrono::milliseconds autoPauseWindow, Problem *error)
+{
+    RecordResult result;
+    WriteTransaction tx(m_db);
+    if (!tx.isActive()) {
+        *error = Problem::make(500, QStringLiteral("storage-unavailable"), QStringLiteral("Storage unavailable"),
+                               QStringLiteral("cannot begin a transaction: %1").arg(m_db.connection().lastError().text()));
+        return result;
+    }
+    QSqlQuery &cur = m_db.query(QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
+    cur.addBindValue(target.id);
+    if (!cur.exec() || !cur.next()) {
+        *error = failed(cur);
+        cur.finish();
+        return result;
+    }
+    const QString state = cur.value(0).toString();
+    result.leaseLost = cur.value(1).toString() != owner;
+    cur.finish();
+
+    QSqlQuery &log = m_db.query(QStringLiteral(
+        "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, request_body, response_status,"
+        " response_headers, response_body, latency_ms, error_class, error)"
+        " VALUES (?, (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM delivery_attempts a WHERE a.delivery_id = ?),"
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    log.addBindValue(target.id);
+    log.addBindValue(target.id);
+    log.addBindValue(timestamp(attempt.at));
+    log.addBindValue(headersText(attempt.requestHeaders));
+    log.addBindValue(QString::fromUtf8(attempt.requestBody));
+    log.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
+    log.addBindValue(attempt.status > 0 ? QVariant(headersText(attempt.responseHeaders)) : nullText());
+    log.addBindValue(attempt.status > 0 ? QVariant(QString::fromUtf8(attempt.responseBody.left(MaxLoggedBodyBytes))) : nullText());
+    log.addBindValue(attempt.latencyMs);
+    log.addBindValue(textOrNull(attempt.errorClass));
+    log.addBindValue(textOrNull(attempt.error));
+    if (!log.exec()) {
+        *error = failed(log);
+        log.finish();
+        return result;
+    }
+    log.finish();
+
+    const QString now = nowTimestamp();
+    const QString lastError = attempt.errorClass.isEmpty()
+                                  ? QString()
+                                  : attempt.errorClass + QStringLiteral(": ") + attempt.error;
+    // Only the lease holder moves the state; a row superseded or cancelled meanwhile keeps its state.
+    const bool owns = !result.leaseLost;
+    const bool pending = owns && state == Delivery::Pending;
+    QString newState = state;
+    QVariant next = nullText();
+    QVariant giveUp = nullText();
+    if (pending) {
+        switch (outcome.verdict) {
+        case AttemptOutcome::Verdict::Delivered:
+            newState = Delivery::Delivered;
+            break;
+        case AttemptOutcome::Verdict::Exhausted:
+            newState = Delivery::Failed;
+            break;
+        case AttemptOutcome::Verdict::Retry:
+            next = timestamp(outcome.nextAttemptAt);
+            giveUp = timestamp(outcome.giveUpAt);
+            break;
+        }
+    }
+    QSqlQuery &upd = m_db.query(QStringLiteral(
+        "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = CASE WHEN ? THEN ? ELSE next_attempt_at END,"
+        " give_up_at = CASE WHEN ? THEN ? ELSE give_up_at END, last_status = ?, last_error = ?,"
+        " lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
+        " updated_at = ?, version = version + 1 WHERE id = ?"));
+    upd.addBindValue(newState);
+    upd.addBindValue(pending);
+    upd.addBindValue(next);
+    upd.addBindValue(pending);
+    upd.addBindValue(giveUp);
+    upd.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
+    upd.addBindValue(textOrNull(lastError));
+    upd.addBindValue(owns);
+    upd.addBindValue(owns);
+    upd.addBindValue(now);
+    upd.addBindValue(target.id);
+    if (!upd.exec()) {
+        *error = failed(upd);
+        upd.finish();
+        return result;
+    }
+    upd.finish();
+    if (!emitDelivery(target.id, QStringLiteral("updated"), error))
+        return result;
+
+    if (pending && outcome.verdict == AttemptOutcome::Verdict::Exhausted) {
+        if (!m_journal.audit(workerCaller(),
+                             {QStringLiteral("exhaust"), kDelivery, target.id, Delivery::Pending, Delivery::Failed,
+                              QStringLiteral("retry schedule exhausted; last error: %1").arg(lastError)},
+                             Audience{target.providerId, {}, false}, error))
+            return result;
+        if (!alert(QStringLiteral("delivery-failed"), target.id, 0, target.providerId,
+                   {{QStringLiteral("delivery_id"), target.id},
+                    {QStringLiteral("instance_id"), target.instanceId},
+                    {QStringLiteral("endpoint_id"), target.endpointId},
+                    {QStringLiteral("webhook_id"), target.webhookId},
+                    {QStringLiteral("message"),
+                     QStringLiteral("delivery %1 to %2 failed after its last scheduled attempt: %3")
+                         .arg(target.id)
+                         .arg(target.url, lastError)}},
+                   error))
+            return result;
+    }
+
+    if (!updateEndpoint(target, attempt, outcome, autoPauseWindow, &result.endpointChanged, error))
+        return result;
+    if (!tx.commit(error))
+        return result;
+    result.ok = true;
+    return result;
+}
+
+bool DeliveryRepository::updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt,
+                                        const AttemptOutcome &outcome, std::chrono::milliseconds autoPauseWindow,
+                                        bool *changed, Problem *error)
+{
+    QSqlQuery &cur = m_db.query(QStringLiteral(
+        "SELECT e.state, e.consecutive_failures, s.failing_since FROM endpoints e"
+        " LEFT JOIN outbox_endpoint_streaks s ON s.endpoint_id = e.id WHERE e.id = ?"));
+    cur.addBindValue(target.endpointId);
+    if (!cur.exec() || !cur.next()) {
+        *error = failed(cur);
+        cur.finish();
+        return false;
+    }
+    const QString state = cur.value(0).toString();
+    const int failures = cur.value(1).toInt();
+    QString failingSince = cur.value(2).toString();
+    cur.finish();
+
+    const bool success = outcome.verdict == AttemptOutcome::Verdict::Delivered;
+    const QString at = timestamp(attempt.at);
+    QString newState = state;
+    QString action;
+    if (success) {
+        *changed = failures > 0;
+        QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
+        del.addBindValue(target.endpointId);
+        del.exec();
+        del.finish();
+    } else {
+        if (failingSince.isEmpty()) {
+            failingSince = at;
+            *changed = true;
+            QSqlQuery &ins = m_db.query(QStringLiteral(
+                "INSERT INTO outbox_endpoint_streaks (endpoint_id, failing_since) VALUES (?, ?)"));
+            ins.addBindValue(target.endpointId);
+            ins.addBindValue(at);
+            if (!ins.exec()) {
+                *error = failed(ins);
+                ins.finish();
+                return false;
+            }
+            ins.finish();
+        }
+        if (state == Endpoint::Active && outcome.disableEndpoint) {
+            newState = Endpoint::Disabled;
+            action = QStringLiteral("disable");
+        } else if (state == Endpoint::Active
+                   && failingSince <= timestamp(attempt.at.addMSecs(-qint64(autoPauseWindow.count())))) {
+            newState = Endpoint::Paused;
+            action = QStringLiteral("pause");
+        }
+    }
+    if (newState != state)
+        *changed = true;
+
+    QSqlQuery &upd = m_db.query(QStringLiteral(
+        "UPDATE endpoints SET consecutive_failures = ?, success_count = success_count + ?, failure_count = failure_count + ?,"
+        " last_success_at = CASE WHEN ? THEN ? ELSE last_success_at END,"
+        " last_failure_at = CASE WHEN ? THEN last_failure_at ELSE ? END,"
+        " state = ?, paused_at = CASE WHEN ? THEN ? ELSE paused_at END, version = version + ?, updated_at = ? WHERE id = ?"));
+    upd.addBindValue(success ? 0 : failures + 1);
+    upd.addBindValue(success ? 1 : 0);
+    upd.addBindValue(success ? 0 : 1);
+    upd.addBindValue(success);
+    upd.addBindValue(at);
+    upd.addBindValue(success);
+    upd.addBindValue(at);
+    upd.addBindValue(newState);
+    upd.addBindValue(newState == Endpoint::Paused && state != Endpoint::Paused);
+    upd.addBindValue(at);
+    upd.addBindValue(*changed ? 1 : 0);
+    upd.addBindValue(nowTimestamp());
+    upd.addBindValue(target.endpointId);
+    if (!upd.exec()) {
+        *error = failed(upd);
+        upd.finish();
+        return false;
+    }
+    upd.finish();
+    if (!*changed)
+        return true;
+    if (!emitEndpoint(target.endpointId, QStringLiteral("updated"), error))
+        return false;
+    if (action.isEmpty())
+        return true;
+    const QString why = action == QLatin1String("disable")
+                            ? QStringLiteral("the endpoint answered 410 Gone")
+                            : QStringLiteral("the endpoint has been failing since %1").arg(failingSince);
+    return m_journal.audit(workerCaller(), {action, kEndpoint, target.endpointId, state, newState, why},
+                           Audience{target.providerId, {}, false}, error)
+        && alert(action == QLatin1String("disable") ? QStringLiteral("endpoint-disabled") : QStringLiteral("endpoint-paused"),
+                 target.endpointId, 0, target.providerId,
+                 {{QStringLiteral("endpoint_id"), target.endpointId},
+                  {QStringLiteral("url"), target.url},
+                  {QStringLiteral("message"), QStringLiteral("endpoint %1 (%2) %3: %4")
+                                                  .arg(target.endpointId)
+                                                  .arg(target.url,
+                                                       action == QLatin1String("disable") ? QStringLiteral("disabled")
+                                                                                          : QStringLiteral("paused"),
+                                                       why)}},
+                 error);
+}
+
+bool DeliveryRepository::alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId,
+                               const QJsonObject &details, Problem *error)
+{
+    QJsonObject object = details;
+    object.insert(QStringLiteral("type"), type);
+    object.insert(QStringLiteral("at"), nowTimestamp());
+    return m_journal.event(kAlert, objectId, version, QStringLiteral("created"), object, Audience{providerId, {}, false},
+                           error)
+        != 0;
+}
+
+int DeliveryRepository::supersedeStale(Problem *error)
+{
+    const QString now = nowTimestamp();
+    QList<std::pair<qint64, qint64>> rows; // id, provider
+    {
+        QSqlQuery &q = m_db.query(QStringLiteral(
+            "SELECT d.id, d.provider_id FROM deliveries d WHERE d.state IN ('PENDING', 'FAILED') AND d.event_type <> 'test'"
+            " AND (d.lease_until IS NULL OR d.lease_until < ?)"
+            " AND EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id AND n.event_type = d.event_type"
+            " AND n.id > d.id AND n.state <> 'CANCELLED') ORDER BY d.id LIMIT 1000"));
+        q.addBindValue(now);
+        if (!q.exec()) {
+            *error = failed(q);
+            q.finish();
+            return -1;
+        }
+        while (q.next())
+            rows.append({q.value(0).toLongLong(), q.value(1).toLongLong()});
+        q.finish();
+    }
+    if (rows.isEmpty())
+        return 0;
+    WriteTransaction tx(m_db);
+    int count = 0;
+    for (const auto &[id, provider] : std::as_const(rows)) {
+        QSqlQuery &u = m_db.query(QStringLiteral(
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
+            " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
+        u.addBindValue(now);
+        u.addBindValue(id);
+        u.addBindValue(now);
+        const bool ok = u.exec();
+        const int n = u.numRowsAffected();
+        if (!ok)
+            *error = failed(u);
+        u.finish();
+        if (!ok)
+            return -1;
+        if (n == 1) {
+            if (!emitDelivery(id, QStringLiteral("updated"), error))
+                return -1;
+            ++count;
+        }
+        Q_UNUSED(provider)
+    }
+    if (!tx.commit(error))
+        return -1;
+    return count;
+}
+
+std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const QString &eventType,
+                                                       const QJsonObject &body, Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral(
+        "SELECT i.provider_id, e.id FROM instances i JOIN endpoints e ON e.provider_id = i.provider_id AND e.url = i.callback_url"
+        " WHERE i.id = ?"));
+    q.addBindValue(instanceId);
+    if (!q.exec() || !q.next()) {
+        *error = q.lastError().isValid() ? failed(q)
+                                          : Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
+                                                          QStringLiteral("instance %1 has no registered callback endpoint")
+                                                              .arg(instanceId));
+        q.finish();
+        return std::nullopt;
+    }
+    const qint64 provider = q.value(0).toLongLong();
+    const qint64 endpoint = q.value(1).toLongLong();
+    q.finish();
+
+    const QString now = nowTimestamp();
+    QSqlQuery &ins = m_db.query(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, give_up_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, NULL, ?, ?, 1)"
+        " RETURNING id"));
+    ins.addBindValue(newWebhookId());
+    ins.addBindValue(eventType);
+    ins.addBindValue(instanceId);
+    ins.addBindValue(provider);
+    ins.addBindValue(endpoint);
+    ins.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
+    ins.addBindValue(now);
+    ins.addBindValue(now);
+    ins.addBindValue(now);
+    if (!ins.exec() || !ins.next()) {
+        *error = failed(ins);
+        ins.finish();
+        return std::nullopt;
+    }
+    const qint64 id = ins.value(0).toLongLong();
+    ins.finish();
+    if (eventType != kTestEvent) {
+        QSqlQuery &old = m_db.query(QStringLiteral(
+            "SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? AND id < ? AND state IN ('PENDING', 'FAILED')"
+            " AND (lease_until IS NULL OR lease_until < ?)"));
+        old.addBindValue(instanceId);
+        old.addBindValue(eventType);
+        old.addBindValue(id);
+        old.addBindValue(now);
+        QList<qint64> stale;
+        if (old.exec())
+            while (old.next())
+                stale.append(old.value(0).toLongLong());
+        old.finish();
+        for (qint64 s : std::as_const(stale)) {
+            QSqlQuery &u = m_db.query(QStringLiteral(
+                "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
+                " WHERE id = ?"));
+            u.addBindValue(now);
+            u.addBindValue(s);
+            const bool ok = u.exec();
+            u.finish();
+            if (!ok || !emitDelivery(s, QStringLiteral("updated"), error))
+                return std::nullopt;
+        }
+    }
+    if (!emitDelivery(id, QStringLiteral("created"), error))
+        return std::nullopt;
+    return delivery(id, error);
+}
+
+bool DeliveryRepository::emitDelivery(qint64 id, const QString &op, Problem *error)
+{
+    const auto o = delivery(id, error);
+    if (!o)
+        return false;
+    const qint64 provider = o->value(QStringLiteral("provider_id")).toInteger();
+    return m_journal.event(kDelivery, id, o->value(QStringLiteral("version")).toInteger(), op, *o,
+                           Audience{provider, {}, false}, error)
+        != 0;
+}
+
+bool DeliveryRepository::emitEndpoint(qint64 id, const QString &op, Problem *error)
+{
+    const auto o = endpoint(id, error);
+    if (!o)
+        return false;
+    const qint64 provider = o->value(QStringLiteral("provider_id")).toInteger();
+    return m_journal.event(kEndpoint, id, o->value(QStringLiteral("version")).toInteger(), op, *o,
+                           Audience{provider, {}, false}, error)
+        != 0;
+}
+
+Caller DeliveryRepository::workerCaller()
+{
+    return Caller{Actor::Controller, QStringLiteral("delivery-worker"), 0};
+}
+
+QString DeliveryRepository::newWebhookId()
+{
+    return QStringLiteral("msg_") + QUuid::createUuid().toString(QUuid::Id128);
+}
+
+} // namespace OpsDeck

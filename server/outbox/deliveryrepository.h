@@ -1,0 +1,134 @@
+// The callback outbox in storage: claiming due deliveries with a lease and recording each attempt.
+#pragma once
+
+#include "core/problem.h"
+#include "server/http/caller.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QStringList>
+
+#include <chrono>
+#include <optional>
+
+class QSqlQuery;
+
+namespace OpsDeck {
+
+class Database;
+class Journal;
+
+using HeaderPairs = QList<QPair<QByteArray, QByteArray>>;
+
+// One claimed delivery and everything sending it needs.
+struct DeliveryTarget
+{
+    qint64 id = 0;
+    QString webhookId;
+    QString eventType;
+    qint64 instanceId = 0;
+    qint64 providerId = 0;
+    qint64 endpointId = 0;
+    QString url;
+    QString signing;      // "standard-webhooks" or "x-hub-signature"
+    QStringList secrets;  // the current one first, then one still inside its rotation grace period
+    QByteArray body;
+    int attempts = 0;     // attempts already made in the current schedule run
+    int endpointFailures = 0;
+};
+
+// One attempt as the log keeps it (spec §3).
+struct AttemptLog
+{
+    QDateTime at;
+    HeaderPairs requestHeaders; // signatures already redacted
+    QByteArray requestBody;
+    int status = 0;             // 0 when no HTTP answer arrived
+    HeaderPairs responseHeaders;
+    QByteArray responseBody;    // at most the first 4 KiB
+    qint64 latencyMs = 0;
+    QString errorClass;         // empty on success: dns, connect, tls, timeout, http, invalid-url
+    QString error;
+};
+
+struct AttemptOutcome
+{
+    enum class Verdict { Delivered, Retry, Exhausted };
+    Verdict verdict = Verdict::Retry;
+    QDateTime nextAttemptAt;   // Retry
+    QDateTime giveUpAt;        // Retry
+    bool disableEndpoint = false; // 410 Gone
+};
+
+// What a record() changed, so the worker can wake the feed and the tests can count.
+struct RecordResult
+{
+    bool ok = false;
+    bool leaseLost = false;  // another worker owns it now; only the attempt was logged
+    bool endpointChanged = false;
+};
+
+// Works on whichever connection it is given: the worker thread has its own, the API uses the
+// HTTP thread's. Every method that writes runs one transaction that also appends the feed events.
+class DeliveryRepository final
+{
+public:
+    static constexpr int MaxLoggedBodyBytes = 4096;
+
+    DeliveryRepository(Database &db, Journal &journal);
+
+    // Tables the outbox keeps next to the schema's: rotation grace secrets and failure streaks.
+    static bool ensureSchema(Database &db, Problem *error);
+
+    static const QString &deliveryColumns(); // SELECT list (alias d) that deliveryJson() reads
+    static QJsonObject deliveryJson(const QSqlQuery &row, int first = 0);
+    static const QString &endpointColumns(); // SELECT list (aliases e, s) that endpointJson() reads
+    static const QString &endpointFrom();    // "endpoints e LEFT JOIN ... s": the FROM for endpointColumns()
+    static QJsonObject endpointJson(const QSqlQuery &row, int first = 0);
+
+    std::optional<QJsonObject> delivery(qint64 id, Problem *error);
+    std::optional<QJsonObject> endpoint(qint64 id, Problem *error);
+
+    // Leases up to `limit` due deliveries to `owner` until `leaseUntil`: PENDING, due, not leased
+    // (or the lease expired: a crashed worker's work comes back), endpoint ACTIVE, and the oldest
+    // undelivered one of its instance, so one instance's notifications go out in order. On
+    // PostgreSQL the rows are locked with SKIP LOCKED, so two replicas never claim the same row.
+    QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
+                                const QList<qint64> &busyEndpoints, Problem *error);
+    void release(qint64 id, const QString &owner);
+
+    // Logs the attempt and applies its outcome to the delivery and its endpoint, in one
+    // transaction with the feed events, the alert and the audit entries.
+    RecordResult record(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
+                        const QString &owner, std::chrono::milliseconds autoPauseWindow, Problem *error);
+
+    // Undelivered older notifications that a newer one of the same instance and kind replaces.
+    int supersedeStale(Problem *error);
+
+    // Queues a notification for an instance's registered callback (destruction, test event);
+    // supersedes the older undelivered ones of the same kind. The new delivery, or nullopt.
+    std::optional<QJsonObject> enqueue(qint64 instanceId, const QString &eventType, const QJsonObject &body,
+                                       Problem *error);
+
+    // Appends the delivery's feed event ("delivery", op) inside the caller's transaction.
+    bool emitDelivery(qint64 id, const QString &op, Problem *error);
+    bool emitEndpoint(qint64 id, const QString &op, Problem *error);
+
+    static Caller workerCaller();
+    static QString newWebhookId();
+
+private:
+    bool updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
+                        std::chrono::milliseconds autoPauseWindow, bool *changed, Problem *error);
+    bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,
+               Problem *error);
+
+    Database &m_db;
+    Journal &m_journal;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,33 @@
+// Everything that configures one control plane: where it listens, its storage and its limits.
+#pragma once
+
+#include <QString>
+
+#include <chrono>
+
+namespace OpsDeck {
+
+struct ServerOptions
+{
+    QString host = QStringLiteral("127.0.0.1");
+    quint16 port = 0;                  // 0 = ephemeral; ControlPlane::port() tells the real one
+    QString databaseUrl;               // empty = Database::defaultUrl()
+    bool allowPrivateCallbacks = false; // callback URLs on loopback/private networks (tests, demo)
+    QString tlsCert;                   // PEM files; both set = HTTPS
+    QString tlsKey;
+    int feedRetention = 100000;        // change-feed events kept; older cursors get 410
+    std::chrono::seconds instanceRetention{std::chrono::hours(24 * 7)}; // STOPPED -> DESTROYED
+    int maxBodyBytes = 1024 * 1024;    // larger bodies get 413
+    int maxWaitSeconds = 60;           // long-poll ceiling
+    // Callback delivery (spec §3); tests shorten the times.
+    bool deliveryWorker = true;        // false: deliveries are queued but never sent
+    QString retrySchedule;             // "5s,5m,30m" (RetrySchedule::parseDelays); empty = the default
+    std::chrono::milliseconds deliveryTimeout{15000};
+    int deliveryConcurrency = 256;     // attempts in flight per process
+    int endpointConcurrency = 16;      // attempts in flight per endpoint (1 while it is failing)
+    std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
+    std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs
+    std::chrono::milliseconds outboxPollInterval{1000}; // due retries, expired leases, retention
+};
+
+} // namespace OpsDeck

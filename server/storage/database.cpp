@@ -1,0 +1,222 @@
+// The control plane's storage connection: SQLite or PostgreSQL behind one API, with migrations.
+#include "database.h"
+
+#include "migrations.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QStandardPaths>
+#include <QUrl>
+#include <QUuid>
+
+namespace OpsDeck {
+
+namespace {
+
+Problem storageProblem(const QString &detail)
+{
+    return Problem::make(500, QStringLiteral("storage-unavailable"), QStringLiteral("Storage unavailable"), detail);
+}
+
+} // namespace
+
+Database::Database(QString url)
+    : m_url(std::move(url))
+    , m_connectionName(QStringLiteral("opsdeck-") + QUuid::createUuid().toString(QUuid::WithoutBraces))
+{
+    if (m_url.isEmpty())
+        m_url = defaultUrl();
+}
+
+Database::~Database()
+{
+    close();
+}
+
+QString Database::defaultUrl()
+{
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    return QStringLiteral("sqlite://") + QDir(dir).absoluteFilePath(QStringLiteral("opsdeck-server.db"));
+}
+
+bool Database::open(Problem *error)
+{
+    const QUrl url(m_url);
+    QSqlDatabase db;
+    if (url.scheme() == QLatin1String("sqlite")) {
+        m_backend = Backend::Sqlite;
+        const QString path = url.path();
+        if (path.isEmpty() || !QDir::isAbsolutePath(path) || !url.host().isEmpty()) {
+            if (error)
+                *error = storageProblem(QStringLiteral("expected sqlite:///absolute/path.db, got %1").arg(m_url));
+            return false;
+        }
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
+        db.setDatabaseName(path);
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    } else if (url.scheme() == QLatin1String("postgresql") || url.scheme() == QLatin1String("postgres")) {
+        m_backend = Backend::Postgres;
+        const QString name = url.path().mid(1);
+        if (url.host().isEmpty() || name.isEmpty()) {
+            if (error)
+                *error = storageProblem(QStringLiteral("expected postgresql://user[:pass]@host[:port]/db, got %1")
+                                            .arg(url.toString(QUrl::RemovePassword)));
+            return false;
+        }
+        db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), m_connectionName);
+        db.setHostName(url.host());
+        db.setPort(url.port(5432));
+        db.setDatabaseName(name);
+        db.setUserName(url.userName());
+        db.setPassword(url.password());
+        db.setConnectOptions(QStringLiteral("connect_timeout=10"));
+    } else {
+        if (error)
+            *error = storageProblem(QStringLiteral("unsupported database URL scheme in %1 (sqlite or postgresql)")
+                                        .arg(url.toString(QUrl::RemovePassword)));
+        return false;
+    }
+    if (!db.open()) {
+        if (error)
+            *error = storageProblem(QStringLiteral("cannot open %1: %2")
+                                        .arg(url.toString(QUrl::RemovePassword), db.lastError().text()));
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(m_connectionName);
+        return false;
+    }
+    if (m_backend == Backend::Sqlite) {
+        for (const char *pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                                   "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000"}) {
+            if (!exec(QString::fromLatin1(pragma), error))
+                return false;
+        }
+    } else {
+        if (!exec(QStringLiteral("SET client_min_messages TO WARNING"), error))
+            return false;
+    }
+    return true;
+}
+
+void Database::close()
+{
+    m_queries.clear();
+    if (QSqlDatabase::contains(m_connectionName)) {
+        {
+            QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(m_connectionName);
+    }
+}
+
+bool Database::isOpen() const
+{
+    return QSqlDatabase::contains(m_connectionName) && connection().isOpen();
+}
+
+QString Database::backendName() const
+{
+    return m_backend == Backend::Sqlite ? QStringLiteral("sqlite") : QStringLiteral("postgresql");
+}
+
+QSqlDatabase Database::connection() const
+{
+    return QSqlDatabase::database(m_connectionName, false);
+}
+
+bool Database::exec(const QString &sql, Problem *error)
+{
+    QSqlQuery q(connection());
+    if (!q.exec(sql)) {
+        if (error)
+            *error = sqlProblem(q);
+        return false;
+    }
+    return true;
+}
+
+int Database::schemaVersion()
+{
+    QSqlQuery q(connection());
+    if (!q.exec(QStringLiteral("SELECT MAX(version) FROM schema_migrations")) || !q.next())
+        return 0;
+    return q.value(0).toInt();
+}
+
+bool Database::migrate(Problem *error)
+{
+    if (!exec(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                             " applied_at TEXT NOT NULL)"),
+              error))
+        return false;
+    const QString idType = m_backend == Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
+                                                        : QStringLiteral("BIGSERIAL PRIMARY KEY");
+    for (const Migration &m : migrations()) {
+        if (!begin()) {
+            if (error)
+                *error = storageProblem(connection().lastError().text());
+            return false;
+        }
+        // Inside the transaction, so two replicas starting together apply each version once.
+        const int current = schemaVersion();
+        if (m.version <= current) {
+            rollback();
+            continue;
+        }
+        for (QString sql : m.statements) {
+            sql.replace(QLatin1String("{{id}}"), idType);
+            if (!exec(sql, error)) {
+                rollback();
+                return false;
+            }
+        }
+        QSqlQuery q(connection());
+        q.prepare(QStringLiteral("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)"));
+        q.addBindValue(m.version);
+        q.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+        if (!q.exec() || !commit()) {
+            if (error)
+                *error = sqlProblem(q);
+            rollback();
+            return false;
+        }
+    }
+    return true;
+}
+
+QSqlQuery &Database::query(const QString &sql)
+{
+    auto it = m_queries.find(sql);
+    if (it == m_queries.end()) {
+        auto q = std::make_shared<QSqlQuery>(connection());
+        q->setForwardOnly(true);
+        q->prepare(sql);
+        it = m_queries.insert(sql, q);
+    }
+    return **it;
+}
+
+bool Database::begin()
+{
+    return connection().transaction();
+}
+
+bool Database::commit()
+{
+    return connection().commit();
+}
+
+void Database::rollback()
+{
+    connection().rollback();
+}
+
+Problem Database::sqlProblem(const QSqlQuery &query)
+{
+    return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
+                         QStringLiteral("storage: %1").arg(query.lastError().text()));
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,65 @@
+// The control plane's storage connection: SQLite or PostgreSQL behind one API, with migrations.
+#pragma once
+
+#include "core/problem.h"
+
+#include <QHash>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QString>
+
+#include <memory>
+
+namespace OpsDeck {
+
+// One connection, used only from the thread that opened it. Repository code writes SQL that both
+// backends accept; the few differences (auto-increment ids) are spelled {{id}} in migrations.
+class Database final
+{
+public:
+    enum class Backend { Sqlite, Postgres };
+
+    explicit Database(QString url);
+    ~Database();
+    Database(const Database &) = delete;
+    Database &operator=(const Database &) = delete;
+
+    // sqlite:///abs/path.db under the XDG data directory.
+    static QString defaultUrl();
+
+    bool open(Problem *error = nullptr);
+    // Applies every migration not yet in schema_migrations, each in its own transaction.
+    bool migrate(Problem *error = nullptr);
+    void close();
+    bool isOpen() const;
+
+    const QString &url() const { return m_url; }
+    Backend backend() const { return m_backend; }
+    QString backendName() const;
+    QSqlDatabase connection() const;
+    int schemaVersion();
+
+    // A prepared statement cached by its text: callers bind, exec and finish() it. Never nest two
+    // uses of the same text.
+    QSqlQuery &query(const QString &sql);
+    // Runs one statement without parameters; false (and the problem) on failure.
+    bool exec(const QString &sql, Problem *error = nullptr);
+
+    bool begin();
+    bool commit();
+    void rollback();
+
+    // Never NULL: a null QString binds as SQL NULL, which NOT NULL text columns refuse.
+    static QString text(const QString &value) { return value.isNull() ? QString(QLatin1String("")) : value; }
+
+    // A 500 "internal" problem naming the failed statement, for the log and the client.
+    static Problem sqlProblem(const QSqlQuery &query);
+
+private:
+    QString m_url;
+    QString m_connectionName;
+    Backend m_backend = Backend::Sqlite;
+    QHash<QString, std::shared_ptr<QSqlQuery>> m_queries;
+};
+
+} // namespace OpsDeck

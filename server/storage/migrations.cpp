@@ -1,0 +1,77 @@
+// The schema, as versioned forward-only migrations shared by SQLite and PostgreSQL.
+#include "migrations.h"
+
+namespace OpsDeck {
+
+// Timestamps are RFC 3339 UTC text with milliseconds: they sort as text on both backends, and
+// JSON-valued columns are TEXT for the same reason.
+const QList<Migration> &migrations()
+{
+    static const QList<Migration> list = {
+        {1,
+         {
+             QStringLiteral("CREATE TABLE organizations (id {{id}}, name TEXT NOT NULL, status TEXT NOT NULL,"
+                            " version BIGINT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+                            " deleted_at TEXT)"),
+             QStringLiteral("CREATE TABLE providers (id {{id}}, name TEXT NOT NULL,"
+                            " organization_id BIGINT NOT NULL REFERENCES organizations(id),"
+                            " applications TEXT NOT NULL, version BIGINT NOT NULL,"
+                            " created_at TEXT NOT NULL, updated_at TEXT NOT NULL)"),
+             QStringLiteral("CREATE INDEX providers_organization ON providers(organization_id)"),
+             QStringLiteral("CREATE TABLE instances (id {{id}}, name TEXT NOT NULL,"
+                            " organization_id BIGINT NOT NULL REFERENCES organizations(id),"
+                            " provider_id BIGINT NOT NULL REFERENCES providers(id),"
+                            " application TEXT NOT NULL, owner TEXT NOT NULL, status TEXT NOT NULL,"
+                            " version BIGINT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+                            " status_changed_at TEXT NOT NULL, callback_url TEXT, callback_signing TEXT,"
+                            " secret TEXT, awaiting_ack_reason TEXT, awaiting_ack_delivery BIGINT,"
+                            " destroy_after TEXT)"),
+             QStringLiteral("CREATE INDEX instances_organization ON instances(organization_id, id)"),
+             QStringLiteral("CREATE INDEX instances_provider ON instances(provider_id, id)"),
+             QStringLiteral("CREATE INDEX instances_owner ON instances(owner, id)"),
+             QStringLiteral("CREATE INDEX instances_status ON instances(status, id)"),
+             QStringLiteral("CREATE INDEX instances_updated ON instances(updated_at)"),
+             QStringLiteral("CREATE TABLE tokens (id {{id}}, name TEXT NOT NULL, role TEXT NOT NULL,"
+                            " subject TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,"
+                            " created_at TEXT NOT NULL, revoked_at TEXT)"),
+             QStringLiteral("CREATE TABLE audit (id {{id}}, at TEXT NOT NULL, actor_role TEXT NOT NULL,"
+                            " actor_subject TEXT NOT NULL, action TEXT NOT NULL, kind TEXT NOT NULL,"
+                            " object_id BIGINT NOT NULL, from_state TEXT, to_state TEXT, reason TEXT NOT NULL,"
+                            " provider_id BIGINT, owner TEXT)"),
+             QStringLiteral("CREATE INDEX audit_object ON audit(kind, object_id)"),
+             QStringLiteral("CREATE TABLE events (seq {{id}}, kind TEXT NOT NULL, object_id BIGINT NOT NULL,"
+                            " version BIGINT NOT NULL, op TEXT NOT NULL, object TEXT NOT NULL, at TEXT NOT NULL,"
+                            " audience_provider BIGINT, audience_owner TEXT,"
+                            " audience_private INTEGER NOT NULL DEFAULT 0)"),
+             QStringLiteral("CREATE TABLE feed_state (id INTEGER PRIMARY KEY, purged_through BIGINT NOT NULL)"),
+             QStringLiteral("INSERT INTO feed_state (id, purged_through) VALUES (1, 0)"),
+             QStringLiteral("CREATE TABLE idempotency_keys (caller TEXT NOT NULL, key TEXT NOT NULL,"
+                            " fingerprint TEXT NOT NULL, state TEXT NOT NULL, status INTEGER,"
+                            " headers TEXT, body TEXT, created_at TEXT NOT NULL, PRIMARY KEY (caller, key))"),
+             QStringLiteral("CREATE TABLE endpoints (id {{id}}, provider_id BIGINT NOT NULL REFERENCES providers(id),"
+                            " url TEXT NOT NULL, state TEXT NOT NULL, consecutive_failures INTEGER NOT NULL DEFAULT 0,"
+                            " success_count BIGINT NOT NULL DEFAULT 0, failure_count BIGINT NOT NULL DEFAULT 0,"
+                            " last_success_at TEXT, last_failure_at TEXT, paused_at TEXT,"
+                            " version BIGINT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+                            " UNIQUE (provider_id, url))"),
+             QStringLiteral("CREATE TABLE deliveries (id {{id}}, webhook_id TEXT NOT NULL UNIQUE,"
+                            " event_type TEXT NOT NULL, instance_id BIGINT NOT NULL REFERENCES instances(id),"
+                            " provider_id BIGINT NOT NULL, endpoint_id BIGINT NOT NULL REFERENCES endpoints(id),"
+                            " state TEXT NOT NULL, body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
+                            " next_attempt_at TEXT, give_up_at TEXT, last_status INTEGER, last_error TEXT,"
+                            " lease_owner TEXT, lease_until TEXT, created_at TEXT NOT NULL,"
+                            " updated_at TEXT NOT NULL, version BIGINT NOT NULL)"),
+             QStringLiteral("CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at)"),
+             QStringLiteral("CREATE INDEX deliveries_instance ON deliveries(instance_id, event_type, state)"),
+             QStringLiteral("CREATE TABLE delivery_attempts (id {{id}},"
+                            " delivery_id BIGINT NOT NULL REFERENCES deliveries(id), attempt INTEGER NOT NULL,"
+                            " at TEXT NOT NULL, request_headers TEXT, request_body TEXT, response_status INTEGER,"
+                            " response_headers TEXT, response_body TEXT, latency_ms INTEGER,"
+                            " error_class TEXT, error TEXT)"),
+             QStringLiteral("CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id, attempt)"),
+         }},
+    };
+    return list;
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,136 @@
+// The shared fixture: a real control plane on an ephemeral loopback port and a blocking client.
+#include "testserver.h"
+
+#include <QEventLoop>
+#include <QJsonDocument>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QTimer>
+
+namespace OpsDeck::Test {
+
+QByteArray Reply::header(const QByteArray &name) const
+{
+    for (const auto &h : headers) {
+        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
+            return h.second;
+    }
+    return {};
+}
+
+QJsonObject Reply::json() const
+{
+    return QJsonDocument::fromJson(body).object();
+}
+
+TestServer::TestServer(ServerOptions options)
+{
+    if (!m_db.isValid()) {
+        m_error = m_db.error();
+        return;
+    }
+    options.host = QStringLiteral("127.0.0.1");
+    options.port = 0;
+    options.databaseUrl = m_db.url();
+    options.allowPrivateCallbacks = true;
+    m_server = std::make_unique<ControlPlane>(options);
+    Problem problem;
+    if (!m_server->start(&problem))
+        m_error = problem.detail.isEmpty() ? problem.title : problem.detail;
+}
+
+TestServer::~TestServer()
+{
+    if (m_server)
+        m_server->stop();
+    m_server.reset();
+}
+
+bool TestServer::isRunning() const
+{
+    return m_server && m_server->isListening();
+}
+
+QUrl TestServer::baseUrl() const
+{
+    return m_server ? m_server->baseUrl() : QUrl();
+}
+
+QString TestServer::token(const QString &role, const QString &subject)
+{
+    const QString key = role + QLatin1Char('\n') + subject;
+    auto it = m_tokens.find(key);
+    if (it == m_tokens.end())
+        it = m_tokens.insert(key, m_server ? m_server->createToken(role, subject, QStringLiteral("test")) : QString());
+    return *it;
+}
+
+Reply TestServer::request(const QByteArray &method, const QString &path, const QJsonObject &body,
+                          const QString &token, const HeaderList &extraHeaders)
+{
+    return request(method, path, QJsonDocument(body).toJson(QJsonDocument::Compact), token, extraHeaders);
+}
+
+Reply TestServer::request(const QByteArray &method, const QString &path, const QByteArray &body,
+                          const QString &token, const HeaderList &extraHeaders)
+{
+    Reply reply;
+    if (!m_server) {
+        reply.networkError = m_error;
+        return reply;
+    }
+    QNetworkAccessManager nam;
+    QNetworkRequest req(QUrl(baseUrl().toString() + path));
+    req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
+    req.setTransferTimeout(120000);
+    if (!body.isEmpty())
+        req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    if (!token.isEmpty())
+        req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    for (const auto &h : extraHeaders)
+        req.setRawHeader(h.first, h.second);
+    QNetworkReply *r = nam.sendCustomRequest(req, method, body);
+    QEventLoop loop;
+    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    reply.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    reply.body = r->readAll();
+    for (const auto &h : r->rawHeaderPairs())
+        reply.headers.append(h);
+    if (reply.status == 0)
+        reply.networkError = r->errorString();
+    delete r;
+    return reply;
+}
+
+qint64 TestServer::createOrganization(const QString &name)
+{
+    const Reply r = post(QStringLiteral("/api/v1/organizations"), {{QStringLiteral("name"), name}}, operatorToken());
+    return r.status == 201 ? r.json().value(QStringLiteral("id")).toInteger() : 0;
+}
+
+qint64 TestServer::createProvider(const QString &name, qint64 organizationId, const QStringList &applications)
+{
+    const Reply r = post(QStringLiteral("/api/v1/providers"),
+                         {{QStringLiteral("name"), name},
+                          {QStringLiteral("organization_id"), organizationId},
+                          {QStringLiteral("applications"), QJsonArray::fromStringList(applications)}},
+                         operatorToken());
+    return r.status == 201 ? r.json().value(QStringLiteral("id")).toInteger() : 0;
+}
+
+qint64 TestServer::createInstance(const QString &name, qint64 organizationId, qint64 providerId,
+                                  const QString &application, const QString &owner)
+{
+    const Reply r = post(QStringLiteral("/api/v1/instances"),
+                         {{QStringLiteral("name"), name},
+                          {QStringLiteral("organization_id"), organizationId},
+                          {QStringLiteral("provider_id"), providerId},
+                          {QStringLiteral("application"), application},
+                          {QStringLiteral("owner"), owner}},
+                         operatorToken());
+    return r.status == 201 ? r.json().value(QStringLiteral("id")).toInteger() : 0;
+}
+
+} // namespace OpsDeck::Test

@@ -1,0 +1,83 @@
+// Health, metrics, routing errors and authentication of the HTTP front.
+#include "testserver.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+class tst_System : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void healthz();
+    void metricsCountRequests();
+    void routingErrors_data();
+    void routingErrors();
+
+private:
+    std::unique_ptr<TestServer> m_server;
+};
+
+void tst_System::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    m_server = std::make_unique<TestServer>();
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+}
+
+void tst_System::healthz()
+{
+    const Reply r = m_server->get(QStringLiteral("/healthz"), {});
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.json().value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(r.json().value(QStringLiteral("database")).toString(),
+             m_server->testDatabase().isPostgres() ? QStringLiteral("postgresql") : QStringLiteral("sqlite"));
+}
+
+void tst_System::metricsCountRequests()
+{
+    m_server->get(QStringLiteral("/healthz"), {});
+    const Reply r = m_server->get(QStringLiteral("/metrics"), {});
+    QCOMPARE(r.status, 200);
+    QVERIFY(r.header("Content-Type").startsWith("text/plain"));
+    QVERIFY(r.body.contains("opsdeck_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"}"));
+    QVERIFY(r.body.contains("opsdeck_http_request_duration_seconds_bucket{route=\"/healthz\""));
+    QVERIFY(r.body.contains("opsdeck_feed_last_seq "));
+}
+
+void tst_System::routingErrors_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("withToken");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QString>("code");
+
+    QTest::newRow("unknown route") << QByteArray("GET") << "/api/v1/nothing" << true << 404 << "not-found";
+    QTest::newRow("non-numeric id") << QByteArray("GET") << "/api/v1/instances/abc" << true << 404 << "not-found";
+    QTest::newRow("zero id") << QByteArray("GET") << "/api/v1/instances/0" << true << 404 << "not-found";
+    QTest::newRow("wrong method") << QByteArray("PUT") << "/api/v1/organizations" << true << 405 << "method-not-allowed";
+    QTest::newRow("no token") << QByteArray("GET") << "/api/v1/organizations" << false << 401 << "unauthenticated";
+    QTest::newRow("plain GET on watch") << QByteArray("GET") << "/api/v1/watch" << true << 426 << "upgrade-required";
+}
+
+void tst_System::routingErrors()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QString, path);
+    QFETCH(bool, withToken);
+    QFETCH(int, status);
+    QFETCH(QString, code);
+    const Reply r = m_server->request(method, path, QByteArray(), withToken ? m_server->operatorToken() : QString());
+    QCOMPARE(r.status, status);
+    QCOMPARE(r.code(), code);
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    if (status == 405)
+        QVERIFY(r.header("Allow").contains("GET"));
+}
+
+QTEST_GUILESS_MAIN(tst_System)
+#include "tst_system.moc"
