@@ -1,6 +1,8 @@
 // The resource-kind descriptions: one table per kind, shared by sync engine, cache, models and views.
 #include "resourcekind.h"
 
+#include "delivery.h"
+#include "endpoint.h"
 #include "instance.h"
 #include "organization.h"
 
@@ -88,7 +90,7 @@ QList<ResourceKind> buildKinds()
                    field("destroy_after", TITLE("Destroy after"), Type::Timestamp, false, 160)},
                   "name", Instance::machine().states());
 
-    kinds << kind("deliveries", "delivery", TITLE("Callbacks"), "state", nullptr,
+    kinds << kind("deliveries", "delivery", TITLE("Callbacks"), "state", &Delivery::machine(),
                   {field("id", TITLE("Id"), Type::Id, true, 70),
                    field("webhook_id", TITLE("Webhook id"), Type::Text, false, 200),
                    field("event_type", TITLE("Event"), Type::Text, true, 180),
@@ -105,11 +107,9 @@ QList<ResourceKind> buildKinds()
                    field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
                    field("version", TITLE("Version"), Type::Integer, false, 70),
                    field("body", TITLE("Body"), Type::Json, false, 300)},
-                  "event_type",
-                  {QStringLiteral("PENDING"), QStringLiteral("DELIVERED"), QStringLiteral("FAILED"),
-                   QStringLiteral("SUPERSEDED"), QStringLiteral("CANCELLED")});
+                  "event_type", Delivery::machine().states());
 
-    kinds << kind("endpoints", "endpoint", TITLE("Endpoints"), "state", nullptr,
+    kinds << kind("endpoints", "endpoint", TITLE("Endpoints"), "state", &Endpoint::machine(),
                   {field("id", TITLE("Id"), Type::Id, true, 70),
                    field("url", TITLE("URL"), Type::Text, true, 260),
                    field("provider_id", TITLE("Provider"), Type::Id, true, 90, "providers"),
@@ -118,7 +118,7 @@ QList<ResourceKind> buildKinds()
                    field("last_success_at", TITLE("Last success"), Type::Timestamp, true, 160),
                    field("failure_rate", TITLE("Failure rate"), Type::Number, true, 90),
                    field("version", TITLE("Version"), Type::Integer, false, 70)},
-                  "url", {QStringLiteral("ACTIVE"), QStringLiteral("PAUSED"), QStringLiteral("DISABLED")});
+                  "url", Endpoint::machine().states());
 
     kinds << kind("audit", "", TITLE("Audit"), "", nullptr,
                   {field("id", TITLE("Id"), Type::Id, true, 70),
