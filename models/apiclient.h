@@ -1,0 +1,156 @@
+// The console's REST client: bearer auth, problem+json errors, preconditions, idempotency, safe retries.
+#pragma once
+
+#include "core/problem.h"
+
+#include <QByteArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QList>
+#include <QNetworkReply>
+#include <QObject>
+#include <QPointer>
+#include <QSslError>
+#include <QTimer>
+#include <QUrl>
+
+#include <functional>
+#include <optional>
+
+class QNetworkAccessManager;
+class QNetworkRequest;
+
+namespace OpsDeck {
+
+// The outcome of one request, after any retries.
+struct ApiResult
+{
+    int status = 0;              // HTTP status; 0 when no answer came (network, timeout, TLS)
+    QByteArray body;
+    QJsonDocument json;          // the decoded body when it is JSON
+    QByteArray etag;             // the version from ETag, quotes removed ("7")
+    QByteArray idempotencyKey;   // the key a mutation was sent with: resend it to retry safely
+    bool replayed = false;       // Idempotency-Replayed: true
+    int attempts = 0;
+    // Set for every failure: the server's problem+json, or a local one with status 503 and code
+    // "network-error", "timeout" or "tls-error" when no answer came.
+    std::optional<Problem> problem;
+
+    bool ok() const { return !problem && status >= 200 && status < 300; }
+    QJsonObject object() const { return json.object(); }
+};
+
+struct RequestOptions
+{
+    std::optional<qint64> ifMatch;   // sends If-Match: "<version>"; a stale one gets 412
+    QByteArray idempotencyKey;       // mutations: a fresh QUuid when empty
+    QString reason;                  // X-OpsDeck-Reason (percent-encoded) for body-less mutations
+    std::optional<int> timeoutMs;    // overrides the client's timeout (long-polls)
+    std::optional<int> maxRetries;   // overrides the client's retry count (GET only)
+};
+
+// One request in flight. Parented to the client, deletes itself after finished().
+class ApiReply final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ApiReply)
+
+public:
+    explicit ApiReply(QObject *parent = nullptr);
+    ~ApiReply() override;
+
+    bool isFinished() const { return m_finished; }
+    const ApiResult &result() const { return m_result; }
+    // Stops the request (and its retries); finished() is not emitted afterwards.
+    void abort();
+
+signals:
+    void finished(const OpsDeck::ApiResult &result);
+
+private:
+    friend class ApiClient;
+    void finish(ApiResult result);
+
+    ApiResult m_result;
+    bool m_finished = false;
+    bool m_aborted = false;
+    QPointer<QNetworkReply> m_network;
+    QTimer m_timer; // attempt timeout, then retry delay
+};
+
+class ApiClient final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ApiClient)
+
+public:
+    using Callback = std::function<void(const ApiResult &)>;
+
+    explicit ApiClient(QObject *parent = nullptr);
+    ~ApiClient() override;
+
+    // The server root ("https://opsdeck.example:8443"); API paths are appended to it.
+    void setBaseUrl(const QUrl &url);
+    QUrl baseUrl() const { return m_baseUrl; }
+    void setToken(const QString &token);
+    QString token() const { return m_token; }
+    void setTimeout(int ms) { m_timeoutMs = ms; }
+    int timeout() const { return m_timeoutMs; }
+    // Retries of GET on connection errors and 502/503/504: delay = base * 2^n, capped, +-25% jitter.
+    void setRetryPolicy(int maxRetries, int baseDelayMs, int maxDelayMs);
+    // Bodies above this size are decoded on a worker thread (list pages).
+    void setOffThreadDecodeThreshold(int bytes) { m_offThreadBytes = bytes; }
+    // TLS errors the user looked at and accepted for this server; anything else still fails.
+    void setAcceptedSslErrors(const QList<QSslError> &errors) { m_acceptedSslErrors = errors; }
+
+    // Paths: "/instances?limit=5" is under /api/v1; paths starting with "/api/", "/healthz" or
+    // "/metrics" are taken as they are.
+    QUrl urlFor(const QString &path) const;
+    // The same URL for a WebSocket (ws/wss).
+    QUrl webSocketUrlFor(const QString &path) const;
+    // A request with the bearer header, for callers that open their own connections (WebSocket).
+    QNetworkRequest authorizedRequest(const QUrl &url) const;
+    QNetworkAccessManager *networkAccessManager() const { return m_nam; }
+
+    ApiReply *get(const QString &path, const RequestOptions &options = {});
+    ApiReply *post(const QString &path, const QJsonObject &body, const RequestOptions &options = {});
+    ApiReply *del(const QString &path, const RequestOptions &options = {});
+    // Callback forms: done runs in context's thread, and not at all once context is gone.
+    void get(const QString &path, QObject *context, Callback done, const RequestOptions &options = {});
+    void post(const QString &path, const QJsonObject &body, QObject *context, Callback done,
+              const RequestOptions &options = {});
+    void del(const QString &path, QObject *context, Callback done, const RequestOptions &options = {});
+
+    int pendingMutations() const { return m_pendingMutations; }
+
+signals:
+    // TLS errors are surfaced, never ignored: the request fails with "tls-error" unless the user
+    // accepted these very errors with setAcceptedSslErrors() before.
+    void sslErrors(const QList<QSslError> &errors, const QUrl &url);
+    // A 401 from the server: the token is missing, expired or revoked.
+    void unauthenticated(const OpsDeck::Problem &problem);
+    void pendingMutationsChanged(int count);
+
+private:
+    struct Call;
+    ApiReply *send(const QByteArray &method, const QString &path, const QByteArray &body, const RequestOptions &options);
+    void startAttempt(ApiReply *reply, std::shared_ptr<Call> call);
+    void attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNetworkReply *network);
+    void complete(ApiReply *reply, std::shared_ptr<Call> call, ApiResult result);
+    int retryDelay(int retry, const QNetworkReply *network) const;
+
+    QNetworkAccessManager *m_nam = nullptr; // child
+    QUrl m_baseUrl;
+    QString m_token;
+    int m_timeoutMs = 30000;
+    int m_maxRetries = 3;
+    int m_baseDelayMs = 250;
+    int m_maxDelayMs = 8000;
+    int m_offThreadBytes = 64 * 1024;
+    int m_pendingMutations = 0;
+    QList<QSslError> m_acceptedSslErrors;
+};
+
+} // namespace OpsDeck
+
+Q_DECLARE_METATYPE(OpsDeck::ApiResult)
