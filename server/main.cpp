@@ -1,8 +1,260 @@
-// opsdeck-server: the control plane's command line.
+// opsdeck-server: the control plane's command line (serve, migrate, token, seed).
+#include "server/auth/tokenstore.h"
+#include "server/controlplane.h"
+#include "server/demoseeder.h"
+#include "server/storage/database.h"
+
+#include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTextStream>
+#include <QTimer>
+
+#include <csignal>
+#include <cstdio>
+
+using namespace OpsDeck;
+
+namespace {
+
+volatile std::sig_atomic_t g_stopRequested = 0;
+
+void onSignal(int)
+{
+    g_stopRequested = 1;
+}
+
+constexpr int kUsage = 2;
+constexpr int kFailure = 1;
+
+int fail(int code, const QString &message)
+{
+    QTextStream(stderr) << "opsdeck-server: " << message << Qt::endl;
+    return code;
+}
+
+const char *const kUsageText =
+    "usage: opsdeck-server serve [--listen HOST:PORT] [--database URL] [--config FILE]\n"
+    "                            [--tls-cert F --tls-key F] [--allow-private-callbacks]\n"
+    "       opsdeck-server migrate --database URL\n"
+    "       opsdeck-server token create --database URL --role operator|provider|owner [--subject ID] [--name TEXT]\n"
+    "       opsdeck-server token list --database URL\n"
+    "       opsdeck-server token revoke ID --database URL\n"
+    "       opsdeck-server seed --database URL --demo [--instances N]\n"
+    "URL: sqlite:///abs/path.db (default: under the XDG data directory) or postgresql://user[:pass]@host[:port]/db\n";
+
+bool openDatabase(Database &db, QString *message)
+{
+    Problem p;
+    if (!db.open(&p) || !db.migrate(&p)) {
+        *message = p.detail.isEmpty() ? p.title : p.detail;
+        return false;
+    }
+    return true;
+}
+
+int serve(const QCommandLineParser &parser)
+{
+    ServerOptions options;
+    if (parser.isSet(QStringLiteral("config"))) {
+        QFile file(parser.value(QStringLiteral("config")));
+        if (!file.open(QIODevice::ReadOnly))
+            return fail(kFailure, QStringLiteral("cannot read %1: %2").arg(file.fileName(), file.errorString()));
+        QJsonParseError err{};
+        const QJsonObject c = QJsonDocument::fromJson(file.readAll(), &err).object();
+        if (err.error != QJsonParseError::NoError)
+            return fail(kFailure, QStringLiteral("%1 is not JSON: %2").arg(file.fileName(), err.errorString()));
+        options.databaseUrl = c.value(QStringLiteral("database")).toString();
+        if (c.contains(QStringLiteral("listen"))) {
+            const QString listen = c.value(QStringLiteral("listen")).toString();
+            options.host = listen.section(QLatin1Char(':'), 0, -2);
+            options.port = quint16(listen.section(QLatin1Char(':'), -1).toUInt());
+        }
+        options.allowPrivateCallbacks = c.value(QStringLiteral("allow_private_callbacks")).toBool();
+        options.tlsCert = c.value(QStringLiteral("tls_cert")).toString();
+        options.tlsKey = c.value(QStringLiteral("tls_key")).toString();
+        options.feedRetention = c.value(QStringLiteral("feed_retention")).toInt(options.feedRetention);
+        options.instanceRetention = std::chrono::seconds(
+            c.value(QStringLiteral("instance_retention_seconds")).toInteger(options.instanceRetention.count()));
+    }
+    if (parser.isSet(QStringLiteral("listen"))) {
+        const QString listen = parser.value(QStringLiteral("listen"));
+        bool ok = false;
+        const uint port = listen.section(QLatin1Char(':'), -1).toUInt(&ok);
+        if (!listen.contains(QLatin1Char(':')) || !ok || port > 65535)
+            return fail(kUsage, QStringLiteral("--listen expects HOST:PORT, got %1").arg(listen));
+        options.host = listen.section(QLatin1Char(':'), 0, -2);
+        if (options.host.startsWith(QLatin1Char('[')))
+            options.host = options.host.mid(1, options.host.size() - 2);
+        options.port = quint16(port);
+    }
+    if (parser.isSet(QStringLiteral("database")))
+        options.databaseUrl = parser.value(QStringLiteral("database"));
+    if (parser.isSet(QStringLiteral("allow-private-callbacks")))
+        options.allowPrivateCallbacks = true;
+    if (parser.isSet(QStringLiteral("tls-cert")))
+        options.tlsCert = parser.value(QStringLiteral("tls-cert"));
+    if (parser.isSet(QStringLiteral("tls-key")))
+        options.tlsKey = parser.value(QStringLiteral("tls-key"));
+    if (options.tlsCert.isEmpty() != options.tlsKey.isEmpty())
+        return fail(kUsage, QStringLiteral("--tls-cert and --tls-key go together"));
+
+    ControlPlane server(options);
+    Problem problem;
+    if (!server.start(&problem))
+        return fail(kFailure, problem.detail.isEmpty() ? problem.title : problem.detail);
+    std::printf("listening on %s\n", qPrintable(server.baseUrl().toString()));
+    std::fflush(stdout);
+
+    std::signal(SIGTERM, onSignal);
+    std::signal(SIGINT, onSignal);
+    // Signal handlers may only set a flag; the event loop notices it here.
+    QTimer poll;
+    QObject::connect(&poll, &QTimer::timeout, &server, [] {
+        if (g_stopRequested)
+            QCoreApplication::quit();
+    });
+    poll.start(100);
+    const int rc = QCoreApplication::exec();
+    server.stop();
+    return rc;
+}
+
+int token(const QCommandLineParser &parser, const QStringList &args)
+{
+    if (args.size() < 2)
+        return fail(kUsage, QStringLiteral("token needs create, list or revoke\n") + QLatin1String(kUsageText));
+    Database db(parser.value(QStringLiteral("database")));
+    QString message;
+    const QString verb = args.at(1);
+    if (verb == QLatin1String("create")) {
+        const auto role = roleFromName(parser.value(QStringLiteral("role")));
+        if (!role)
+            return fail(kUsage, QStringLiteral("--role must be operator, provider or owner"));
+        const QString subject = parser.value(QStringLiteral("subject"));
+        if (*role != Actor::Operator && subject.isEmpty())
+            return fail(kUsage, QStringLiteral("--subject is required for the %1 role").arg(actorName(*role)));
+        if (!openDatabase(db, &message))
+            return fail(kFailure, message);
+        Problem p;
+        QString bearer;
+        const QString name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")) : actorName(*role);
+        if (!TokenStore(db).create(*role, subject, name, &bearer, &p))
+            return fail(kFailure, p.detail);
+        std::printf("%s\n", qPrintable(bearer));
+        return 0;
+    }
+    if (verb == QLatin1String("list")) {
+        if (!openDatabase(db, &message))
+            return fail(kFailure, message);
+        Problem p;
+        QTextStream out(stdout);
+        out << "ID\tROLE\tSUBJECT\tNAME\tCREATED\tREVOKED\n";
+        qint64 after = 0;
+        for (;;) {
+            const auto page = TokenStore(db).list(after, 1000, &p);
+            if (!p.isNull())
+                return fail(kFailure, p.detail);
+            for (const TokenRecord &t : page)
+                out << t.id << '\t' << t.role << '\t' << t.subject << '\t' << t.name << '\t' << t.createdAt << '\t'
+                    << (t.revokedAt.isEmpty() ? QStringLiteral("-") : t.revokedAt) << '\n';
+            if (page.size() < 1000)
+                break;
+            after = page.last().id;
+        }
+        return 0;
+    }
+    if (verb == QLatin1String("revoke")) {
+        bool ok = false;
+        const qint64 id = args.value(2).toLongLong(&ok);
+        if (!ok || id <= 0)
+            return fail(kUsage, QStringLiteral("token revoke needs a token ID"));
+        if (!openDatabase(db, &message))
+            return fail(kFailure, message);
+        Problem p;
+        const auto t = TokenStore(db).revoke(id, &p);
+        if (!t)
+            return fail(kFailure, p.isNull() ? QStringLiteral("no token %1").arg(id) : p.detail);
+        std::printf("revoked token %lld\n", static_cast<long long>(id));
+        return 0;
+    }
+    return fail(kUsage, QStringLiteral("unknown token command %1").arg(verb));
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
-    return 0;
+    QCoreApplication::setApplicationName(QStringLiteral("opsdeck-server"));
+    QCoreApplication::setOrganizationName(QStringLiteral("OpsDeck"));
+    QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("OpsDeck control plane"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions({
+        {QStringLiteral("listen"), QStringLiteral("Address to listen on (port 0: ephemeral)."), QStringLiteral("HOST:PORT")},
+        {QStringLiteral("database"), QStringLiteral("sqlite:///abs/path.db or postgresql://user[:pass]@host[:port]/db."), QStringLiteral("URL")},
+        {QStringLiteral("config"), QStringLiteral("JSON configuration file."), QStringLiteral("FILE")},
+        {QStringLiteral("tls-cert"), QStringLiteral("PEM certificate for HTTPS."), QStringLiteral("F")},
+        {QStringLiteral("tls-key"), QStringLiteral("PEM private key for HTTPS."), QStringLiteral("F")},
+        {QStringLiteral("allow-private-callbacks"), QStringLiteral("Allow callback URLs on loopback and private networks.")},
+        {QStringLiteral("role"), QStringLiteral("Token role."), QStringLiteral("operator|provider|owner")},
+        {QStringLiteral("subject"), QStringLiteral("Token subject: provider id or owner name."), QStringLiteral("ID")},
+        {QStringLiteral("name"), QStringLiteral("Token name."), QStringLiteral("TEXT")},
+        {QStringLiteral("demo"), QStringLiteral("Seed the demo data set.")},
+        {QStringLiteral("instances"), QStringLiteral("Number of demo instances (default 1000)."), QStringLiteral("N")},
+    });
+    parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("serve, migrate, token or seed"));
+    if (!parser.parse(QCoreApplication::arguments()))
+        return fail(kUsage, parser.errorText() + QLatin1Char('\n') + QLatin1String(kUsageText));
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::printf("%s", kUsageText);
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("opsdeck-server %s\n", qPrintable(QCoreApplication::applicationVersion()));
+        return 0;
+    }
+    const QStringList args = parser.positionalArguments();
+    const QString command = args.value(0);
+    if (command == QLatin1String("serve"))
+        return serve(parser);
+    if (command == QLatin1String("token"))
+        return token(parser, args);
+    if (command == QLatin1String("migrate")) {
+        if (!parser.isSet(QStringLiteral("database")))
+            return fail(kUsage, QStringLiteral("migrate needs --database URL"));
+        Database db(parser.value(QStringLiteral("database")));
+        QString message;
+        if (!openDatabase(db, &message))
+            return fail(kFailure, message);
+        std::printf("schema at version %d\n", db.schemaVersion());
+        return 0;
+    }
+    if (command == QLatin1String("seed")) {
+        if (!parser.isSet(QStringLiteral("demo")))
+            return fail(kUsage, QStringLiteral("seed needs --demo"));
+        bool ok = true;
+        const int n = parser.isSet(QStringLiteral("instances")) ? parser.value(QStringLiteral("instances")).toInt(&ok) : 1000;
+        if (!ok || n < 0 || n > 10000000)
+            return fail(kUsage, QStringLiteral("--instances expects a number from 0 to 10000000"));
+        Database db(parser.value(QStringLiteral("database")));
+        QString message;
+        if (!openDatabase(db, &message))
+            return fail(kFailure, message);
+        DemoSeeder seeder(db);
+        Problem p;
+        if (!seeder.seed(n, &p))
+            return fail(kFailure, p.detail);
+        std::printf("seeded %d organizations, %d providers, %d instances\n", seeder.counts().organizations,
+                    seeder.counts().providers, seeder.counts().instances);
+        return 0;
+    }
+    return fail(kUsage, (command.isEmpty() ? QStringLiteral("missing command\n") : QStringLiteral("unknown command %1\n").arg(command))
+                            + QLatin1String(kUsageText));
 }

@@ -149,14 +149,14 @@ Response AccessApi::listAudit(Request &req)
         "SELECT id, at, actor_role, actor_subject, action, kind, object_id, from_state, to_state, reason FROM audit"
         " WHERE id > ? AND (? = '' OR kind = ?) AND (? = 0 OR object_id = ?) AND ") + visible + QStringLiteral(" ORDER BY id LIMIT ?"));
     q.addBindValue(page->afterId);
-    q.addBindValue(kind);
-    q.addBindValue(kind);
+    q.addBindValue(Database::text(kind));
+    q.addBindValue(Database::text(kind));
     q.addBindValue(objectId.value_or(0));
     q.addBindValue(objectId.value_or(0));
     if (req.who().role == Actor::Provider)
         q.addBindValue(req.who().subject.toLongLong());
     else
-        q.addBindValue(req.who().subject);
+        q.addBindValue(Database::text(req.who().subject));
     q.addBindValue(page->limit);
     if (!q.exec()) {
         const Problem p = Database::sqlProblem(q);

@@ -7,6 +7,7 @@
 #include "core/instance.h"
 #include "core/organization.h"
 #include "core/webhooksignature.h"
+#include "server/delivery/urlguard.h"
 #include "server/feed/changefeed.h"
 #include "server/http/router.h"
 #include "server/storage/database.h"
@@ -14,7 +15,6 @@
 #include "server/storage/timestamps.h"
 #include "server/storage/transaction.h"
 
-#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSqlQuery>
@@ -58,37 +58,8 @@ void bindVisibility(QSqlQuery &q, const Caller &who)
         const qint64 id = who.subject.toLongLong(&ok);
         q.addBindValue(ok ? id : qint64(-1));
     } else {
-        q.addBindValue(who.subject);
+        q.addBindValue(Database::text(who.subject));
     }
-}
-
-// The SSRF guard of spec §3 for callback URLs typed by providers.
-QString callbackUrlError(const QString &text, bool allowPrivate)
-{
-    const QUrl url(text, QUrl::StrictMode);
-    if (!url.isValid() || url.host().isEmpty())
-        return QStringLiteral("not an absolute URL");
-    if (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))
-        return QStringLiteral("the scheme must be http or https");
-    if (!url.userInfo().isEmpty())
-        return QStringLiteral("credentials in the URL are not allowed");
-    if (allowPrivate)
-        return {};
-    const QString host = url.host().toLower();
-    if (host == QLatin1String("localhost") || host.endsWith(QLatin1String(".localhost")))
-        return QStringLiteral("loopback addresses are refused");
-    QHostAddress address;
-    if (address.setAddress(host)) {
-        if (address.isLoopback() || address.isLinkLocal() || address.isSiteLocal() || address.isUniqueLocalUnicast()
-            || address.isBroadcast() || address.isNull() || address == QHostAddress::AnyIPv4 || address == QHostAddress::AnyIPv6
-            || address.isInSubnet(QHostAddress(QStringLiteral("10.0.0.0")), 8)
-            || address.isInSubnet(QHostAddress(QStringLiteral("172.16.0.0")), 12)
-            || address.isInSubnet(QHostAddress(QStringLiteral("192.168.0.0")), 16)
-            || address.isInSubnet(QHostAddress(QStringLiteral("100.64.0.0")), 10)
-            || address.isInSubnet(QHostAddress(QStringLiteral("0.0.0.0")), 8))
-            return QStringLiteral("private, loopback and link-local addresses are refused");
-    }
-    return {};
 }
 
 } // namespace
@@ -180,12 +151,12 @@ Response InstancesApi::list(Request &req)
     q.addBindValue(org.value_or(0));
     q.addBindValue(provider.value_or(0));
     q.addBindValue(provider.value_or(0));
-    q.addBindValue(status);
-    q.addBindValue(status);
-    q.addBindValue(owner);
-    q.addBindValue(owner);
-    q.addBindValue(updatedAfter);
-    q.addBindValue(updatedAfter);
+    q.addBindValue(Database::text(status));
+    q.addBindValue(Database::text(status));
+    q.addBindValue(Database::text(owner));
+    q.addBindValue(Database::text(owner));
+    q.addBindValue(Database::text(updatedAfter));
+    q.addBindValue(Database::text(updatedAfter));
     bindVisibility(q, req.who());
     q.addBindValue(page->limit);
     if (!q.exec()) {
@@ -279,7 +250,7 @@ Response InstancesApi::create(Request &req)
     q.addBindValue(orgId);
     q.addBindValue(providerId);
     q.addBindValue(application);
-    q.addBindValue(owner);
+    q.addBindValue(Database::text(owner));
     q.addBindValue(Instance::Pending);
     q.addBindValue(now);
     q.addBindValue(now);
@@ -312,9 +283,9 @@ Response InstancesApi::registerInstance(Request &req)
     const QString reason = readReason(r, req);
     r.rejectUnknown();
     if (r.ok()) {
-        const QString urlError = callbackUrlError(url, m_ctx.options.allowPrivateCallbacks);
-        if (!urlError.isEmpty())
-            r.addError(QStringLiteral("callback_url"), urlError);
+        const Problem urlError = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
+        if (!urlError.isNull())
+            r.addError(QStringLiteral("callback_url"), urlError.detail);
     }
     if (!r.ok())
         return Response::problem(r.problem());

@@ -89,8 +89,8 @@ Response OrganizationsApi::list(Request &req)
                                   + QStringLiteral(" FROM organizations WHERE id > ? AND (? = '' OR status = ?)"
                                                    " ORDER BY id LIMIT ?"));
     q.addBindValue(page->afterId);
-    q.addBindValue(status);
-    q.addBindValue(status);
+    q.addBindValue(Database::text(status));
+    q.addBindValue(Database::text(status));
     q.addBindValue(page->limit);
     if (!q.exec()) {
         const Problem p = Database::sqlProblem(q);

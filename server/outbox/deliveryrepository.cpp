@@ -22,7 +22,7 @@ namespace {
 const QString kDelivery = QStringLiteral("delivery");
 const QString kEndpoint = QStringLiteral("endpoint");
 const QString kAlert = QStringLiteral("alert");
-const QString kTestEvent = QStringLiteral("test");
+const QString kTestEvent = QStringLiteral("opsdeck.test");
 
 QVariant nullText()
 {
@@ -202,7 +202,7 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         select += QStringLiteral(" AND d.endpoint_id NOT IN (") + idList(busyEndpoints) + QLatin1Char(')');
     select += QStringLiteral(
         " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
-        " AND o.event_type <> 'test' AND (o.state = 'PENDING' OR (o.lease_until IS NOT NULL AND o.lease_until >= ?)))"
+        " AND o.event_type <> 'opsdeck.test' AND (o.state = 'PENDING' OR (o.lease_until IS NOT NULL AND o.lease_until >= ?)))"
         " ORDER BY d.next_attempt_at, d.id LIMIT ?");
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
@@ -517,7 +517,7 @@ int DeliveryRepository::supersedeStale(Problem *error)
     QList<std::pair<qint64, qint64>> rows; // id, provider
     {
         QSqlQuery &q = m_db.query(QStringLiteral(
-            "SELECT d.id, d.provider_id FROM deliveries d WHERE d.state IN ('PENDING', 'FAILED') AND d.event_type <> 'test'"
+            "SELECT d.id, d.provider_id FROM deliveries d WHERE d.state IN ('PENDING', 'FAILED') AND d.event_type <> 'opsdeck.test'"
             " AND (d.lease_until IS NULL OR d.lease_until < ?)"
             " AND EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id AND n.event_type = d.event_type"
             " AND n.id > d.id AND n.state <> 'CANCELLED') ORDER BY d.id LIMIT 1000"));

@@ -78,6 +78,7 @@ class DeliveryRepository final
 {
 public:
     static constexpr int MaxLoggedBodyBytes = 4096;
+    static inline const QString TestEvent = QStringLiteral("opsdeck.test"); // POST /endpoints/{id}/test
 
     DeliveryRepository(Database &db, Journal &journal);
 

@@ -1,0 +1,33 @@
+// Realistic demo data (organizations, providers, instances in every state) for the CLI and the console.
+#pragma once
+
+#include "core/problem.h"
+
+namespace OpsDeck {
+
+class Database;
+
+class DemoSeeder final
+{
+public:
+    struct Counts
+    {
+        int organizations = 0;
+        int providers = 0;
+        int instances = 0;
+    };
+
+    // db is not owned and must be open and migrated.
+    explicit DemoSeeder(Database &db);
+
+    // Adds the data set in one transaction with batched inserts (250k instances take seconds).
+    // Seeded rows get one audit entry and no feed events: clients list before they watch.
+    bool seed(int instances, Problem *error = nullptr);
+    Counts counts() const { return m_counts; }
+
+private:
+    Database &m_db;
+    Counts m_counts;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,66 @@
+// /api/v1/deliveries and /api/v1/endpoints: the failing-callback inspector's data and actions.
+#pragma once
+
+#include "server/api/apicontext.h"
+#include "server/http/request.h"
+#include "server/http/response.h"
+
+#include <QJsonObject>
+#include <QStringList>
+#include <QVariantList>
+
+#include <optional>
+
+namespace OpsDeck {
+
+class DeliveryRepository;
+class Router;
+
+class DeliveryApi final
+{
+public:
+    explicit DeliveryApi(ApiContext context);
+    ~DeliveryApi();
+    DeliveryApi(const DeliveryApi &) = delete;
+    DeliveryApi &operator=(const DeliveryApi &) = delete;
+
+    void addRoutes(Router &router);
+    // The OpenAPI "paths" entries of these routes.
+    static QJsonObject openApiPaths();
+
+private:
+    // A delivery filter as SQL: a WHERE clause (alias d) and its values in order.
+    struct Filter
+    {
+        QString where;
+        QVariantList values;
+    };
+
+    Response list(Request &request);
+    Response get(Request &request);
+    Response retry(Request &request);
+    Response cancel(Request &request);
+    Response bulkRetry(Request &request);
+    Response listEndpoints(Request &request);
+    Response getEndpoint(Request &request);
+    Response pause(Request &request);
+    Response resume(Request &request);
+    Response test(Request &request);
+    Response rotateSecret(Request &request);
+
+    // Reads state/provider/instance/endpoint/status/created_after/created_before from `source`
+    // (query values) and restricts a provider to its own deliveries.
+    std::optional<Filter> readFilter(const Caller &who, const std::function<QString(const QString &)> &value,
+                                     const std::function<bool(const QString &)> &has, Problem *error);
+    std::optional<QJsonObject> visibleDelivery(const Caller &who, qint64 id, Problem *error);
+    std::optional<QJsonObject> visibleEndpoint(const Caller &who, qint64 id, Problem *error);
+    // One delivery transition inside the caller's transaction: state, audit and feed event.
+    bool applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
+                       QJsonObject *after, Problem *error);
+    Response endpointTransition(Request &request, const QStringList &actions);
+
+    ApiContext m_ctx;
+    std::unique_ptr<DeliveryRepository> m_repository;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,215 @@
+// The delivery worker: claims due callbacks, sends them with bounded concurrency and records the outcome.
+#include "deliveryworker.h"
+
+#include "destructionsweep.h"
+
+#include "server/delivery/callbacksender.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+
+#include <QUuid>
+
+#include <algorithm>
+
+namespace OpsDeck {
+
+namespace {
+
+RetrySchedule scheduleFrom(const ServerOptions &options)
+{
+    if (options.retrySchedule.isEmpty())
+        return RetrySchedule();
+    const auto parsed = RetrySchedule::parseDelays(options.retrySchedule);
+    return parsed.ok() && !parsed.delays.isEmpty() ? RetrySchedule(parsed.delays) : RetrySchedule();
+}
+
+} // namespace
+
+DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
+    : QObject(parent)
+    , m_options(std::move(options))
+    , m_schedule(scheduleFrom(m_options))
+    , m_owner(QStringLiteral("w-") + QUuid::createUuid().toString(QUuid::Id128).left(16))
+{
+    m_pollTimer.setParent(this);
+    connect(&m_pollTimer, &QTimer::timeout, this, &DeliveryWorker::poll);
+}
+
+DeliveryWorker::~DeliveryWorker()
+{
+    shutdown();
+    m_destruction.reset();
+    m_repository.reset();
+    m_journal.reset();
+    if (m_db)
+        m_db->close();
+}
+
+void DeliveryWorker::start()
+{
+    if (m_running)
+        return;
+    m_db = std::make_unique<Database>(m_options.databaseUrl);
+    Problem problem;
+    if (!m_db->open(&problem)) {
+        Q_EMIT failed(problem.detail);
+        return;
+    }
+    m_journal = std::make_unique<Journal>(*m_db);
+    m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal);
+    m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
+    m_sender = new CallbackSender(CallbackUrlGuard(m_options.allowPrivateCallbacks), nullptr, this);
+    m_running = true;
+    m_pollTimer.start(int(std::max<qint64>(10, m_options.outboxPollInterval.count())));
+    poll();
+}
+
+void DeliveryWorker::wake()
+{
+    if (m_running)
+        schedulePump();
+}
+
+void DeliveryWorker::shutdown()
+{
+    if (!m_running)
+        return;
+    m_running = false;
+    m_pollTimer.stop();
+    if (m_sender) {
+        // Their leases expire and they are sent again: at least once, never lost.
+        delete m_sender;
+        m_sender = nullptr;
+    }
+}
+
+void DeliveryWorker::schedulePump()
+{
+    if (m_pumpQueued)
+        return;
+    m_pumpQueued = true;
+    QMetaObject::invokeMethod(this, &DeliveryWorker::pump, Qt::QueuedConnection);
+}
+
+void DeliveryWorker::poll()
+{
+    if (!m_running)
+        return;
+    Problem problem;
+    const int superseded = m_repository->supersedeStale(&problem);
+    if (superseded < 0)
+        Q_EMIT failed(problem.detail);
+    const int swept = m_destruction->run(&problem);
+    if (swept < 0)
+        Q_EMIT failed(problem.detail);
+    if (superseded > 0 || swept > 0)
+        Q_EMIT committed();
+    pump();
+}
+
+int DeliveryWorker::endpointLimit(qint64 endpointId) const
+{
+    // A failing endpoint gets one probe at a time: hanging providers cannot soak up the slots.
+    return m_endpointFailures.value(endpointId) > 0 ? 1 : std::max(1, m_options.endpointConcurrency);
+}
+
+void DeliveryWorker::pump()
+{
+    m_pumpQueued = false;
+    if (!m_running)
+        return;
+    const int free = std::max(1, m_options.deliveryConcurrency) - m_total;
+    if (free <= 0)
+        return;
+    QList<qint64> busy;
+    for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
+        if (it.value() >= endpointLimit(it.key()))
+            busy.append(it.key());
+    }
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const qint64 timeoutMs = m_options.deliveryTimeout.count();
+    const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
+    Problem problem;
+    const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, free, busy, &problem);
+    if (!problem.isNull())
+        Q_EMIT failed(problem.detail);
+    for (const DeliveryTarget &t : targets) {
+        m_endpointFailures.insert(t.endpointId, t.endpointFailures);
+        if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
+            m_repository->release(t.id, m_owner);
+            continue;
+        }
+        send(t);
+    }
+    if (targets.size() == free)
+        schedulePump();
+}
+
+void DeliveryWorker::send(const DeliveryTarget &target)
+{
+    CallbackRequest request;
+    request.url = QUrl(target.url);
+    request.body = target.body;
+    request.webhookId = target.webhookId.toUtf8();
+    request.scheme = target.signing == QLatin1String("x-hub-signature") ? SigningScheme::HubSignature
+                                                                        : SigningScheme::StandardWebhooks;
+    for (const QString &secret : target.secrets)
+        request.secrets.append(secret.toUtf8());
+    request.timeout = m_options.deliveryTimeout;
+    ++m_inFlight[target.endpointId];
+    ++m_total;
+    m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });
+}
+
+void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &result)
+{
+    if (--m_inFlight[target.endpointId] <= 0)
+        m_inFlight.remove(target.endpointId);
+    --m_total;
+    if (!m_running)
+        return;
+
+    AttemptLog log;
+    log.at = result.startedAt.isValid() ? result.startedAt : QDateTime::currentDateTimeUtc();
+    log.requestHeaders = result.requestHeaders;
+    log.requestBody = result.requestBody.isEmpty() ? target.body : result.requestBody;
+    log.status = result.httpStatus;
+    log.responseHeaders = result.responseHeaders;
+    log.responseBody = result.responseBody;
+    log.latencyMs = result.latencyMs;
+    log.errorClass = result.errorClass;
+    log.error = result.errorMessage;
+
+    AttemptOutcome outcome;
+    if (result.delivered) {
+        outcome.verdict = AttemptOutcome::Verdict::Delivered;
+    } else {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const int failedAttempts = target.attempts + 1;
+        const auto next = m_schedule.nextAttemptAt(failedAttempts, now, result.retryAfter);
+        if (next) {
+            outcome.verdict = AttemptOutcome::Verdict::Retry;
+            outcome.nextAttemptAt = *next;
+            outcome.giveUpAt = m_schedule.giveUpAt(failedAttempts, *next);
+        } else {
+            outcome.verdict = AttemptOutcome::Verdict::Exhausted;
+        }
+        outcome.disableEndpoint = result.gone;
+    }
+
+    Problem problem;
+    const RecordResult recorded = m_repository->record(target, log, outcome, m_owner, m_options.autoPauseWindow, &problem);
+    if (!recorded.ok) {
+        // The attempt is sent again once the lease expires: at least once, never lost.
+        m_repository->release(target.id, m_owner);
+        Q_EMIT failed(problem.detail);
+    } else {
+        m_endpointFailures.insert(target.endpointId,
+                                  result.delivered ? 0 : m_endpointFailures.value(target.endpointId) + 1);
+        Q_EMIT committed();
+        Q_EMIT attemptRecorded(target.id, result.delivered);
+    }
+    schedulePump();
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,82 @@
+// The delivery worker: claims due callbacks, sends them with bounded concurrency and records the outcome.
+#pragma once
+
+#include "deliveryrepository.h"
+
+#include "core/problem.h"
+#include "core/retryschedule.h"
+#include "server/delivery/attemptresult.h"
+#include "server/serveroptions.h"
+
+#include <QHash>
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+
+namespace OpsDeck {
+
+class CallbackSender;
+class Database;
+class DestructionSweep;
+class Journal;
+
+// Lives in its own thread with its own database connection (a connection belongs to the thread
+// that opened it), so a slow provider or a long transaction never holds up an HTTP answer.
+//
+// Concurrency is bounded per process (deliveryConcurrency) and per endpoint
+// (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
+// slot each and the others keep their throughput. Work is claimed with a lease that outlives
+// the attempt's timeout; a crashed worker's leases expire and another worker (or this one after
+// a restart) takes the work over: delivery is at least once.
+class DeliveryWorker final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(DeliveryWorker)
+
+public:
+    explicit DeliveryWorker(ServerOptions options, QObject *parent = nullptr);
+    ~DeliveryWorker() override;
+
+    // Called in the worker thread: opens the connection and starts polling.
+    void start();
+    // A new outbox row may have been committed: claim at once.
+    void wake();
+    // Stops claiming; attempts in flight are abandoned (their leases expire).
+    void shutdown();
+
+    const QString &leaseOwner() const { return m_owner; }
+
+Q_SIGNALS:
+    // Feed events were committed by this worker.
+    void committed();
+    // A storage or configuration failure the worker could not handle itself.
+    void failed(const QString &detail);
+    // An attempt was recorded (for metrics and tests).
+    void attemptRecorded(qint64 deliveryId, bool delivered);
+
+private:
+    void pump();
+    void schedulePump();
+    void poll();
+    void send(const DeliveryTarget &target);
+    void finish(const DeliveryTarget &target, const AttemptResult &result);
+    int endpointLimit(qint64 endpointId) const;
+
+    ServerOptions m_options;
+    RetrySchedule m_schedule;
+    QString m_owner;
+    std::unique_ptr<Database> m_db;
+    std::unique_ptr<Journal> m_journal;
+    std::unique_ptr<DeliveryRepository> m_repository;
+    std::unique_ptr<DestructionSweep> m_destruction;
+    CallbackSender *m_sender = nullptr; // child
+    QTimer m_pollTimer;
+    QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
+    QHash<qint64, int> m_endpointFailures; // endpoint -> consecutive failures as last seen
+    int m_total = 0;
+    bool m_pumpQueued = false;
+    bool m_running = false;
+};
+
+} // namespace OpsDeck

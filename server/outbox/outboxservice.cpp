@@ -1,0 +1,73 @@
+// Runs the delivery worker in its own thread and connects it to the control plane's feed.
+#include "outboxservice.h"
+
+#include "deliveryrepository.h"
+#include "deliveryworker.h"
+
+#include "server/feed/changefeed.h"
+
+#include <QDebug>
+#include <QThread>
+
+namespace OpsDeck {
+
+OutboxService::OutboxService(const ServerOptions &options, ChangeFeed &feed, QObject *parent)
+    : QObject(parent)
+    , m_options(options)
+    , m_feed(feed)
+{
+}
+
+bool OutboxService::prepare(Database &db, Problem *error)
+{
+    return DeliveryRepository::ensureSchema(db, error);
+}
+
+OutboxService::~OutboxService()
+{
+    stop();
+}
+
+void OutboxService::start()
+{
+    if (m_thread)
+        return;
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("opsdeck-delivery"));
+    auto *worker = new DeliveryWorker(m_options);
+    worker->moveToThread(m_thread);
+    m_worker = worker;
+    connect(m_thread, &QThread::started, worker, &DeliveryWorker::start);
+    connect(m_thread, &QThread::finished, worker, &QObject::deleteLater);
+    connect(worker, &DeliveryWorker::committed, &m_feed, &ChangeFeed::notifyAppended, Qt::QueuedConnection);
+    connect(worker, &DeliveryWorker::failed, this, &OutboxService::onWorkerFailed, Qt::QueuedConnection);
+    connect(worker, &DeliveryWorker::attemptRecorded, this, &OutboxService::attemptRecorded, Qt::QueuedConnection);
+    m_thread->start();
+}
+
+void OutboxService::stop()
+{
+    if (!m_thread)
+        return;
+    if (m_worker)
+        QMetaObject::invokeMethod(m_worker.data(), &DeliveryWorker::shutdown, Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+    delete m_thread;
+    m_thread = nullptr;
+}
+
+void OutboxService::wake()
+{
+    if (m_worker)
+        QMetaObject::invokeMethod(m_worker.data(), &DeliveryWorker::wake, Qt::QueuedConnection);
+}
+
+void OutboxService::onWorkerFailed(const QString &detail)
+{
+    // Storage hiccups are retried by the worker on its next poll; the last one stays visible.
+    m_lastError = detail;
+    qWarning().noquote() << "delivery worker:" << detail;
+}
+
+} // namespace OpsDeck

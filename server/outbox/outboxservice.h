@@ -1,0 +1,52 @@
+// Runs the delivery worker in its own thread and connects it to the control plane's feed.
+#pragma once
+
+#include "core/problem.h"
+#include "server/serveroptions.h"
+
+#include <QObject>
+#include <QPointer>
+
+class QThread;
+
+namespace OpsDeck {
+
+class ChangeFeed;
+class Database;
+class DeliveryWorker;
+
+class OutboxService final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(OutboxService)
+
+public:
+    // feed is not owned; it must outlive stop().
+    OutboxService(const ServerOptions &options, ChangeFeed &feed, QObject *parent = nullptr);
+
+    // Creates the outbox's own tables on the given (HTTP thread) connection; before start().
+    static bool prepare(Database &db, Problem *error);
+    ~OutboxService() override;
+
+    void start();
+    // Stops the worker and joins its thread; idempotent.
+    void stop();
+    // A new outbox row was committed (any feed event may be one): wake the worker.
+    void wake();
+
+    QString lastError() const { return m_lastError; }
+
+Q_SIGNALS:
+    void attemptRecorded(qint64 deliveryId, bool delivered);
+
+private:
+    void onWorkerFailed(const QString &detail);
+
+    ServerOptions m_options;
+    ChangeFeed &m_feed;
+    QThread *m_thread = nullptr;          // child
+    QPointer<DeliveryWorker> m_worker;    // lives in m_thread, deleted when it finishes
+    QString m_lastError;
+};
+
+} // namespace OpsDeck
