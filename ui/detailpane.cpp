@@ -269,7 +269,10 @@ void DetailPane::rebuildForm()
 
 void DetailPane::rebuildActions()
 {
+    // clear() only detaches the actions; they are the toolbar's children and must go too.
+    const QList<QAction *> old = m_actions->actions();
     m_actions->clear();
+    qDeleteAll(old);
     if (!m_kind || !m_kind->machine) {
         m_actions->setVisible(false);
         return;

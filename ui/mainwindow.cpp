@@ -9,11 +9,15 @@
 #include "unavailablepage.h"
 
 #include "core/resourcekind.h"
+#include "models/apiclient.h"
+#include "models/filterproxymodel.h"
+#include "models/resourcemodel.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
+#include <QJsonArray>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -63,6 +67,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_splitter->setSizes({170, 760, 470});
     setCentralWidget(m_splitter);
 
+    buildModels();
     buildPages();
     buildActions();
     buildStatusBar();
@@ -80,6 +85,36 @@ MainWindow::MainWindow(QWidget *parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::buildModels()
+{
+    // Reference columns (provider_id, organization_id) show names from the other kinds' models.
+    const ReferenceLookup lookup = [this](const QString &kindName, qint64 id) {
+        const ResourceModel *model = resourceModel(kindName);
+        return model ? model->nameOfId(id) : QString();
+    };
+    for (const ResourceKind &kind : resourceKinds()) {
+        KindModels m;
+        m.model = new ResourceModel(kind, this);
+        m.model->setObjectName(kind.name + QStringLiteral("Model"));
+        m.model->setReferenceLookup(lookup);
+        m.proxy = new FilterProxyModel(this);
+        m.proxy->setObjectName(kind.name + QStringLiteral("Proxy"));
+        m.proxy->setSourceModel(m.model);
+        m.proxy->setReferenceLookup(lookup);
+        m_models.insert(kind.name, m);
+    }
+}
+
+ResourceModel *MainWindow::resourceModel(const QString &kindName) const
+{
+    return m_models.value(kindName).model;
+}
+
+FilterProxyModel *MainWindow::filterModel(const QString &kindName) const
+{
+    return m_models.value(kindName).proxy;
+}
 
 void MainWindow::buildPages()
 {
@@ -111,6 +146,9 @@ void MainWindow::buildPages()
         } else if ((page.kind = resourceKindByName(page.name))) {
             page.view = new ResourceView(*page.kind, m_stack);
             page.widget = page.view;
+            FilterProxyModel *proxy = filterModel(page.name);
+            connect(page.view, &ResourceView::queryChanged, proxy, &FilterProxyModel::setQuery);
+            page.view->setModel(proxy, ResourceModel::ObjectRole);
             connect(page.view, &ResourceView::currentObjectChanged, this,
                     [this, name = page.name](const QJsonObject &object) { onCurrentObjectChanged(name, object); });
         } else {
@@ -123,6 +161,13 @@ void MainWindow::buildPages()
         m_pages.append(page);
     }
     m_navigation->setMinimumWidth(150);
+    for (const char *name : {"organizations", "instances", "deliveries", "endpoints", "providers"}) {
+        const QString kindName = QString::fromLatin1(name);
+        if (const ResourceKind *kind = resourceKindByName(kindName))
+            m_dashboard->addKind(*kind, resourceModel(kindName));
+    }
+    connect(m_detail, &DetailPane::historyRequested, this, &MainWindow::loadHistory);
+    connect(m_detail, &DetailPane::actionRequested, this, &MainWindow::runAction);
 }
 
 void MainWindow::buildActions()
@@ -375,7 +420,71 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     updateWindowTitle();
     m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), actorName(connection.role)));
     m_detail->setRole(connection.role);
-    // TODO wire the models: cache, sync engine, proxies
+
+    delete m_api;
+    m_api = new ApiClient(this);
+    m_api->setObjectName(QStringLiteral("apiClient"));
+    m_api->setBaseUrl(connection.baseUrl);
+    m_api->setToken(connection.token);
+    connect(m_api, &ApiClient::pendingMutationsChanged, this, &MainWindow::setPendingOperations);
+    // TODO wire the models: cache, sync engine
+}
+
+void MainWindow::loadHistory(const QString &auditKind, qint64 objectId)
+{
+    if (!m_api)
+        return;
+    m_api->get(QStringLiteral("/audit?kind=%1&object_id=%2&limit=200").arg(auditKind).arg(objectId), m_detail,
+               [this, objectId](const ApiResult &result) {
+                   if (!result.ok()) {
+                       m_detail->setHistoryError(objectId, result.problem ? result.problem->detail.isEmpty()
+                                                                                ? result.problem->title
+                                                                                : result.problem->detail
+                                                                          : tr("HTTP %1").arg(result.status));
+                       return;
+                   }
+                   QList<QJsonObject> entries;
+                   const QJsonArray items = result.object().value(QStringLiteral("items")).toArray();
+                   // The server lists oldest first; a timeline reads newest first.
+                   for (qsizetype i = items.size() - 1; i >= 0; --i)
+                       entries.append(items.at(i).toObject());
+                   m_detail->setHistory(objectId, entries);
+               });
+}
+
+void MainWindow::runAction(const QString &kindName, qint64 objectId, const QString &action)
+{
+    if (!m_api)
+        return;
+    const ResourceModel *model = resourceModel(kindName);
+    const QJsonObject object = model ? model->objectById(objectId) : QJsonObject();
+    const std::optional<QString> reason
+        = MessageBox::getText(this, tr("%1 %2 #%3").arg(action, kindName).arg(objectId),
+                              tr("Why? The reason is kept in the audit log."));
+    if (!reason)
+        return;
+    RequestOptions options;
+    if (object.contains(QStringLiteral("version")))
+        options.ifMatch = object.value(QStringLiteral("version")).toInteger();
+    auto done = [this, action, objectId](const ApiResult &result) {
+        if (result.ok()) {
+            statusBar()->showMessage(tr("%1 #%2: done").arg(action).arg(objectId), 5000);
+            return;
+        }
+        // The server's problem detail verbatim: it names the blocking objects and the allowed actions.
+        const QString detail = result.problem ? (result.problem->detail.isEmpty() ? result.problem->title
+                                                                                   : result.problem->detail)
+                                              : tr("HTTP %1").arg(result.status);
+        MessageBox::warning(this, tr("%1 #%2 failed").arg(action).arg(objectId), detail);
+    };
+    const QString path = QStringLiteral("/%1/%2").arg(kindName).arg(objectId);
+    if (action == QLatin1String("delete")) {
+        options.reason = *reason;
+        m_api->del(path, this, done, options);
+    } else {
+        m_api->post(path + QLatin1Char('/') + action, QJsonObject{{QStringLiteral("reason"), *reason}}, this, done,
+                    options);
+    }
 }
 
 void MainWindow::refresh()

@@ -16,8 +16,11 @@ class QStackedWidget;
 namespace OpsDeck {
 
 struct ResourceKind;
+class ApiClient;
 class DashboardPage;
 class DetailPane;
+class FilterProxyModel;
+class ResourceModel;
 class ResourceView;
 
 class MainWindow final : public QMainWindow
@@ -42,6 +45,9 @@ public:
     void showView(const QString &name);
     QString currentViewName() const;
     ResourceView *resourceView(const QString &kindName) const;
+    // Every kind has a model, whether or not it has a view (providers name the instances' rows).
+    ResourceModel *resourceModel(const QString &kindName) const;
+    FilterProxyModel *filterModel(const QString &kindName) const;
     DetailPane *detailPane() const { return m_detail; }
     DashboardPage *dashboard() const { return m_dashboard; }
     QString connectionStatusText() const;
@@ -64,6 +70,7 @@ private:
         ResourceView *view = nullptr;
     };
 
+    void buildModels();
     void buildPages();
     void buildActions();
     void buildStatusBar();
@@ -74,9 +81,19 @@ private:
     void exportCurrentView();
     void focusQuery();
     void setPendingOperations(int count);
+    void loadHistory(const QString &auditKind, qint64 objectId);
+    void runAction(const QString &kindName, qint64 objectId, const QString &action);
     void updateWindowTitle();
 
+    struct KindModels
+    {
+        ResourceModel *model = nullptr;    // child
+        FilterProxyModel *proxy = nullptr; // child
+    };
+
     ConsoleConnection m_connection;
+    QHash<QString, KindModels> m_models;
+    ApiClient *m_api = nullptr; // child; replaced on each connectTo
     QList<Page> m_pages;
     QListWidget *m_navigation = nullptr;
     QStackedWidget *m_stack = nullptr;

@@ -1,12 +1,19 @@
 // Modal questions and notices with an injectable answer.
 #include "messagebox.h"
 
+#include <QInputDialog>
+#include <QLineEdit>
+
+#include <utility>
+
 namespace OpsDeck {
 
 namespace {
 
 std::optional<QMessageBox::StandardButton> s_nextAnswer;
 std::optional<QMessageBox::StandardButton> s_autoAnswer;
+bool s_hasNextText = false;
+std::optional<QString> s_nextText;
 QString s_lastText;
 
 } // namespace
@@ -47,6 +54,26 @@ void MessageBox::information(QWidget *parent, const QString &title, const QStrin
     if (takeAnswer(text))
         return;
     QMessageBox::information(parent, title, text);
+}
+
+std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title, const QString &label)
+{
+    if (s_hasNextText) {
+        s_hasNextText = false;
+        s_lastText = label;
+        return std::exchange(s_nextText, std::nullopt);
+    }
+    bool ok = false;
+    const QString text = QInputDialog::getText(parent, title, label, QLineEdit::Normal, QString(), &ok);
+    if (!ok)
+        return std::nullopt;
+    return text;
+}
+
+void MessageBox::setNextText(std::optional<QString> text)
+{
+    s_hasNextText = true;
+    s_nextText = std::move(text);
 }
 
 void MessageBox::setNextAnswer(QMessageBox::StandardButton answer)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QMessageBox>
+#include <QString>
 
 #include <optional>
 
@@ -16,11 +17,15 @@ public:
                                                 QMessageBox::StandardButton defaultButton = QMessageBox::No);
     static void warning(QWidget *parent, const QString &title, const QString &text);
     static void information(QWidget *parent, const QString &title, const QString &text);
+    // Asks for one line of text (a reason); nullopt when cancelled.
+    static std::optional<QString> getText(QWidget *parent, const QString &title, const QString &label);
 
     // The next dialog returns this answer at once instead of showing itself (tests only).
     static void setNextAnswer(QMessageBox::StandardButton answer);
     // Every later dialog answers this way until cleared with std::nullopt (tests only).
     static void setAutoAnswer(std::optional<QMessageBox::StandardButton> answer);
+    // The next getText() returns this at once (nullopt = cancelled) instead of asking (tests only).
+    static void setNextText(std::optional<QString> text);
     // The text of the last dialog that was answered automatically, for assertions.
     static QString lastText();
 

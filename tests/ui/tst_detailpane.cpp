@@ -1,0 +1,184 @@
+// The detail pane: every field, actions enabled exactly as the state machine allows with a reason
+// when not, the history timeline, and in-place updates of the object shown.
+#include "ui/detailpane.h"
+#include "ui/statediagramwidget.h"
+
+#include "core/resourcekind.h"
+
+#include <QAction>
+#include <QSignalSpy>
+#include <QTest>
+#include <QToolBar>
+#include <QTreeWidget>
+
+using namespace OpsDeck;
+
+namespace {
+
+QJsonObject instance(const QString &status, qint64 version = 3)
+{
+    return QJsonObject{{"id", 42},
+                       {"name", "billing-eu"},
+                       {"organization_id", 7},
+                       {"provider_id", 3},
+                       {"application", "ledger"},
+                       {"owner", "alice"},
+                       {"status", status},
+                       {"version", version},
+                       {"created_at", "2026-11-29T10:00:00.000Z"},
+                       {"updated_at", "2026-11-29T11:00:00.000Z"},
+                       {"status_changed_at", "2026-11-29T11:00:00.000Z"},
+                       {"callback", QJsonObject{{"url", "https://provider.example/hook"}, {"signing", "standard-webhooks"}}},
+                       {"awaiting_ack", QJsonValue::Null},
+                       {"destroy_after", QJsonValue::Null},
+                       {"extra_field", "kept"}};
+}
+
+} // namespace
+
+class tst_DetailPane : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void actions_data();
+    void actions();
+    void fields();
+    void readOnlyDisablesEverything();
+    void historyAndUpdates();
+    void actionTriggers();
+};
+
+void tst_DetailPane::actions_data()
+{
+    QTest::addColumn<QString>("status");
+    QTest::addColumn<int>("role");
+    QTest::addColumn<QStringList>("enabled");
+    QTest::addColumn<QStringList>("disabled");
+
+    const int op = int(Actor::Operator);
+    QTest::newRow("RUNNING as operator") << "RUNNING" << op << QStringList{"stop"} << QStringList{"register", "start"};
+    QTest::newRow("STOPPED as operator") << "STOPPED" << op << QStringList{"start"} << QStringList{"register", "stop"};
+    QTest::newRow("PENDING as operator") << "PENDING" << op << QStringList{"register", "stop"} << QStringList{"start"};
+    QTest::newRow("PENDING as provider") << "PENDING" << int(Actor::Provider) << QStringList{"register"}
+                                         << QStringList{"stop", "start"};
+    QTest::newRow("RUNNING as owner") << "RUNNING" << int(Actor::Owner) << QStringList{"stop"}
+                                      << QStringList{"register", "start"};
+    QTest::newRow("RUNNING as provider") << "RUNNING" << int(Actor::Provider) << QStringList{}
+                                         << QStringList{"register", "stop", "start"};
+    QTest::newRow("DESTROYED as operator") << "DESTROYED" << op << QStringList{}
+                                           << QStringList{"register", "stop", "start"};
+}
+
+void tst_DetailPane::actions()
+{
+    QFETCH(QString, status);
+    QFETCH(int, role);
+    QFETCH(QStringList, enabled);
+    QFETCH(QStringList, disabled);
+
+    DetailPane pane;
+    pane.setRole(Actor(role));
+    pane.showObject(resourceKindByName(u"instances"), instance(status));
+    auto *toolbar = pane.findChild<QToolBar *>(QStringLiteral("detailActions"));
+    QVERIFY(toolbar);
+    // "destroy" is the system's: never a button.
+    QVERIFY(!pane.findChild<QAction *>(QStringLiteral("action_destroy")));
+    for (const QString &name : enabled) {
+        auto *a = pane.findChild<QAction *>(QStringLiteral("action_") + name);
+        QVERIFY2(a, qPrintable(name));
+        QVERIFY2(a->isEnabled(), qPrintable(name));
+    }
+    for (const QString &name : disabled) {
+        auto *a = pane.findChild<QAction *>(QStringLiteral("action_") + name);
+        QVERIFY2(a, qPrintable(name));
+        QVERIFY2(!a->isEnabled(), qPrintable(name));
+        // A disabled action says why: the role, or the state.
+        QVERIFY2(a->toolTip().contains(status) || a->toolTip().contains(actorName(Actor(role))),
+                 qPrintable(a->toolTip()));
+    }
+    auto *diagram = pane.findChild<StateDiagramWidget *>(QStringLiteral("stateDiagram"));
+    QVERIFY(diagram);
+    QCOMPARE(diagram->currentState(), status);
+    QCOMPARE(diagram->highlightedTransitions().isEmpty(), enabled.isEmpty());
+}
+
+void tst_DetailPane::fields()
+{
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    QCOMPARE(pane.fieldText(QStringLiteral("name")), QStringLiteral("billing-eu"));
+    QCOMPARE(pane.fieldText(QStringLiteral("status")), QStringLiteral("RUNNING"));
+    QCOMPARE(pane.fieldText(QStringLiteral("owner")), QStringLiteral("alice"));
+    QCOMPARE(pane.fieldText(QStringLiteral("callback.url")), QStringLiteral("https://provider.example/hook"));
+    QCOMPARE(pane.fieldText(QStringLiteral("awaiting_ack.reason")), QStringLiteral("—"));
+    // Fields the description does not know are shown too.
+    QCOMPARE(pane.fieldText(QStringLiteral("extra_field")), QStringLiteral("kept"));
+    QVERIFY(!pane.fieldText(QStringLiteral("created_at")).isEmpty());
+    QVERIFY(!pane.fieldText(QStringLiteral("created_at")).contains(QLatin1Char('T')));
+}
+
+void tst_DetailPane::readOnlyDisablesEverything()
+{
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    auto *stop = pane.findChild<QAction *>(QStringLiteral("action_stop"));
+    QVERIFY(stop && stop->isEnabled());
+    pane.setReadOnly(true);
+    stop = pane.findChild<QAction *>(QStringLiteral("action_stop"));
+    QVERIFY(stop);
+    QVERIFY(!stop->isEnabled());
+    QVERIFY2(stop->toolTip().contains(QStringLiteral("Offline")), qPrintable(stop->toolTip()));
+    pane.setReadOnly(false);
+    QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_stop"))->isEnabled());
+}
+
+void tst_DetailPane::historyAndUpdates()
+{
+    DetailPane pane;
+    QSignalSpy requested(&pane, &DetailPane::historyRequested);
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    QCOMPARE(requested.count(), 1);
+    QCOMPARE(requested.at(0).at(0).toString(), QStringLiteral("instance"));
+    QCOMPARE(requested.at(0).at(1).toLongLong(), 42);
+
+    auto *history = pane.findChild<QTreeWidget *>(QStringLiteral("historyList"));
+    QVERIFY(history);
+    const QJsonObject entry{{"id", 9},
+                            {"at", "2026-11-29T11:00:00.000Z"},
+                            {"actor", QJsonObject{{"role", "operator"}, {"subject", "console"}}},
+                            {"action", "stop"},
+                            {"kind", "instance"},
+                            {"object_id", 42},
+                            {"from", "RUNNING"},
+                            {"to", "STOPPED"},
+                            {"reason", "maintenance"}};
+    pane.setHistory(41, {entry}); // another object's late answer is ignored
+    QCOMPARE(history->topLevelItemCount(), 0);
+    pane.setHistory(42, {entry});
+    QCOMPARE(history->topLevelItemCount(), 1);
+    QVERIFY(history->topLevelItem(0)->text(2).contains(QStringLiteral("RUNNING")));
+    QCOMPARE(history->topLevelItem(0)->text(3), QStringLiteral("maintenance"));
+
+    // A newer version of the same object updates in place and asks for the history again.
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("STOPPED"), 4));
+    QCOMPARE(pane.fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
+    QCOMPARE(requested.count(), 2);
+    QCOMPARE(history->topLevelItemCount(), 1);
+    QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_start"))->isEnabled());
+}
+
+void tst_DetailPane::actionTriggers()
+{
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    QSignalSpy spy(&pane, &DetailPane::actionRequested);
+    pane.findChild<QAction *>(QStringLiteral("action_stop"))->trigger();
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).toString(), QStringLiteral("instances"));
+    QCOMPARE(spy.at(0).at(1).toLongLong(), 42);
+    QCOMPARE(spy.at(0).at(2).toString(), QStringLiteral("stop"));
+}
+
+QTEST_MAIN(tst_DetailPane)
+#include "tst_detailpane.moc"

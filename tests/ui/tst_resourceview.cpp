@@ -1,0 +1,243 @@
+// A resource view over the real models: query errors inline, completion, remembered query and
+// columns, sorting, selection and CSV export.
+#include "ui/resourceview.h"
+
+#include "models/filterproxymodel.h"
+#include "models/resourcemodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QCompleter>
+#include <QCoreApplication>
+#include <QFile>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStringListModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace OpsDeck;
+
+namespace {
+
+QJsonObject instance(qint64 id, const QString &name, const QString &status, const QString &owner)
+{
+    return QJsonObject{{"id", id},
+                       {"name", name},
+                       {"organization_id", 1},
+                       {"provider_id", 1},
+                       {"application", "ledger"},
+                       {"owner", owner},
+                       {"status", status},
+                       {"version", 1},
+                       {"created_at", "2026-11-29T10:00:00.000Z"},
+                       {"updated_at", "2026-11-29T10:00:00.000Z"},
+                       {"status_changed_at", "2026-11-29T10:00:00.000Z"},
+                       {"callback", QJsonValue::Null},
+                       {"awaiting_ack", QJsonValue::Null},
+                       {"destroy_after", QJsonValue::Null}};
+}
+
+} // namespace
+
+class tst_ResourceView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void queries_data();
+    void queries();
+    void queryRemembered();
+    void completion();
+    void columnsRemembered();
+    void sorting();
+    void selectionAndCsv();
+
+private:
+    struct Fixture
+    {
+        Fixture()
+            : model(*resourceKindByName(u"instances"))
+        {
+            proxy.setSourceModel(&model);
+            model.replaceAll({instance(1, QStringLiteral("alpha"), QStringLiteral("RUNNING"), QStringLiteral("alice")),
+                              instance(2, QStringLiteral("bravo, \"b\""), QStringLiteral("STOPPED"), QStringLiteral("bob")),
+                              instance(3, QStringLiteral("charlie"), QStringLiteral("PENDING"), QStringLiteral("alice")),
+                              instance(4, QStringLiteral("delta"), QStringLiteral("RUNNING"), QStringLiteral("carol"))});
+        }
+        ResourceModel model;
+        FilterProxyModel proxy;
+        QAbstractItemModelTester tester{&proxy, QAbstractItemModelTester::FailureReportingMode::Fatal};
+    };
+    std::unique_ptr<ResourceView> makeView(Fixture &f);
+};
+
+void tst_ResourceView::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("OpsDeckTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_resourceview"));
+}
+
+void tst_ResourceView::init()
+{
+    QSettings().clear();
+}
+
+std::unique_ptr<ResourceView> tst_ResourceView::makeView(Fixture &f)
+{
+    auto view = std::make_unique<ResourceView>(*resourceKindByName(u"instances"));
+    connect(view.get(), &ResourceView::queryChanged, &f.proxy, &FilterProxyModel::setQuery);
+    view->setModel(&f.proxy, ResourceModel::ObjectRole);
+    view->resize(900, 400);
+    return view;
+}
+
+void tst_ResourceView::queries_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<QString>("error");
+
+    QTest::newRow("empty") << "" << 4 << "";
+    QTest::newRow("state") << "state:running" << 2 << "";
+    QTest::newRow("negated state") << "-state:running" << 2 << "";
+    QTest::newRow("owner and state") << "owner:alice state:pending" << 1 << "";
+    QTest::newRow("free text") << "charl" << 1 << "";
+    QTest::newRow("unknown field") << "colour:red" << 4 << "colour";
+    QTest::newRow("bad duration") << "age>soon" << 4 << "age";
+    QTest::newRow("unterminated quote") << "\"abc" << 4 << "quote";
+}
+
+void tst_ResourceView::queries()
+{
+    QFETCH(QString, query);
+    QFETCH(int, rows);
+    QFETCH(QString, error);
+
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    QTest::keyClicks(view->queryEdit(), query);
+    QTest::keyClick(view->queryEdit(), Qt::Key_Return);
+    QTRY_COMPARE(f.proxy.rowCount(), rows);
+    if (error.isEmpty()) {
+        QCOMPARE(view->queryError(), QString());
+    } else {
+        // A readable message with the column, shown under the query line.
+        QVERIFY2(view->queryError().contains(error, Qt::CaseInsensitive), qPrintable(view->queryError()));
+        QVERIFY2(view->queryError().contains(QStringLiteral("column")), qPrintable(view->queryError()));
+    }
+}
+
+void tst_ResourceView::queryRemembered()
+{
+    {
+        Fixture f;
+        auto view = makeView(f);
+        view->setQueryText(QStringLiteral("owner:alice"));
+        QCOMPARE(f.proxy.rowCount(), 2);
+    }
+    // A new view (as after a restart) starts with the same query in force.
+    Fixture f;
+    auto view = makeView(f);
+    QCOMPARE(view->queryText(), QStringLiteral("owner:alice"));
+    QCOMPARE(f.proxy.rowCount(), 2);
+}
+
+void tst_ResourceView::completion()
+{
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+    view->queryEdit()->setFocus();
+    QTest::keyClicks(view->queryEdit(), QStringLiteral("sta"));
+    auto *completer = view->findChild<QCompleter *>(QStringLiteral("queryCompleter"));
+    QVERIFY(completer);
+    const QStringList offered = static_cast<QStringListModel *>(completer->model())->stringList();
+    QVERIFY2(offered.contains(QStringLiteral("state:")) || offered.contains(QStringLiteral("status:")),
+             qPrintable(offered.join(' ')));
+    // Choosing a completion replaces only the token being typed.
+    view->queryEdit()->setText(QStringLiteral("owner:alice sta"));
+    view->queryEdit()->setCursorPosition(view->queryEdit()->text().size());
+    emit completer->activated(QStringLiteral("state:"));
+    QCOMPARE(view->queryText(), QStringLiteral("owner:alice state:"));
+}
+
+void tst_ResourceView::columnsRemembered()
+{
+    const int ownerColumn = resourceKindByName(u"instances")->fieldIndex(u"owner");
+    const int versionColumn = resourceKindByName(u"instances")->fieldIndex(u"version");
+    {
+        Fixture f;
+        auto view = makeView(f);
+        QHeaderView *header = view->table()->horizontalHeader();
+        // Defaults come from the kind's description.
+        QVERIFY(!header->isSectionHidden(ownerColumn));
+        QVERIFY(header->isSectionHidden(versionColumn));
+        header->setSectionHidden(ownerColumn, true);
+        header->setSectionHidden(versionColumn, false);
+        header->resizeSection(0, 123);
+        view->saveLayout();
+    }
+    Fixture f;
+    auto view = makeView(f);
+    QHeaderView *header = view->table()->horizontalHeader();
+    QVERIFY(header->isSectionHidden(ownerColumn));
+    QVERIFY(!header->isSectionHidden(versionColumn));
+    QCOMPARE(header->sectionSize(0), 123);
+}
+
+void tst_ResourceView::sorting()
+{
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    const int nameColumn = resourceKindByName(u"instances")->fieldIndex(u"name");
+    view->table()->sortByColumn(nameColumn, Qt::DescendingOrder);
+    QCOMPARE(f.proxy.index(0, nameColumn).data().toString(), QStringLiteral("delta"));
+    view->table()->sortByColumn(nameColumn, Qt::AscendingOrder);
+    QCOMPARE(f.proxy.index(0, nameColumn).data().toString(), QStringLiteral("alpha"));
+    // Ids sort as numbers, not text.
+    f.model.upsert({instance(10, QStringLiteral("echo"), QStringLiteral("RUNNING"), QStringLiteral("dan"))});
+    f.model.flush();
+    view->table()->sortByColumn(0, Qt::DescendingOrder);
+    QCOMPARE(f.proxy.index(0, 0).data(ResourceModel::IdRole).toLongLong(), 10);
+}
+
+void tst_ResourceView::selectionAndCsv()
+{
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    QSignalSpy current(view.get(), &ResourceView::currentObjectChanged);
+    view->table()->sortByColumn(0, Qt::AscendingOrder);
+    view->table()->selectRow(1);
+    QCOMPARE(current.count(), 1);
+    QCOMPARE(current.at(0).at(0).toJsonObject().value("id").toInteger(), 2);
+    QCOMPARE(view->currentObject().value("name").toString(), QStringLiteral("bravo, \"b\""));
+
+    view->setQueryText(QStringLiteral("state:running,stopped"));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("out.csv"));
+    QString error;
+    QVERIFY2(view->exportCsv(path, &error), qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1 + 3); // header + the rows the filter shows
+    QVERIFY2(lines.at(0).startsWith(QStringLiteral("Id,Name")), qPrintable(lines.at(0)));
+    // Commas and quotes are quoted the RFC 4180 way.
+    QVERIFY2(lines.at(2).contains(QStringLiteral("\"bravo, \"\"b\"\"\"")), qPrintable(lines.at(2)));
+    // Hidden columns are not exported.
+    QVERIFY(!lines.at(0).contains(QStringLiteral("Version")));
+}
+
+QTEST_MAIN(tst_ResourceView)
+#include "tst_resourceview.moc"

@@ -1,0 +1,113 @@
+// The state diagram highlights exactly what the core/ table allows for the role in the current state.
+#include "ui/statediagramwidget.h"
+
+#include "core/instance.h"
+#include "core/organization.h"
+#include "core/sandbox.h"
+
+#include <QTest>
+
+using namespace OpsDeck;
+
+class tst_StateDiagramWidget : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void highlighted_data();
+    void highlighted();
+    void everyStateHasABox_data();
+    void everyStateHasABox();
+    void paintsWithoutMachine();
+};
+
+void tst_StateDiagramWidget::highlighted_data()
+{
+    QTest::addColumn<QString>("machine");
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<int>("role");
+    QTest::addColumn<QStringList>("actions");
+
+    const int op = int(Actor::Operator);
+    const int owner = int(Actor::Owner);
+    const int provider = int(Actor::Provider);
+    QTest::newRow("instance RUNNING, operator") << "instance" << Instance::Running << op << QStringList{"stop"};
+    QTest::newRow("instance RUNNING, owner") << "instance" << Instance::Running << owner << QStringList{"stop"};
+    QTest::newRow("instance RUNNING, provider") << "instance" << Instance::Running << provider << QStringList{};
+    QTest::newRow("instance STOPPED, operator") << "instance" << Instance::Stopped << op << QStringList{"start"};
+    QTest::newRow("instance PENDING, provider")
+        << "instance" << Instance::Pending << provider << QStringList{"register", "register"};
+    QTest::newRow("instance DESTROYED, operator") << "instance" << Instance::Destroyed << op << QStringList{};
+    QTest::newRow("organization AVAILABLE, operator")
+        << "organization" << Organization::Available << op << QStringList{"delete"};
+    QTest::newRow("organization DELETED, operator")
+        << "organization" << Organization::Deleted << op << QStringList{"restore"};
+    QTest::newRow("organization DELETED, owner") << "organization" << Organization::Deleted << owner << QStringList{};
+    QTest::newRow("no current state") << "instance" << QString() << op << QStringList{};
+}
+
+void tst_StateDiagramWidget::highlighted()
+{
+    QFETCH(QString, machine);
+    QFETCH(QString, state);
+    QFETCH(int, role);
+    QFETCH(QStringList, actions);
+
+    StateDiagramWidget w;
+    w.setMachine(machine == QLatin1String("instance") ? &Instance::machine() : &Organization::machine());
+    w.setRole(Actor(role));
+    w.setCurrentState(state);
+    QStringList got;
+    for (const Transition &t : w.highlightedTransitions()) {
+        QCOMPARE(t.from, state);
+        got.append(t.action);
+    }
+    QCOMPARE(got, actions);
+    // The accessible description names the state and, when any, the allowed transitions.
+    if (!state.isEmpty())
+        QVERIFY2(w.accessibleDescription().contains(state), qPrintable(w.accessibleDescription()));
+    w.resize(w.sizeHint());
+    QVERIFY(!w.grab().isNull());
+}
+
+void tst_StateDiagramWidget::everyStateHasABox_data()
+{
+    QTest::addColumn<QString>("machine");
+    QTest::newRow("instance") << "instance";
+    QTest::newRow("organization") << "organization";
+    QTest::newRow("sandbox") << "sandbox";
+}
+
+void tst_StateDiagramWidget::everyStateHasABox()
+{
+    QFETCH(QString, machine);
+    const StateMachine *m = machine == QLatin1String("instance")       ? &Instance::machine()
+                            : machine == QLatin1String("organization") ? &Organization::machine()
+                                                                       : &Sandbox::machine();
+    StateDiagramWidget w;
+    w.setMachine(m);
+    QList<QRectF> boxes;
+    for (const QString &state : m->states()) {
+        const QRectF box = w.stateRect(state);
+        QVERIFY2(!box.isEmpty(), qPrintable(state));
+        // Boxes never overlap, so every state stays readable.
+        for (const QRectF &other : std::as_const(boxes))
+            QVERIFY2(!box.intersects(other), qPrintable(state));
+        boxes.append(box);
+    }
+    // The widget asks for enough room to draw every box unscaled.
+    for (const QRectF &box : std::as_const(boxes))
+        QVERIFY(QRectF(QPointF(0, 0), QSizeF(w.sizeHint())).contains(box));
+}
+
+void tst_StateDiagramWidget::paintsWithoutMachine()
+{
+    StateDiagramWidget w;
+    w.resize(300, 100);
+    QVERIFY(w.highlightedTransitions().isEmpty());
+    QVERIFY(w.stateRect(QStringLiteral("RUNNING")).isEmpty());
+    QVERIFY(!w.grab().isNull());
+}
+
+QTEST_MAIN(tst_StateDiagramWidget)
+#include "tst_statediagramwidget.moc"
