@@ -263,7 +263,7 @@ void CallbackSender::post(Job &job, const QString &pinnedAddress)
 void CallbackSender::onReadyRead(quint64 id)
 {
     Job *j = findJob(id);
-    if (!j || !j->reply)
+    if (!j || !j->reply || !j->reply->isOpen())
         return;
     // Keep the first 4 KiB; read and drop the rest so the connection can be reused.
     const QByteArray chunk = j->reply->readAll();

@@ -1,0 +1,497 @@
+// The callback sender against the real demo provider: every fault mode's classification,
+// signatures seen valid by the receiver, secret rotation, X-Hub-Signature and the URL guard.
+#include "server/delivery/callbacksender.h"
+
+#include "core/webhooksignature.h"
+#include "testsupport.h"
+
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
+
+using namespace OpsDeck;
+using namespace std::chrono_literals;
+
+namespace {
+
+const QByteArray SecretA = QByteArrayLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+const QByteArray SecretB = QByteArrayLiteral("whsec_QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=");
+const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
+
+QByteArray headerValue(const AttemptResult::Headers &headers, const QByteArray &name)
+{
+    for (const auto &[key, value] : headers) {
+        if (key.compare(name, Qt::CaseInsensitive) == 0)
+            return value;
+    }
+    return {};
+}
+
+} // namespace
+
+class tst_CallbackSender final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void classification_data();
+    void classification();
+    void connectionRefused();
+    void requestHeaders();
+    void rotationSendsBothSignatures();
+    void hubSignature();
+    void strictGuard_data();
+    void strictGuard();
+    void responseBodyIsTruncated();
+    void manyConcurrentSends();
+    void callbackWithContext();
+    void abortAllReportsEveryAttempt();
+
+private:
+    struct Provider
+    {
+        QProcess *process = nullptr;
+        QString baseUrl;
+        QString logPath;
+    };
+
+    void startProvider(Provider *provider, const QString &name, const QByteArray &secret);
+    void send(CallbackSender &sender, const CallbackRequest &request, AttemptResult *result);
+    // The provider's log line for a webhook id, or an empty object when not (yet) written.
+    QJsonObject logEntry(const Provider &provider, const QByteArray &webhookId) const;
+    CallbackRequest request(const QString &url, const QByteArray &webhookId) const;
+
+    Provider m_providerA; // knows SecretA
+    Provider m_providerB; // knows SecretB
+    int m_nextId = 1;
+};
+
+void tst_CallbackSender::startProvider(Provider *provider, const QString &name, const QByteArray &secret)
+{
+    QVERIFY2(QFileInfo::exists(ProviderPath), qPrintable(ProviderPath));
+    provider->logPath = Test::scratchDir() + QLatin1Char('/') + name + QStringLiteral(".jsonl");
+    provider->process = new QProcess(this);
+    provider->process->setProgram(ProviderPath);
+    provider->process->setArguments({QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                     QStringLiteral("--secret"), QString::fromLatin1(secret),
+                                     QStringLiteral("--log"), provider->logPath,
+                                     QStringLiteral("--flush-ms"), QStringLiteral("10")});
+    provider->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    provider->process->start();
+    QVERIFY(provider->process->waitForStarted(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(provider->process->canReadLine(), 10000);
+    const QString line = QString::fromUtf8(provider->process->readLine()).trimmed();
+    QVERIFY2(line.startsWith(QLatin1String("listening on http://127.0.0.1:")), qPrintable(line));
+    provider->baseUrl = line.mid(int(qstrlen("listening on ")));
+}
+
+void tst_CallbackSender::initTestCase()
+{
+    startProvider(&m_providerA, QStringLiteral("provider-a"), SecretA);
+    startProvider(&m_providerB, QStringLiteral("provider-b"), SecretB);
+}
+
+void tst_CallbackSender::cleanupTestCase()
+{
+    for (Provider *provider : {&m_providerA, &m_providerB}) {
+        if (!provider->process)
+            continue;
+        provider->process->terminate();
+        QVERIFY(provider->process->waitForFinished(10000));
+        // SIGTERM flushes the log and exits cleanly.
+        QCOMPARE(provider->process->exitStatus(), QProcess::NormalExit);
+        QCOMPARE(provider->process->exitCode(), 0);
+    }
+}
+
+CallbackRequest tst_CallbackSender::request(const QString &url, const QByteArray &webhookId) const
+{
+    CallbackRequest request;
+    request.url = QUrl(url);
+    request.webhookId = webhookId;
+    request.body = QByteArrayLiteral(R"({"type":"instance.status_changed","data":{"instance":{"id":"inst-1","status":"STOPPED","version":4}}})");
+    request.secrets = {SecretA};
+    return request;
+}
+
+void tst_CallbackSender::send(CallbackSender &sender, const CallbackRequest &request, AttemptResult *result)
+{
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    const quint64 id = sender.send(request);
+    QCOMPARE(spy.count(), 0); // never reported from inside send()
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 1, 30000);
+    QCOMPARE(spy.at(0).at(0).toULongLong(), id);
+    *result = spy.at(0).at(1).value<AttemptResult>();
+    QCOMPARE(sender.inFlight(), 0);
+}
+
+QJsonObject tst_CallbackSender::logEntry(const Provider &provider, const QByteArray &webhookId) const
+{
+    QFile file(provider.logPath);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QString id = QString::fromLatin1(webhookId);
+    QJsonObject found;
+    for (const QByteArray &line : file.readAll().split('\n')) {
+        const QJsonObject entry = QJsonDocument::fromJson(line).object();
+        if (entry.value(QLatin1String("webhook_id")).toString() == id)
+            found = entry;
+    }
+    return found;
+}
+
+void tst_CallbackSender::classification_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("timeoutMs");
+    QTest::addColumn<bool>("delivered");
+    QTest::addColumn<int>("httpStatus");
+    QTest::addColumn<QString>("errorClass");
+    QTest::addColumn<bool>("gone");
+    QTest::addColumn<int>("retryAfterSecs"); // -1: none expected
+    QTest::addColumn<bool>("reachesProvider");
+
+    QTest::newRow("ok") << "/ok/a" << 10000 << true << 200 << "" << false << -1 << true;
+    QTest::newRow("500") << "/fail/a" << 10000 << false << 500 << "http" << false << -1 << true;
+    QTest::newRow("410 gone") << "/gone/a" << 10000 << false << 410 << "http" << true << -1 << true;
+    QTest::newRow("429 retry-after") << "/throttle/120/a" << 10000 << false << 429 << "http" << false << 120 << true;
+    QTest::newRow("503 retry-after") << "/unavailable/30/a" << 10000 << false << 503 << "http" << false << 30 << true;
+    QTest::newRow("hang times out") << "/hang/a" << 400 << false << 0 << "timeout" << false << -1 << true;
+    QTest::newRow("slow within timeout") << "/slow/150/a" << 10000 << true << 200 << "" << false << -1 << true;
+    QTest::newRow("slow past timeout") << "/slow/5000/a" << 300 << false << 0 << "timeout" << false << -1 << true;
+    QTest::newRow("redirect not followed") << "/redirect/a" << 10000 << false << 302 << "http" << false << -1 << true;
+    QTest::newRow("flaky always") << "/flaky/100/a" << 10000 << false << 500 << "http" << false << -1 << true;
+    QTest::newRow("unresolvable host") << "http://opsdeck-test.invalid/ok" << 10000 << false << 0 << "dns" << false
+                                       << -1 << false;
+    QTest::newRow("bad scheme") << "ftp://127.0.0.1/ok" << 10000 << false << 0 << "invalid-url" << false << -1
+                                << false;
+    QTest::newRow("no host") << "http:///ok" << 10000 << false << 0 << "invalid-url" << false << -1 << false;
+    // A host name goes through resolution and is pinned to the address; the Host header keeps
+    // the name (the redirect's Location is built from it).
+    QTest::newRow("localhost name") << "localhost:/ok/a" << 10000 << true << 200 << "" << false << -1 << true;
+}
+
+void tst_CallbackSender::classification()
+{
+    QFETCH(QString, path);
+    QFETCH(int, timeoutMs);
+    QFETCH(bool, delivered);
+    QFETCH(int, httpStatus);
+    QFETCH(QString, errorClass);
+    QFETCH(bool, gone);
+    QFETCH(int, retryAfterSecs);
+    QFETCH(bool, reachesProvider);
+
+    QString url = path;
+    if (path.startsWith(QLatin1Char('/')))
+        url = m_providerA.baseUrl + path;
+    else if (path.startsWith(QLatin1String("localhost:")))
+        url = QStringLiteral("http://localhost:%1%2").arg(QUrl(m_providerA.baseUrl).port()).arg(path.mid(10));
+
+    CallbackSender sender(CallbackUrlGuard(true));
+    const QByteArray webhookId = "msg_class_" + QByteArray::number(m_nextId++);
+    CallbackRequest req = request(url, webhookId);
+    req.timeout = std::chrono::milliseconds(timeoutMs);
+    const QDateTime before = QDateTime::currentDateTimeUtc();
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+
+    QCOMPARE(result.errorClass, errorClass);
+    QCOMPARE(result.delivered, delivered);
+    QCOMPARE(result.httpStatus, httpStatus);
+    QCOMPARE(result.gone, gone);
+    QCOMPARE(result.errorMessage.isEmpty(), delivered);
+    QCOMPARE(result.url, QUrl(url));
+    QCOMPARE(result.requestBody, req.body);
+    QVERIFY(result.startedAt >= before.addSecs(-1));
+    QVERIFY(result.latencyMs >= 0);
+    if (retryAfterSecs >= 0) {
+        QVERIFY(result.retryAfter);
+        const qint64 seconds = before.secsTo(*result.retryAfter);
+        QVERIFY2(seconds >= retryAfterSecs - 1 && seconds <= retryAfterSecs + 5, qPrintable(QString::number(seconds)));
+        QCOMPARE(headerValue(result.responseHeaders, "Retry-After"), QByteArray::number(retryAfterSecs));
+    } else {
+        QVERIFY(!result.retryAfter);
+    }
+    if (httpStatus > 0) {
+        // The provider's answer body is recorded.
+        QVERIFY2(result.responseBody.contains("\"status\":" + QByteArray::number(httpStatus)), result.responseBody.constData());
+    }
+    if (httpStatus == 302) {
+        QVERIFY(result.errorMessage.contains(QLatin1String("not followed")));
+        QVERIFY(headerValue(result.responseHeaders, "Location").endsWith("/ok/redirected"));
+    }
+
+    if (reachesProvider) {
+        QJsonObject entry;
+        QTRY_VERIFY_WITH_TIMEOUT(!(entry = logEntry(m_providerA, webhookId)).isEmpty(), 10000);
+        QCOMPARE(entry.value(QLatin1String("signature_valid")), QJsonValue(true));
+        QCOMPARE(entry.value(QLatin1String("instance_id")).toString(), QStringLiteral("inst-1"));
+        QCOMPARE(entry.value(QLatin1String("status")).toString(), QStringLiteral("STOPPED"));
+        QCOMPARE(entry.value(QLatin1String("version")).toInt(), 4);
+        QCOMPARE(entry.value(QLatin1String("path")).toString(), QUrl(url).path());
+    } else {
+        QCOMPARE(logEntry(m_providerA, webhookId), QJsonObject());
+    }
+}
+
+void tst_CallbackSender::connectionRefused()
+{
+    // A port that was just free and is closed again: nothing listens there.
+    QTcpServer probe;
+    QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+    const quint16 port = probe.serverPort();
+    probe.close();
+
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    send(sender, request(QStringLiteral("http://127.0.0.1:%1/ok").arg(port), "msg_refused"), &result);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(result.errorClass, QStringLiteral("connect"));
+    QCOMPARE(result.httpStatus, 0);
+    QVERIFY(!result.delivered);
+    QVERIFY(!result.errorMessage.isEmpty());
+}
+
+void tst_CallbackSender::requestHeaders()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    const QDateTime before = QDateTime::currentDateTimeUtc();
+    send(sender, request(m_providerA.baseUrl + QStringLiteral("/ok/headers"), "msg_headers"), &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(result.delivered);
+    QCOMPARE(headerValue(result.requestHeaders, "content-type"), QByteArray("application/json"));
+    QCOMPARE(headerValue(result.requestHeaders, "user-agent"), QByteArray("OpsDeck-Webhooks/1"));
+    QCOMPARE(headerValue(result.requestHeaders, "webhook-id"), QByteArray("msg_headers"));
+    QCOMPARE(result.webhookTimestamp, result.startedAt.toSecsSinceEpoch());
+    QVERIFY(qAbs(result.webhookTimestamp - before.toSecsSinceEpoch()) <= 2);
+    QCOMPARE(headerValue(result.requestHeaders, "webhook-timestamp"), QByteArray::number(result.webhookTimestamp));
+    // The log never holds a replayable signature.
+    QCOMPARE(headerValue(result.requestHeaders, "webhook-signature"), QByteArray("v1,[redacted]"));
+    QCOMPARE(headerValue(result.responseHeaders, "Content-Type"), QByteArray("application/json"));
+
+    const QJsonObject json = result.toJson();
+    QCOMPARE(json.value(QLatin1String("http_status")).toInt(), 200);
+    QCOMPARE(json.value(QLatin1String("error_class")), QJsonValue());
+    QVERIFY(!QJsonDocument(json).toJson().contains(WebhookSignature::decodeSecret(QString::fromLatin1(SecretA)).key.toBase64()));
+}
+
+void tst_CallbackSender::rotationSendsBothSignatures()
+{
+    // During a rotation the new secret (B) signs first and the old one (A) still signs: a
+    // receiver that only knows either one accepts the same request.
+    CallbackSender sender(CallbackUrlGuard(true));
+    for (Provider *provider : {&m_providerA, &m_providerB}) {
+        const QByteArray webhookId = "msg_rotation_" + QByteArray::number(m_nextId++);
+        CallbackRequest req = request(provider->baseUrl + QStringLiteral("/ok/rotation"), webhookId);
+        req.secrets = {SecretB, SecretA};
+        AttemptResult result;
+        send(sender, req, &result);
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY(result.delivered);
+        QCOMPARE(headerValue(result.requestHeaders, "webhook-signature"), QByteArray("v1,[redacted] v1,[redacted]"));
+        QJsonObject entry;
+        QTRY_VERIFY_WITH_TIMEOUT(!(entry = logEntry(*provider, webhookId)).isEmpty(), 10000);
+        QCOMPARE(entry.value(QLatin1String("signature_valid")), QJsonValue(true));
+        QCOMPARE(entry.value(QLatin1String("signatures")).toInt(), 2);
+    }
+
+    // After the grace period only B signs: the receiver still on A notices.
+    const QByteArray webhookId = "msg_rotated_" + QByteArray::number(m_nextId++);
+    CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/ok/rotated"), webhookId);
+    req.secrets = {SecretB};
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QJsonObject entry;
+    QTRY_VERIFY_WITH_TIMEOUT(!(entry = logEntry(m_providerA, webhookId)).isEmpty(), 10000);
+    QCOMPARE(entry.value(QLatin1String("signature_valid")), QJsonValue(false));
+}
+
+void tst_CallbackSender::hubSignature()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    const QByteArray webhookId = "msg_hub_" + QByteArray::number(m_nextId++);
+    CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/ok/hub"), webhookId);
+    req.scheme = SigningScheme::HubSignature;
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(result.delivered);
+    QCOMPARE(headerValue(result.requestHeaders, "X-Hub-Signature"), QByteArray("sha1=[redacted]"));
+    QVERIFY(headerValue(result.requestHeaders, "webhook-signature").isEmpty());
+    QJsonObject entry;
+    QTRY_VERIFY_WITH_TIMEOUT(!(entry = logEntry(m_providerA, webhookId)).isEmpty(), 10000);
+    QCOMPARE(entry.value(QLatin1String("signature_scheme")).toString(), QStringLiteral("x-hub-signature"));
+    QCOMPARE(entry.value(QLatin1String("signature_valid")), QJsonValue(true));
+
+    // Signed with the other provider's secret, the receiver refuses it.
+    const QByteArray otherId = "msg_hub_" + QByteArray::number(m_nextId++);
+    req = request(m_providerA.baseUrl + QStringLiteral("/ok/hub"), otherId);
+    req.scheme = SigningScheme::HubSignature;
+    req.secrets = {SecretB};
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY_WITH_TIMEOUT(!(entry = logEntry(m_providerA, otherId)).isEmpty(), 10000);
+    QCOMPARE(entry.value(QLatin1String("signature_valid")), QJsonValue(false));
+}
+
+void tst_CallbackSender::strictGuard_data()
+{
+    QTest::addColumn<QString>("url");
+    QTest::addColumn<QString>("errorClass");
+    QTest::addColumn<QString>("detail");
+    QTest::newRow("loopback literal") << "PROVIDER/ok/strict" << "invalid-url" << "loopback";
+    QTest::newRow("localhost name") << "http://localhost:1/ok" << "invalid-url" << "loopback name";
+    QTest::newRow("private literal") << "http://10.0.0.1/ok" << "invalid-url" << "private";
+    QTest::newRow("mapped loopback") << "http://[::ffff:127.0.0.1]:1/ok" << "invalid-url" << "loopback";
+    QTest::newRow("unresolvable") << "http://opsdeck-strict.invalid/ok" << "dns" << "opsdeck-strict.invalid";
+    QTest::newRow("missing secret") << "SECRETLESS" << "signing" << "no signing secret";
+    QTest::newRow("bad secret") << "BADSECRET" << "signing" << "base64";
+}
+
+void tst_CallbackSender::strictGuard()
+{
+    QFETCH(QString, url);
+    QFETCH(QString, errorClass);
+    QFETCH(QString, detail);
+    CallbackSender sender{CallbackUrlGuard()};
+    const QByteArray webhookId = "msg_strict_" + QByteArray::number(m_nextId++);
+    CallbackRequest req = request(url.replace(QLatin1String("PROVIDER"), m_providerA.baseUrl), webhookId);
+    if (url == QLatin1String("SECRETLESS")) {
+        req = request(m_providerA.baseUrl + QStringLiteral("/ok/strict"), webhookId);
+        req.secrets.clear();
+    } else if (url == QLatin1String("BADSECRET")) {
+        req = request(m_providerA.baseUrl + QStringLiteral("/ok/strict"), webhookId);
+        req.secrets = {QByteArrayLiteral("whsec_!!!")};
+    }
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(result.errorClass, errorClass);
+    QVERIFY2(result.errorMessage.contains(detail), qPrintable(result.errorMessage));
+    QCOMPARE(result.httpStatus, 0);
+    // Nothing reached the provider: the attempt stopped before connecting.
+    QCOMPARE(logEntry(m_providerA, webhookId), QJsonObject());
+}
+
+void tst_CallbackSender::responseBodyIsTruncated()
+{
+    // A receiver answering 10 KiB: only the first 4 KiB are kept for the attempt log.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    connect(&server, &QTcpServer::newConnection, this, [&server] {
+        QTcpSocket *socket = server.nextPendingConnection();
+        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+            if (!socket->readAll().contains("\r\n\r\n"))
+                return;
+            const QByteArray body(10 * 1024, 'x');
+            socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size())
+                          + "\r\nConnection: close\r\n\r\n" + body);
+            socket->disconnectFromHost();
+        });
+    });
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    send(sender, request(QStringLiteral("http://127.0.0.1:%1/big").arg(server.serverPort()), "msg_big"), &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(result.delivered);
+    QCOMPARE(result.responseBody.size(), AttemptResult::MaxResponseBodyBytes);
+    QVERIFY(result.responseTruncated);
+}
+
+void tst_CallbackSender::manyConcurrentSends()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    QSet<quint64> ids;
+    constexpr int Count = 40;
+    for (int i = 0; i < Count; ++i) {
+        // Half of them hang. They share host:port with the others, so QNetworkAccessManager's
+        // 6 connections per host are taken by hangs until they time out; every attempt must
+        // still end, classified.
+        const QString path = i % 2 ? QStringLiteral("/hang/many") : QStringLiteral("/slow/50/many");
+        CallbackRequest req = request(m_providerA.baseUrl + path, "msg_many_" + QByteArray::number(i));
+        req.timeout = i % 2 ? 1s : 20s;
+        ids.insert(sender.send(req));
+    }
+    QCOMPARE(ids.size(), Count);
+    QCOMPARE(sender.inFlight(), Count);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), Count, 30000);
+    int delivered = 0;
+    int timedOut = 0;
+    for (const QList<QVariant> &arguments : std::as_const(spy)) {
+        QVERIFY(ids.remove(arguments.at(0).toULongLong()));
+        const AttemptResult result = arguments.at(1).value<AttemptResult>();
+        delivered += result.delivered ? 1 : 0;
+        timedOut += result.errorClass == QLatin1String("timeout") ? 1 : 0;
+    }
+    QCOMPARE(delivered, Count / 2);
+    QCOMPARE(timedOut, Count / 2);
+    QCOMPARE(sender.inFlight(), 0);
+}
+
+void tst_CallbackSender::callbackWithContext()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    int calls = 0;
+    AttemptResult seen;
+    QObject context;
+    sender.send(request(m_providerA.baseUrl + QStringLiteral("/ok/cb"), "msg_cb_1"), &context,
+                [&calls, &seen](const AttemptResult &result) {
+                    ++calls;
+                    seen = result;
+                });
+    auto *gone = new QObject;
+    int goneCalls = 0;
+    sender.send(request(m_providerA.baseUrl + QStringLiteral("/ok/cb"), "msg_cb_2"), gone,
+                [&goneCalls](const AttemptResult &) { ++goneCalls; });
+    delete gone;
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, 20000);
+    QCOMPARE(calls, 1);
+    QVERIFY(seen.delivered);
+    QCOMPARE(goneCalls, 0);
+}
+
+void tst_CallbackSender::abortAllReportsEveryAttempt()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    sender.send(request(m_providerA.baseUrl + QStringLiteral("/hang/abort"), "msg_abort_1"));
+    sender.send(request(QStringLiteral("http://opsdeck-abort.invalid/x"), "msg_abort_2"));
+    // Wait until the hanging request is really at the provider before pulling the plug.
+    QTRY_VERIFY_WITH_TIMEOUT(!logEntry(m_providerA, "msg_abort_1").isEmpty() || spy.count() > 0, 10000);
+    sender.abortAll();
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, 10000);
+    for (const QList<QVariant> &arguments : std::as_const(spy)) {
+        const AttemptResult result = arguments.at(1).value<AttemptResult>();
+        QVERIFY(!result.delivered);
+        QVERIFY2(result.errorClass == QLatin1String("connect") || result.errorClass == QLatin1String("dns"),
+                 qPrintable(result.errorClass));
+    }
+    QCOMPARE(sender.inFlight(), 0);
+}
+
+QTEST_GUILESS_MAIN(tst_CallbackSender)
+#include "tst_callbacksender.moc"
