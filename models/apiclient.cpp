@@ -306,8 +306,10 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
         return;
     }
 
-    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const QNetworkReply::NetworkError error = network->error();
+    // A connection lost mid-answer is no answer, even when the status line had arrived.
+    const bool transportFailed = error != QNetworkReply::NoError && error < QNetworkReply::ContentAccessDenied;
+    const int status = transportFailed ? 0 : network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const bool tls = !call->sslErrors.isEmpty() || error == QNetworkReply::SslHandshakeFailedError;
     const bool retryableStatus = status == 502 || status == 503 || status == 504;
     const bool retryableError = status == 0 && !tls && (call->timedOut || isTransportError(error));
