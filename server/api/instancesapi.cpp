@@ -403,8 +403,13 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
     q.addBindValue(destroyAfter);
     q.addBindValue(id);
     q.addBindValue(version);
-    const bool updated = q.exec() && q.numRowsAffected() == 1;
+    const bool executed = q.exec();
+    const bool updated = executed && q.numRowsAffected() == 1;
+    if (!executed)
+        *error = Database::sqlProblem(q);
     q.finish();
+    if (!executed)
+        return false;
     if (!updated) {
         *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
                                QStringLiteral("the instance changed meanwhile"));

@@ -200,6 +200,11 @@ QSqlQuery &Database::query(const QString &sql)
 
 bool Database::begin()
 {
+    // IMMEDIATE takes the write lock up front (waiting up to the busy timeout): a deferred
+    // transaction that reads first and writes later fails at once with "database is locked"
+    // when another connection (the delivery worker, another process) wrote meanwhile.
+    if (m_backend == Backend::Sqlite)
+        return exec(QStringLiteral("BEGIN IMMEDIATE"));
     return connection().transaction();
 }
 

@@ -24,7 +24,7 @@ QJsonObject Reply::json() const
     return QJsonDocument::fromJson(body).object();
 }
 
-TestServer::TestServer(ServerOptions options)
+TestServer::TestServer(ServerOptions options, bool allowPrivateCallbacks)
 {
     if (!m_db.isValid()) {
         m_error = m_db.error();
@@ -33,7 +33,7 @@ TestServer::TestServer(ServerOptions options)
     options.host = QStringLiteral("127.0.0.1");
     options.port = 0;
     options.databaseUrl = m_db.url();
-    options.allowPrivateCallbacks = true;
+    options.allowPrivateCallbacks = allowPrivateCallbacks;
     m_server = std::make_unique<ControlPlane>(options);
     Problem problem;
     if (!m_server->start(&problem))
@@ -75,13 +75,20 @@ Reply TestServer::request(const QByteArray &method, const QString &path, const Q
 Reply TestServer::request(const QByteArray &method, const QString &path, const QByteArray &body,
                           const QString &token, const HeaderList &extraHeaders)
 {
-    Reply reply;
     if (!m_server) {
+        Reply reply;
         reply.networkError = m_error;
         return reply;
     }
+    return send(baseUrl(), method, path, body, token, extraHeaders);
+}
+
+Reply TestServer::send(const QUrl &baseUrl, const QByteArray &method, const QString &path, const QByteArray &body,
+                       const QString &token, const HeaderList &extraHeaders)
+{
+    Reply reply;
     QNetworkAccessManager nam;
-    QNetworkRequest req(QUrl(baseUrl().toString() + path));
+    QNetworkRequest req(QUrl(baseUrl.toString() + path));
     req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
     req.setTransferTimeout(120000);
     if (!body.isEmpty())

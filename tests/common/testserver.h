@@ -32,11 +32,13 @@ struct Reply
 };
 
 // Starts in its constructor on a fresh database of the selected backend (see TestDatabase);
-// check isRunning() (QVERIFY2(server.isRunning(), qPrintable(server.error())).
+// check isRunning() (QVERIFY2(server.isRunning(), qPrintable(server.error())). Host, port and
+// database of `options` are replaced; callback URLs on loopback are allowed unless
+// allowPrivateCallbacks is false (the tests' demo provider listens on 127.0.0.1).
 class TestServer final
 {
 public:
-    explicit TestServer(ServerOptions options = {});
+    explicit TestServer(ServerOptions options = {}, bool allowPrivateCallbacks = true);
     ~TestServer();
     TestServer(const TestServer &) = delete;
     TestServer &operator=(const TestServer &) = delete;
@@ -60,6 +62,9 @@ public:
                   const QString &token = {}, const HeaderList &extraHeaders = {});
     Reply request(const QByteArray &method, const QString &path, const QJsonObject &body,
                   const QString &token = {}, const HeaderList &extraHeaders = {});
+    // The same against any server (a child process, another fixture).
+    static Reply send(const QUrl &baseUrl, const QByteArray &method, const QString &path,
+                      const QByteArray &body = {}, const QString &token = {}, const HeaderList &extraHeaders = {});
     Reply get(const QString &path, const QString &token) { return request("GET", path, QByteArray(), token); }
     Reply post(const QString &path, const QJsonObject &body, const QString &token)
     {
