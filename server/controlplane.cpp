@@ -12,6 +12,8 @@
 #include "server/http/idempotencystore.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
+#include "server/outbox/deliveryapi.h"
+#include "server/outbox/outboxservice.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 
@@ -39,6 +41,8 @@ struct ControlPlane::Apis
     std::unique_ptr<OrganizationsApi> organizations;
     std::unique_ptr<InstancesApi> instances;
     std::unique_ptr<AccessApi> access;
+    std::unique_ptr<DeliveryApi> deliveries;
+    std::unique_ptr<OutboxService> outbox;
 };
 
 ControlPlane::ControlPlane(ServerOptions options, QObject *parent)
@@ -61,6 +65,8 @@ bool ControlPlane::start(Problem *error)
     if (m_http)
         return true;
     if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
+        return false;
+    if (!OutboxService::prepare(*m_db, error))
         return false;
     m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);
     connect(m_feed, &ChangeFeed::appended, this, &ControlPlane::eventsAppended);
@@ -109,11 +115,18 @@ bool ControlPlane::start(Problem *error)
         stop();
         return false;
     }
+    if (m_options.deliveryWorker) {
+        m_apis->outbox = std::make_unique<OutboxService>(m_options, *m_feed);
+        connect(m_feed, &ChangeFeed::appended, m_apis->outbox.get(), &OutboxService::wake);
+        m_apis->outbox->start();
+    }
     return true;
 }
 
 void ControlPlane::stop()
 {
+    if (m_apis && m_apis->outbox)
+        m_apis->outbox->stop();
     if (m_feed)
         m_feed->closeAll();
     if (m_http) {
@@ -189,6 +202,8 @@ void ControlPlane::registerRoutes()
     m_apis->instances->addRoutes(*m_router);
     m_apis->access = std::make_unique<AccessApi>(m_apis->ctx);
     m_apis->access->addRoutes(*m_router);
+    m_apis->deliveries = std::make_unique<DeliveryApi>(m_apis->ctx);
+    m_apis->deliveries->addRoutes(*m_router);
     // The watch route is answered by the WebSocket upgrade; a plain GET is told to upgrade.
     m_router->add("GET", QStringLiteral("/api/v1/watch"), kUserRoles, false, [](Request &) {
         return Response::problem(Problem::make(426, QStringLiteral("upgrade-required"), QStringLiteral("Upgrade required"),
