@@ -1,0 +1,56 @@
+// The offline cache: one SQLite file per connection profile, worked on by one worker thread.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+namespace OpsDeck {
+
+class CacheWorker;
+
+// Every call returns at once and is carried out in order on the worker thread; answers come
+// back as queued signals. A damaged or foreign file is moved aside (<file>.corrupt-<time>),
+// a fresh one is made, and cacheRebuilt() says why: the rows come back by relisting.
+class Cache final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Cache)
+
+public:
+    // filePath empty = defaultPath(profile).
+    explicit Cache(const QString &filePath, QObject *parent = nullptr);
+    ~Cache() override; // finishes queued work, closes the file, stops the thread
+
+    // <CacheLocation>/<profile>.sqlite, the profile name made safe for a file name.
+    static QString defaultPath(const QString &profile);
+    QString filePath() const { return m_path; }
+    QThread *workerThread() const { return const_cast<QThread *>(&m_thread); }
+    bool isOpen() const { return m_open; }
+
+    void open();
+    void load(const QString &kind);            // -> rowsLoaded(kind, chunk, last), in chunks
+    void store(const QString &kind, const QList<QJsonObject> &rows);
+    void remove(const QString &kind, const QList<qint64> &ids);
+    void replaceKind(const QString &kind, const QList<QJsonObject> &rows); // after a relist
+    void clearAll();
+    void saveCursor(qint64 seq);
+    void loadCursor();                         // -> cursorLoaded(seq), -1 when none
+
+signals:
+    void opened(bool ok, const QString &error);
+    void rowsLoaded(const QString &kind, const QList<QJsonObject> &rows, bool last);
+    void cursorLoaded(qint64 seq);
+    void cacheRebuilt(const QString &reason);
+    void failed(const QString &error);
+
+private:
+    QString m_path;
+    QThread m_thread;
+    CacheWorker *m_worker = nullptr; // lives on m_thread; deleted there when it finishes
+    bool m_open = false;
+};
+
+} // namespace OpsDeck
