@@ -4,16 +4,14 @@
 #include "demoactivity.h"
 
 #include "server/controlplane.h"
+#include "server/demoseeder.h"
 
 namespace OpsDeck {
 
 namespace {
 
-void seedDemo(ControlPlane &server)
-{
-    // Filled in with the server's demo seeder.
-    Q_UNUSED(server)
-}
+// Enough rows for every state to show and the tables to scroll, few enough to sync at once.
+constexpr int kDemoInstances = 240;
 
 } // namespace
 
@@ -43,7 +41,12 @@ void ServerHost::start(const ServerOptions &options, bool demo)
         return;
     }
     if (demo) {
-        seedDemo(*m_server);
+        DemoSeeder seeder(m_server->database());
+        if (!seeder.seed(kDemoInstances, &problem)) {
+            emit failed(tr("The demo data could not be seeded: %1")
+                            .arg(problem.detail.isEmpty() ? problem.title : problem.detail));
+            return;
+        }
         m_demo = new DemoActivity(m_server->baseUrl(), token, this);
         m_demo->start();
     }

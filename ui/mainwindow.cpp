@@ -233,8 +233,13 @@ void MainWindow::buildStatusBar()
     m_serverLabel = new QLabel(this);
     m_serverLabel->setObjectName(QStringLiteral("serverLabel"));
     m_serverLabel->setForegroundRole(QPalette::PlaceholderText);
+    m_cacheNotice = new QLabel(this);
+    m_cacheNotice->setObjectName(QStringLiteral("cacheNotice"));
+    m_cacheNotice->setAccessibleName(tr("Cache notice"));
+    m_cacheNotice->hide();
     statusBar()->addWidget(m_connectionLabel);
     statusBar()->addWidget(m_pendingLabel);
+    statusBar()->addWidget(m_cacheNotice);
     statusBar()->addPermanentWidget(m_serverLabel);
     setPendingOperations(0);
 }
@@ -309,6 +314,8 @@ void MainWindow::onNavigation(int row)
         return;
     m_stack->setCurrentIndex(row);
     const Page &page = m_pages.at(row);
+    // Only tables have a selection to detail; other pages get the whole width.
+    m_detail->setVisible(page.view != nullptr);
     // The detail pane follows the selection of the view being looked at.
     if (page.view) {
         const QJsonObject current = page.view->currentObject();

@@ -103,6 +103,7 @@ private:
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_pendingLabel = nullptr;
     QLabel *m_serverLabel = nullptr;
+    QLabel *m_cacheNotice = nullptr;
     int m_pendingOperations = 0;
 };
 

@@ -41,8 +41,7 @@ void StateBadgeDelegate::paintBadge(QPainter *painter, const QRect &rect, const 
         return;
     const StateTone tone = stateTone(state);
     const ToneColors colors = toneColors(tone, palette);
-    QFont f = badgeFont(font);
-    f.setStrikeOut(tone == StateTone::Gone);
+    const QFont f = badgeFont(font);
     QSize size = badgeSize(state, font).boundedTo(rect.size());
     QRect badge(QPoint(), size);
     if (alignment & Qt::AlignHCenter)

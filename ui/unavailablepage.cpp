@@ -26,12 +26,13 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     m_reason->setAlignment(Qt::AlignCenter);
     m_reason->setWordWrap(true);
     m_reason->setForegroundRole(QPalette::PlaceholderText);
-    m_reason->setMaximumWidth(520);
+    // Full-width labels: a word-wrapped label squeezed by an alignment gets clipped.
     auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(60, 20, 60, 20);
     layout->addStretch(1);
-    layout->addWidget(m_title, 0, Qt::AlignHCenter);
+    layout->addWidget(m_title);
     layout->addSpacing(8);
-    layout->addWidget(m_reason, 0, Qt::AlignHCenter);
+    layout->addWidget(m_reason);
     layout->addStretch(2);
 }
 
