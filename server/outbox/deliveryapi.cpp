@@ -427,7 +427,9 @@ Response DeliveryApi::listEndpoints(Request &req)
     const auto provider = queryId(req, QStringLiteral("provider"), &problem);
     if (!problem.isNull())
         return Response::problem(problem);
-    const QString state = req.queryValue(QStringLiteral("state")).toUpper();
+    // Never a null QString: that would bind as SQL NULL and match nothing.
+    const QString state = req.hasQuery(QStringLiteral("state")) ? req.queryValue(QStringLiteral("state")).toUpper()
+                                                                 : QString(QLatin1String(""));
     if (req.hasQuery(QStringLiteral("state")) && !Endpoint::machine().isState(state))
         return Response::problem(invalid(QStringLiteral("?state"), QStringLiteral("expected one of %1")
                                                                        .arg(Endpoint::machine().states().join(QStringLiteral(", ")))));
