@@ -61,9 +61,10 @@ void HttpServer::write(QHttpServerResponder &responder, const Response &r)
 
 bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket)
 {
-    // WebSocket upgrades are left to QAbstractHttpServer, which hands them to the change feed.
+    // WebSocket upgrades: claiming the request (true, nothing written) lets QAbstractHttpServer
+    // 6.4 complete the handshake and emit newWebSocketConnection; the feed checks path and token.
     if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0)
-        return false;
+        return true;
 
     QElapsedTimer timer;
     timer.start();

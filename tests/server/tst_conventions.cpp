@@ -1,0 +1,208 @@
+// The API conventions of spec §7: ETag/If-Match, Idempotency-Key, cursor paging, reason -> audit.
+#include "testserver.h"
+
+#include "server/storage/database.h"
+
+#include <QSet>
+#include <QSqlQuery>
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+class tst_Conventions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+    void ifMatch_data();
+    void ifMatch();
+    void idempotentReplay();
+    void idempotencyKeyReusedWithOtherBody();
+    void idempotencyKeyInUse();
+    void idempotencyKeysArePerCaller();
+    void pagination();
+    void paginationRejectsBadParameters_data();
+    void paginationRejectsBadParameters();
+    void reasonLandsInAudit();
+
+private:
+    std::unique_ptr<TestServer> m_server;
+};
+
+void tst_Conventions::init()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    m_server = std::make_unique<TestServer>();
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+}
+
+void tst_Conventions::cleanup()
+{
+    m_server.reset();
+}
+
+void tst_Conventions::ifMatch_data()
+{
+    QTest::addColumn<QByteArray>("ifMatch");
+    QTest::addColumn<int>("status");
+    QTest::newRow("current version") << QByteArray("\"1\"") << 200;
+    QTest::newRow("weak current version") << QByteArray("W/\"1\"") << 200;
+    QTest::newRow("any") << QByteArray("*") << 200;
+    QTest::newRow("one of several") << QByteArray("\"7\", \"1\"") << 200;
+    QTest::newRow("stale") << QByteArray("\"0\"") << 412;
+    QTest::newRow("future") << QByteArray("\"2\"") << 412;
+    QTest::newRow("garbage") << QByteArray("abc") << 412;
+}
+
+void tst_Conventions::ifMatch()
+{
+    QFETCH(QByteArray, ifMatch);
+    QFETCH(int, status);
+    const qint64 id = m_server->createOrganization(QStringLiteral("Acme"));
+    const Reply r = m_server->request("DELETE", QStringLiteral("/api/v1/organizations/%1").arg(id), QByteArray(),
+                                      m_server->operatorToken(), {{"If-Match", ifMatch}});
+    QCOMPARE(r.status, status);
+    if (status == 412) {
+        QCOMPARE(r.code(), QStringLiteral("precondition-failed"));
+        QCOMPARE(m_server->get(QStringLiteral("/api/v1/organizations/%1").arg(id), m_server->operatorToken())
+                     .json().value(QStringLiteral("status")).toString(), QStringLiteral("AVAILABLE"));
+    } else {
+        QCOMPARE(r.header("ETag"), QByteArray("\"2\""));
+    }
+}
+
+void tst_Conventions::idempotentReplay()
+{
+    const QByteArray body = R"({"name": "Northwind", "reason": "new customer"})";
+    const Reply first = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, m_server->operatorToken(),
+                                          {{"Idempotency-Key", "k-1"}});
+    QCOMPARE(first.status, 201);
+    QVERIFY(first.header("Idempotency-Replayed").isEmpty());
+    const Reply second = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, m_server->operatorToken(),
+                                           {{"Idempotency-Key", "k-1"}});
+    QCOMPARE(second.status, 201);
+    QCOMPARE(second.header("Idempotency-Replayed"), QByteArray("true"));
+    QCOMPARE(second.body, first.body);
+    QCOMPARE(second.header("ETag"), first.header("ETag"));
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size(), 1);
+}
+
+void tst_Conventions::idempotencyKeyReusedWithOtherBody()
+{
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "A"})", m_server->operatorToken(),
+                               {{"Idempotency-Key", "k-2"}}).status, 201);
+    const Reply other = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "B"})",
+                                          m_server->operatorToken(), {{"Idempotency-Key", "k-2"}});
+    QCOMPARE(other.status, 422);
+    QCOMPARE(other.code(), QStringLiteral("idempotency-key-reused"));
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size(), 1);
+}
+
+void tst_Conventions::idempotencyKeyInUse()
+{
+    // A first request still running (e.g. on another replica) has left its key in the running state.
+    const QString token = m_server->operatorToken();
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "A"})", token,
+                               {{"Idempotency-Key", "k-3"}}).status, 201);
+    QSqlQuery q(m_server->controlPlane().database().connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE idempotency_keys SET state = 'running' WHERE key = 'k-3'")));
+    const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "A"})", token,
+                                      {{"Idempotency-Key", "k-3"}});
+    QCOMPARE(r.status, 409);
+    QCOMPARE(r.code(), QStringLiteral("idempotency-key-in-use"));
+}
+
+void tst_Conventions::idempotencyKeysArePerCaller()
+{
+    const QString a = m_server->token(QStringLiteral("operator"), QStringLiteral("ann"));
+    const QString b = m_server->token(QStringLiteral("operator"), QStringLiteral("ben"));
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "A"})", a, {{"Idempotency-Key", "same"}}).status, 201);
+    const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "B"})", b, {{"Idempotency-Key", "same"}});
+    QCOMPARE(r.status, 201);
+    QVERIFY(r.header("Idempotency-Replayed").isEmpty());
+}
+
+void tst_Conventions::pagination()
+{
+    for (int i = 0; i < 7; ++i)
+        QVERIFY(m_server->createOrganization(QStringLiteral("Org %1").arg(i)));
+    QSet<qint64> seen;
+    QString path = QStringLiteral("/api/v1/organizations?limit=3");
+    int pages = 0;
+    for (;;) {
+        const Reply r = m_server->get(path, m_server->operatorToken());
+        QCOMPARE(r.status, 200);
+        ++pages;
+        qint64 previous = 0;
+        for (const QJsonValue &v : r.items()) {
+            const qint64 id = v.toObject().value(QStringLiteral("id")).toInteger();
+            QVERIFY2(id > previous, "ordered by id");
+            previous = id;
+            QVERIFY2(!seen.contains(id), "no duplicates across pages");
+            seen.insert(id);
+        }
+        const QJsonValue next = r.json().value(QStringLiteral("next"));
+        if (next.isNull())
+            break;
+        QVERIFY(pages < 10);
+        path = QStringLiteral("/api/v1/organizations?limit=3&cursor=") + next.toString();
+    }
+    QCOMPARE(seen.size(), 7);
+    QCOMPARE(pages, 3);
+}
+
+void tst_Conventions::paginationRejectsBadParameters_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QString>("path");
+    QTest::newRow("limit zero") << "limit=0" << "?limit";
+    QTest::newRow("limit too large") << "limit=1001" << "?limit";
+    QTest::newRow("limit not a number") << "limit=ten" << "?limit";
+    QTest::newRow("forged cursor") << "cursor=abc" << "?cursor";
+    QTest::newRow("unknown parameter") << "colour=red" << "?colour";
+    QTest::newRow("repeated parameter") << "limit=1&limit=2" << "?limit";
+}
+
+void tst_Conventions::paginationRejectsBadParameters()
+{
+    QFETCH(QString, query);
+    QFETCH(QString, path);
+    const Reply r = m_server->get(QStringLiteral("/api/v1/organizations?") + query, m_server->operatorToken());
+    QCOMPARE(r.status, 400);
+    QCOMPARE(r.code(), QStringLiteral("invalid-request"));
+    QCOMPARE(r.json().value(QStringLiteral("errors")).toArray().first().toObject().value(QStringLiteral("path")).toString(), path);
+}
+
+void tst_Conventions::reasonLandsInAudit()
+{
+    const qint64 org = m_server->createOrganization(QStringLiteral("O"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("P"), org, {QStringLiteral("app")});
+    const qint64 id = m_server->createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("alice"));
+    const QString alice = m_server->token(QStringLiteral("owner"), QStringLiteral("alice"));
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id),
+                            {{QStringLiteral("reason"), QStringLiteral("maintenance window")}}, alice).status, 200);
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/instances/%1/start").arg(id), QByteArray(), alice,
+                               {{"X-OpsDeck-Reason", "fin de maintenance %C3%A9t%C3%A9"}}).status, 200);
+    const Reply audit = m_server->get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(id), alice);
+    QCOMPARE(audit.status, 200);
+    const QJsonArray items = audit.items();
+    QCOMPARE(items.size(), 3); // create, stop, start
+    const QJsonObject stop = items.at(1).toObject();
+    QCOMPARE(stop.value(QStringLiteral("action")).toString(), QStringLiteral("stop"));
+    QCOMPARE(stop.value(QStringLiteral("from")).toString(), QStringLiteral("PENDING"));
+    QCOMPARE(stop.value(QStringLiteral("to")).toString(), QStringLiteral("STOPPED"));
+    QCOMPARE(stop.value(QStringLiteral("reason")).toString(), QStringLiteral("maintenance window"));
+    QCOMPARE(stop.value(QStringLiteral("actor")).toObject().value(QStringLiteral("role")).toString(), QStringLiteral("owner"));
+    QCOMPARE(stop.value(QStringLiteral("actor")).toObject().value(QStringLiteral("subject")).toString(), QStringLiteral("alice"));
+    QVERIFY(stop.value(QStringLiteral("at")).toString().endsWith(QLatin1Char('Z')));
+    QCOMPARE(items.at(2).toObject().value(QStringLiteral("reason")).toString(), QString::fromUtf8("fin de maintenance été"));
+    // Another owner sees none of it.
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(id),
+                           m_server->token(QStringLiteral("owner"), QStringLiteral("bob"))).items().size(), 0);
+}
+
+QTEST_GUILESS_MAIN(tst_Conventions)
+#include "tst_conventions.moc"

@@ -1,0 +1,254 @@
+// The change feed: long-poll (at once, waiting, timing out), resume, 410, WebSocket and filtering.
+#include "testserver.h"
+
+#include "server/feed/changefeed.h"
+
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QSignalSpy>
+#include <QWebSocket>
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+class tst_Feed : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+    void answersAtOnceWhenEventsExist();
+    void waitsForTheNextEvent();
+    void timesOutEmpty();
+    void resumesAfterSeq();
+    void goneForCursorOlderThanRetention();
+    void rejectsBadParameters_data();
+    void rejectsBadParameters();
+    void webSocketReceivesEvents();
+    void webSocketClosesWithGone();
+    void webSocketFilteredByRole();
+    void waitingPollIsFilteredByRole();
+
+private:
+    qint64 lastSeq();
+    QNetworkReply *startPoll(QNetworkAccessManager &nam, const QString &query, const QString &token);
+
+    std::unique_ptr<TestServer> m_server;
+};
+
+void tst_Feed::init()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    ServerOptions options;
+    options.feedRetention = 10;
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+}
+
+void tst_Feed::cleanup()
+{
+    m_server.reset();
+}
+
+qint64 tst_Feed::lastSeq()
+{
+    return m_server->get(QStringLiteral("/api/v1/events"), m_server->operatorToken()).json().value(QStringLiteral("last_seq")).toInteger();
+}
+
+QNetworkReply *tst_Feed::startPoll(QNetworkAccessManager &nam, const QString &query, const QString &token)
+{
+    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + QStringLiteral("/api/v1/events?") + query));
+    req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    return nam.get(req);
+}
+
+void tst_Feed::answersAtOnceWhenEventsExist()
+{
+    const qint64 before = lastSeq();
+    const qint64 id = m_server->createOrganization(QStringLiteral("Acme"));
+    const Reply r = m_server->get(QStringLiteral("/api/v1/events?after=%1&wait=30").arg(before), m_server->operatorToken());
+    QCOMPARE(r.status, 200);
+    const QJsonArray events = r.json().value(QStringLiteral("events")).toArray();
+    QCOMPARE(events.size(), 1);
+    const QJsonObject e = events.first().toObject();
+    QCOMPARE(e.value(QStringLiteral("seq")).toInteger(), before + 1);
+    QCOMPARE(e.value(QStringLiteral("kind")).toString(), QStringLiteral("organization"));
+    QCOMPARE(e.value(QStringLiteral("id")).toInteger(), id);
+    QCOMPARE(e.value(QStringLiteral("version")).toInteger(), 1);
+    QCOMPARE(e.value(QStringLiteral("op")).toString(), QStringLiteral("created"));
+    QCOMPARE(e.value(QStringLiteral("object")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("Acme"));
+    QCOMPARE(r.json().value(QStringLiteral("last_seq")).toInteger(), before + 1);
+}
+
+void tst_Feed::waitsForTheNextEvent()
+{
+    const qint64 before = lastSeq();
+    QNetworkAccessManager nam;
+    std::unique_ptr<QNetworkReply> poll(startPoll(nam, QStringLiteral("after=%1&wait=30").arg(before), m_server->operatorToken()));
+    QTRY_COMPARE(m_server->controlPlane().feed().waiterCount(), 1);
+    QVERIFY(!poll->isFinished());
+    const qint64 id = m_server->createOrganization(QStringLiteral("Late"));
+    QTRY_VERIFY(poll->isFinished());
+    QCOMPARE(poll->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    const QJsonObject body = QJsonDocument::fromJson(poll->readAll()).object();
+    const QJsonArray events = body.value(QStringLiteral("events")).toArray();
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.first().toObject().value(QStringLiteral("id")).toInteger(), id);
+}
+
+void tst_Feed::timesOutEmpty()
+{
+    const qint64 before = lastSeq();
+    QNetworkAccessManager nam;
+    std::unique_ptr<QNetworkReply> poll(startPoll(nam, QStringLiteral("after=%1&wait=1").arg(before), m_server->operatorToken()));
+    QTRY_VERIFY_WITH_TIMEOUT(poll->isFinished(), 10000);
+    QCOMPARE(poll->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    const QJsonObject body = QJsonDocument::fromJson(poll->readAll()).object();
+    QVERIFY(body.value(QStringLiteral("events")).toArray().isEmpty());
+    QCOMPARE(body.value(QStringLiteral("last_seq")).toInteger(), before);
+    QCOMPARE(m_server->controlPlane().feed().waiterCount(), 0);
+}
+
+void tst_Feed::resumesAfterSeq()
+{
+    const qint64 start = lastSeq();
+    for (int i = 0; i < 4; ++i)
+        QVERIFY(m_server->createOrganization(QStringLiteral("O%1").arg(i)));
+    const Reply page1 = m_server->get(QStringLiteral("/api/v1/events?after=%1&limit=3").arg(start), m_server->operatorToken());
+    QCOMPARE(page1.json().value(QStringLiteral("events")).toArray().size(), 3);
+    const qint64 cursor = page1.json().value(QStringLiteral("last_seq")).toInteger();
+    QCOMPARE(cursor, start + 3);
+    const Reply page2 = m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(cursor), m_server->operatorToken());
+    const QJsonArray rest = page2.json().value(QStringLiteral("events")).toArray();
+    QCOMPARE(rest.size(), 1);
+    QCOMPARE(rest.first().toObject().value(QStringLiteral("seq")).toInteger(), start + 4);
+}
+
+void tst_Feed::goneForCursorOlderThanRetention()
+{
+    for (int i = 0; i < 25; ++i)
+        QVERIFY(m_server->createOrganization(QStringLiteral("O%1").arg(i)));
+    // Trimming runs after the commits, once per event-loop turn.
+    QTRY_VERIFY(m_server->controlPlane().feed().purgedThrough() >= 15);
+    const Reply gone = m_server->get(QStringLiteral("/api/v1/events?after=1"), m_server->operatorToken());
+    QCOMPARE(gone.status, 410);
+    QCOMPARE(gone.code(), QStringLiteral("gone"));
+    const qint64 horizon = m_server->controlPlane().feed().purgedThrough();
+    const Reply retained = m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(horizon), m_server->operatorToken());
+    QCOMPARE(retained.status, 200);
+    QCOMPARE(retained.json().value(QStringLiteral("events")).toArray().size(), 25 - horizon);
+    // A cursor from the future (another database) is no better.
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/events?after=100000"), m_server->operatorToken()).status, 410);
+}
+
+void tst_Feed::rejectsBadParameters_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QString>("path");
+    QTest::newRow("negative after") << "after=-1" << "?after";
+    QTest::newRow("after not a number") << "after=x" << "?after";
+    QTest::newRow("wait too long") << "wait=61" << "?wait";
+    QTest::newRow("negative wait") << "wait=-1" << "?wait";
+    QTest::newRow("limit too large") << "limit=5000" << "?limit";
+    QTest::newRow("cursor instead of after") << "cursor=abc" << "?cursor";
+}
+
+void tst_Feed::rejectsBadParameters()
+{
+    QFETCH(QString, query);
+    QFETCH(QString, path);
+    const Reply r = m_server->get(QStringLiteral("/api/v1/events?") + query, m_server->operatorToken());
+    QCOMPARE(r.status, 400);
+    QCOMPARE(r.json().value(QStringLiteral("errors")).toArray().first().toObject().value(QStringLiteral("path")).toString(), path);
+}
+
+void tst_Feed::webSocketReceivesEvents()
+{
+    const qint64 before = m_server->createOrganization(QStringLiteral("Before")) ? lastSeq() : 0;
+    QWebSocket socket;
+    QSignalSpy messages(&socket, &QWebSocket::textMessageReceived);
+    QSignalSpy connected(&socket, &QWebSocket::connected);
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    url.setQuery(QStringLiteral("after=%1").arg(before - 1));
+    QNetworkRequest req(url);
+    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
+    socket.open(req);
+    QTRY_COMPARE(connected.size(), 1);
+    // The backlog after the cursor first, then live events.
+    QTRY_COMPARE(messages.size(), 1);
+    QCOMPARE(QJsonDocument::fromJson(messages.at(0).at(0).toString().toUtf8()).object().value(QStringLiteral("seq")).toInteger(), before);
+    const qint64 id = m_server->createOrganization(QStringLiteral("Live"));
+    QTRY_COMPARE(messages.size(), 2);
+    const QJsonObject e = QJsonDocument::fromJson(messages.at(1).at(0).toString().toUtf8()).object();
+    QCOMPARE(e.value(QStringLiteral("seq")).toInteger(), before + 1);
+    QCOMPARE(e.value(QStringLiteral("id")).toInteger(), id);
+    QCOMPARE(e.value(QStringLiteral("kind")).toString(), QStringLiteral("organization"));
+    QCOMPARE(m_server->controlPlane().feed().watcherCount(), 1);
+    socket.close();
+    QTRY_COMPARE(m_server->controlPlane().feed().watcherCount(), 0);
+}
+
+void tst_Feed::webSocketClosesWithGone()
+{
+    for (int i = 0; i < 25; ++i)
+        QVERIFY(m_server->createOrganization(QStringLiteral("O%1").arg(i)));
+    QTRY_VERIFY(m_server->controlPlane().feed().purgedThrough() >= 15);
+    QWebSocket socket;
+    QSignalSpy disconnected(&socket, &QWebSocket::disconnected);
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    url.setQuery(QStringLiteral("after=1&access_token=") + m_server->operatorToken());
+    socket.open(url);
+    QTRY_COMPARE(disconnected.size(), 1);
+    QCOMPARE(int(socket.closeCode()), 4410);
+}
+
+void tst_Feed::webSocketFilteredByRole()
+{
+    const qint64 org = m_server->createOrganization(QStringLiteral("O"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("P"), org, {QStringLiteral("app")});
+    const qint64 other = m_server->createProvider(QStringLiteral("Q"), org, {QStringLiteral("app")});
+    QWebSocket socket;
+    QSignalSpy messages(&socket, &QWebSocket::textMessageReceived);
+    QSignalSpy connected(&socket, &QWebSocket::connected);
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    QNetworkRequest req(url);
+    req.setRawHeader("Authorization", "Bearer " + m_server->token(QStringLiteral("provider"), QString::number(provider)).toUtf8());
+    socket.open(req);
+    QTRY_COMPARE(connected.size(), 1);
+    QVERIFY(m_server->createInstance(QStringLiteral("theirs"), org, other, QStringLiteral("app"), QStringLiteral("bob")));
+    const qint64 mine = m_server->createInstance(QStringLiteral("mine"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    QTRY_COMPARE(messages.size(), 1);
+    QCOMPARE(QJsonDocument::fromJson(messages.at(0).at(0).toString().toUtf8()).object().value(QStringLiteral("id")).toInteger(), mine);
+}
+
+void tst_Feed::waitingPollIsFilteredByRole()
+{
+    const qint64 org = m_server->createOrganization(QStringLiteral("O"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("P"), org, {QStringLiteral("app")});
+    const qint64 before = lastSeq();
+    QNetworkAccessManager nam;
+    std::unique_ptr<QNetworkReply> poll(startPoll(nam, QStringLiteral("after=%1&wait=30").arg(before),
+                                                  m_server->token(QStringLiteral("owner"), QStringLiteral("alice"))));
+    QTRY_COMPARE(m_server->controlPlane().feed().waiterCount(), 1);
+    QVERIFY(m_server->createInstance(QStringLiteral("bobs"), org, provider, QStringLiteral("app"), QStringLiteral("bob")));
+    // Bob's instance does not wake Alice's poll ...
+    QTRY_VERIFY(m_server->controlPlane().feed().lastSeq() > before);
+    QVERIFY(!poll->isFinished());
+    // ... hers does.
+    const qint64 hers = m_server->createInstance(QStringLiteral("alices"), org, provider, QStringLiteral("app"), QStringLiteral("alice"));
+    QTRY_VERIFY(poll->isFinished());
+    const QJsonArray events = QJsonDocument::fromJson(poll->readAll()).object().value(QStringLiteral("events")).toArray();
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.first().toObject().value(QStringLiteral("id")).toInteger(), hers);
+}
+
+QTEST_GUILESS_MAIN(tst_Feed)
+#include "tst_feed.moc"
