@@ -287,7 +287,11 @@ RecordResult DeliveryRepository::record(const DeliveryTarget &target, const Atte
                                QStringLiteral("cannot begin a transaction: %1").arg(m_db.connection().lastError().text()));
         return result;
     }
-    QSqlQuery &cur = m_db.query(QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
+    // Locked on PostgreSQL so a cancel or supersede committed meanwhile is not overwritten; SQLite
+    // already holds the write lock (BEGIN IMMEDIATE).
+    QSqlQuery &cur = m_db.query(m_db.backend() == Database::Backend::Postgres
+                                    ? QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ? FOR UPDATE")
+                                    : QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
     cur.addBindValue(target.id);
     if (!cur.exec() || !cur.next()) {
         *error = failed(cur);
@@ -401,9 +405,10 @@ bool DeliveryRepository::updateEndpoint(const DeliveryTarget &target, const Atte
                                         const AttemptOutcome &outcome, std::chrono::milliseconds autoPauseWindow,
                                         bool *changed, Problem *error)
 {
-    QSqlQuery &cur = m_db.query(QStringLiteral(
-        "SELECT e.state, e.consecutive_failures, s.failing_since FROM endpoints e"
-        " LEFT JOIN outbox_endpoint_streaks s ON s.endpoint_id = e.id WHERE e.id = ?"));
+    QSqlQuery &cur = m_db.query(
+        QStringLiteral("SELECT e.state, e.consecutive_failures, s.failing_since FROM endpoints e"
+                       " LEFT JOIN outbox_endpoint_streaks s ON s.endpoint_id = e.id WHERE e.id = ?")
+        + (m_db.backend() == Database::Backend::Postgres ? QStringLiteral(" FOR UPDATE OF e") : QString()));
     cur.addBindValue(target.endpointId);
     if (!cur.exec() || !cur.next()) {
         *error = failed(cur);
