@@ -55,6 +55,7 @@ private slots:
     void manyConcurrentSends();
     void callbackWithContext();
     void abortAllReportsEveryAttempt();
+    void providerStatsMatchItsLog();
 
 private:
     struct Provider
@@ -491,6 +492,47 @@ void tst_CallbackSender::abortAllReportsEveryAttempt()
                  qPrintable(result.errorClass));
     }
     QCOMPARE(sender.inFlight(), 0);
+}
+
+void tst_CallbackSender::providerStatsMatchItsLog()
+{
+    // GET /stats is what demos and benchmarks read; it must agree with the log written so far.
+    QNetworkAccessManager manager;
+    QNetworkReply *reply = manager.get(QNetworkRequest(QUrl(m_providerA.baseUrl + QStringLiteral("/stats"))));
+    QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), 10000);
+    QCOMPARE(reply->error(), QNetworkReply::NoError);
+    const QJsonObject stats = QJsonDocument::fromJson(reply->readAll()).object();
+    reply->deleteLater();
+
+    const auto readLog = [this] {
+        QFile file(m_providerA.logPath);
+        return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    };
+    // The log is written in batches; wait until it has caught up with the counters.
+    const int received = stats.value(QLatin1String("received")).toInt();
+    QTRY_VERIFY_WITH_TIMEOUT(readLog().count('\n') >= received, 10000);
+    int lines = 0;
+    int valid = 0;
+    int invalid = 0;
+    for (const QByteArray &line : readLog().split('\n')) {
+        const QJsonObject entry = QJsonDocument::fromJson(line).object();
+        if (entry.isEmpty() || lines == received)
+            continue;
+        ++lines;
+        valid += entry.value(QLatin1String("signature_valid")) == QJsonValue(true) ? 1 : 0;
+        invalid += entry.value(QLatin1String("signature_valid")) == QJsonValue(false) ? 1 : 0;
+    }
+    QCOMPARE(stats.value(QLatin1String("received")).toInt(), lines);
+    QCOMPARE(stats.value(QLatin1String("valid")).toInt(), valid);
+    QCOMPARE(stats.value(QLatin1String("invalid")).toInt(), invalid);
+    QVERIFY(valid >= 10);
+    QVERIFY(invalid >= 2); // the rotated-away and the wrong X-Hub-Signature requests
+    QCOMPARE(stats.value(QLatin1String("unsigned")).toInt(), 0);
+    const QJsonObject byStatus = stats.value(QLatin1String("by_status")).toObject();
+    for (const char *status : {"200", "302", "410", "429", "500", "503", "none"})
+        QVERIFY2(byStatus.value(QLatin1String(status)).toInt() >= 1, status);
+    QCOMPARE(stats.value(QLatin1String("unique_webhook_ids")).toInt() + stats.value(QLatin1String("duplicates")).toInt(),
+             lines);
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSender)
