@@ -253,12 +253,7 @@ void ApiClient::startAttempt(ApiReply *reply, std::shared_ptr<Call> call)
     reply->m_network = network;
 
     connect(network, &QNetworkReply::sslErrors, reply, [this, call, network](const QList<QSslError> &errors) {
-        const bool allAccepted = std::all_of(errors.cbegin(), errors.cend(), [this](const QSslError &e) {
-            return std::any_of(m_acceptedSslErrors.cbegin(), m_acceptedSslErrors.cend(), [&e](const QSslError &a) {
-                return a.error() == e.error() && a.certificate() == e.certificate();
-            });
-        });
-        if (allAccepted && !errors.isEmpty()) {
+        if (acceptsSslErrors(errors)) {
             network->ignoreSslErrors(errors);
             return;
         }
@@ -275,6 +270,17 @@ void ApiClient::startAttempt(ApiReply *reply, std::shared_ptr<Call> call)
         network->abort();
     });
     reply->m_timer.start(call->options.timeoutMs.value_or(m_timeoutMs));
+}
+
+bool ApiClient::acceptsSslErrors(const QList<QSslError> &errors) const
+{
+    if (errors.isEmpty())
+        return false;
+    return std::all_of(errors.cbegin(), errors.cend(), [this](const QSslError &e) {
+        return std::any_of(m_acceptedSslErrors.cbegin(), m_acceptedSslErrors.cend(), [&e](const QSslError &a) {
+            return a.error() == e.error() && a.certificate() == e.certificate();
+        });
+    });
 }
 
 int ApiClient::retryDelay(int retry, const QNetworkReply *network) const

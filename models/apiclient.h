@@ -102,6 +102,8 @@ public:
     void setOffThreadDecodeThreshold(int bytes) { m_offThreadBytes = bytes; }
     // TLS errors the user looked at and accepted for this server; anything else still fails.
     void setAcceptedSslErrors(const QList<QSslError> &errors) { m_acceptedSslErrors = errors; }
+    // Whether every one of errors was accepted (for connections made outside the client: WebSocket).
+    bool acceptsSslErrors(const QList<QSslError> &errors) const;
 
     // Paths: "/instances?limit=5" is under /api/v1; paths starting with "/api/", "/healthz" or
     // "/metrics" are taken as they are.

@@ -1,0 +1,60 @@
+// The connection state shown in the status bar.
+#include "connectionstatus.h"
+
+#include <QLocale>
+
+namespace OpsDeck {
+
+ConnectionStatus::ConnectionStatus(QObject *parent)
+    : QObject(parent)
+{
+}
+
+QString ConnectionStatus::text() const
+{
+    const QString asOf = m_lastSync.isValid()
+        ? tr(" (as of %1)").arg(QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat))
+        : QString();
+    switch (m_state) {
+    case State::Live:
+        return tr("Live");
+    case State::Connecting:
+        return tr("Connecting…");
+    case State::Reconnecting:
+        return tr("Reconnecting…") + (m_lastSync.isValid() ? tr(" (offline as of %1)").arg(QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat)) : QString());
+    case State::Offline:
+        return tr("Offline") + asOf;
+    }
+    return {};
+}
+
+void ConnectionStatus::setState(State state, Transport transport)
+{
+    const bool same = state == m_state && transport == m_transport && m_nextAttemptMs < 0
+        && (state != State::Live || m_lastError.isEmpty());
+    m_state = state;
+    m_transport = transport;
+    m_nextAttemptMs = -1;
+    if (state == State::Live) {
+        m_lastError.clear();
+        m_lastSync = QDateTime::currentDateTimeUtc();
+    }
+    if (!same)
+        emit changed();
+}
+
+void ConnectionStatus::setFailure(State state, const QString &error, int nextAttemptMs)
+{
+    m_state = state;
+    m_transport = Transport::None;
+    m_lastError = error;
+    m_nextAttemptMs = nextAttemptMs;
+    emit changed();
+}
+
+void ConnectionStatus::touch()
+{
+    m_lastSync = QDateTime::currentDateTimeUtc();
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,59 @@
+// The console's connection state (live / reconnecting / offline as of a time) for the status bar.
+#pragma once
+
+#include <QDateTime>
+#include <QObject>
+#include <QString>
+
+namespace OpsDeck {
+
+class ConnectionStatus final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ConnectionStatus)
+    Q_PROPERTY(State state READ state NOTIFY changed)
+    Q_PROPERTY(QDateTime lastSync READ lastSync NOTIFY changed)
+    Q_PROPERTY(QString text READ text NOTIFY changed)
+
+public:
+    enum class State {
+        Offline,      // not connected and not trying (stopped), or failing for a while: rows are the cache's
+        Connecting,   // first contact: loading the cache and listing
+        Live,         // the change feed is flowing
+        Reconnecting, // lost the feed a moment ago, trying again
+    };
+    Q_ENUM(State)
+
+    enum class Transport { None, WebSocket, LongPoll };
+    Q_ENUM(Transport)
+
+    explicit ConnectionStatus(QObject *parent = nullptr);
+
+    State state() const { return m_state; }
+    Transport transport() const { return m_transport; }
+    // Last successful contact with the server (an answer or an event); invalid when never.
+    QDateTime lastSync() const { return m_lastSync; }
+    // Why the last attempt failed (the problem's detail), empty when live.
+    QString lastError() const { return m_lastError; }
+    // Milliseconds until the next attempt while reconnecting, else -1.
+    int nextAttemptMs() const { return m_nextAttemptMs; }
+    bool isLive() const { return m_state == State::Live; }
+    // "Live", "Reconnecting… (offline as of 21:30:05)", "Offline (as of 21:30:05)", "Connecting…"
+    QString text() const;
+
+    void setState(State state, Transport transport = Transport::None);
+    void setFailure(State state, const QString &error, int nextAttemptMs);
+    void touch(); // a successful contact now
+
+signals:
+    void changed();
+
+private:
+    State m_state = State::Offline;
+    Transport m_transport = Transport::None;
+    QDateTime m_lastSync;
+    QString m_lastError;
+    int m_nextAttemptMs = -1;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,506 @@
+// The sync engine: cache first, then list or resume, then the change feed, with reconnects.
+#include "syncengine.h"
+
+#include "apiclient.h"
+#include "cache.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QMetaObject>
+#include <QRandomGenerator>
+#include <QUrl>
+#include <QWebSocket>
+
+namespace OpsDeck {
+
+namespace {
+
+constexpr int kCloseGone = 4410;
+constexpr int kCloseUnauthenticated = 4401;
+constexpr int kFailuresBeforeOffline = 3;
+constexpr int kPingIntervalMs = 30000;
+constexpr int kFeedPageLimit = 1000;
+
+} // namespace
+
+SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
+    : QObject(parent)
+    , m_client(client)
+    , m_cache(cache)
+    , m_status(new ConnectionStatus(this))
+{
+    Q_ASSERT(client);
+    for (const ResourceKind &kind : resourceKinds()) {
+        auto *model = new ResourceModel(kind, this);
+        model->setObjectName(kind.name);
+        // Models are children of the engine: the lookup never outlives what it reads.
+        model->setReferenceLookup([this](const QString &kindName, qint64 id) {
+            const ResourceModel *m = m_models.value(kindName);
+            return m ? m->nameOfId(id) : QString();
+        });
+        m_models.insert(kind.name, model);
+        m_kinds << kind.name;
+    }
+    if (m_cache) {
+        connect(m_cache, &Cache::rowsLoaded, this, &SyncEngine::onCacheRows);
+        connect(m_cache, &Cache::cursorLoaded, this, &SyncEngine::onCacheCursor);
+    }
+    m_reconnectTimer.setSingleShot(true);
+    connect(&m_reconnectTimer, &QTimer::timeout, this, [this] {
+        if (!m_running)
+            return;
+        if (m_cursor >= 0)
+            watch();
+        else
+            beginListing({});
+    });
+    m_pingTimer.setInterval(kPingIntervalMs);
+    connect(&m_pingTimer, &QTimer::timeout, this, [this] {
+        if (m_socket)
+            m_socket->ping();
+    });
+}
+
+SyncEngine::~SyncEngine()
+{
+    stop();
+}
+
+ResourceModel *SyncEngine::model(const QString &kindName) const
+{
+    return m_models.value(kindName);
+}
+
+QList<ResourceModel *> SyncEngine::models() const
+{
+    QList<ResourceModel *> out;
+    for (const ResourceKind &kind : resourceKinds())
+        out << m_models.value(kind.name);
+    return out;
+}
+
+void SyncEngine::setKinds(const QStringList &kindNames)
+{
+    m_kinds.clear();
+    for (const QString &name : kindNames) {
+        if (m_models.contains(name))
+            m_kinds << name;
+    }
+}
+
+void SyncEngine::setBackoff(int baseMs, int maxMs)
+{
+    m_backoffBaseMs = std::max(1, baseMs);
+    m_backoffMaxMs = std::max(m_backoffBaseMs, maxMs);
+}
+
+ConnectionStatus::Transport SyncEngine::transport() const
+{
+    return m_socket ? ConnectionStatus::Transport::WebSocket : ConnectionStatus::Transport::LongPoll;
+}
+
+void SyncEngine::start()
+{
+    if (m_running)
+        return;
+    m_running = true;
+    ++m_generation;
+    m_failures = 0;
+    m_status->setState(ConnectionStatus::State::Connecting);
+    if (!m_cache) {
+        beginListing({});
+        return;
+    }
+    // The worker answers in order: every kind's rows, then the cursor, which starts the network part.
+    m_cache->open();
+    for (const QString &kind : std::as_const(m_kinds))
+        m_cache->load(kind);
+    m_cache->loadCursor();
+}
+
+void SyncEngine::stop()
+{
+    if (!m_running)
+        return;
+    m_running = false;
+    ++m_generation;
+    m_reconnectTimer.stop();
+    m_pingTimer.stop();
+    if (m_request)
+        m_request->abort();
+    if (m_socket) {
+        QWebSocket *socket = m_socket;
+        m_socket = nullptr;
+        socket->disconnect(this);
+        socket->abort();
+        socket->deleteLater();
+    }
+    flushEvents();
+    m_status->setState(ConnectionStatus::State::Offline);
+}
+
+void SyncEngine::relist(const QString &reason)
+{
+    if (m_running)
+        beginListing(reason);
+}
+
+void SyncEngine::onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last)
+{
+    Q_UNUSED(last)
+    if (!m_running || rows.isEmpty())
+        return;
+    if (ResourceModel *m = m_models.value(kind))
+        m->upsert(rows);
+}
+
+void SyncEngine::onCacheCursor(qint64 seq)
+{
+    if (!m_running)
+        return;
+    if (seq >= 0) {
+        m_cursor = seq;
+        watch();
+    } else {
+        beginListing({});
+    }
+}
+
+void SyncEngine::beginListing(const QString &reason)
+{
+    if (!m_running)
+        return;
+    const quint64 generation = ++m_generation;
+    m_reconnectTimer.stop();
+    if (m_request)
+        m_request->abort();
+    if (m_socket) {
+        QWebSocket *socket = m_socket;
+        m_socket = nullptr;
+        socket->disconnect(this);
+        socket->abort();
+        socket->deleteLater();
+        m_pingTimer.stop();
+    }
+    if (!reason.isEmpty())
+        emit relisting(reason);
+    if (m_cache)
+        m_cache->saveCursor(-1); // until every kind is listed, the stored rows are not a snapshot
+    // The sequence before listing: events after it are replayed by the feed, and replays of
+    // what the list already showed are dropped by version.
+    RequestOptions options;
+    options.maxRetries = 0;
+    m_request = m_client->get(QStringLiteral("/events?limit=1"), options);
+    connect(m_request, &ApiReply::finished, this, [this, generation](const ApiResult &result) {
+        if (generation != m_generation)
+            return;
+        if (!result.ok()) {
+            if (result.status == 401)
+                emit problem(*result.problem);
+            failed(result.problem ? result.problem->detail : tr("no answer"));
+            return;
+        }
+        m_status->touch();
+        m_listSeq = result.object().value(QLatin1String("last_seq")).toInteger(0);
+        m_listQueue = m_kinds;
+        listNextKind();
+    });
+}
+
+void SyncEngine::listNextKind()
+{
+    if (m_listQueue.isEmpty()) {
+        setCursor(m_listSeq);
+        if (m_cache)
+            m_cache->saveCursor(m_listSeq);
+        emit synced(m_listSeq);
+        watch();
+        return;
+    }
+    m_seen.clear();
+    m_listedRows = 0;
+    m_firstPage = true;
+    listPage(m_listQueue.first(), {});
+}
+
+void SyncEngine::listPage(const QString &kind, const QString &cursor)
+{
+    const quint64 generation = m_generation;
+    QString path = QStringLiteral("/%1?limit=%2").arg(kind).arg(m_pageSize);
+    if (!cursor.isEmpty())
+        path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
+    m_request = m_client->get(path);
+    connect(m_request, &ApiReply::finished, this, [this, generation, kind](const ApiResult &result) {
+        if (generation == m_generation)
+            onPage(kind, result);
+    });
+}
+
+void SyncEngine::onPage(const QString &kind, const ApiResult &result)
+{
+    ResourceModel *model = m_models.value(kind);
+    if (!result.ok()) {
+        // A kind this server or this role does not offer is simply not synced.
+        if (result.status == 403 || result.status == 404 || result.status == 405) {
+            m_listQueue.removeFirst();
+            listNextKind();
+            return;
+        }
+        if (result.status == 401)
+            emit problem(*result.problem);
+        failed(result.problem ? result.problem->detail : tr("no answer"));
+        return;
+    }
+    m_status->touch();
+    const QJsonObject page = result.object();
+    const QJsonArray items = page.value(QLatin1String("items")).toArray();
+    QList<QJsonObject> objects;
+    objects.reserve(items.size());
+    for (const QJsonValue &item : items) {
+        const QJsonObject object = item.toObject();
+        const QJsonValue id = object.value(QLatin1String("id"));
+        if (!id.isDouble())
+            continue;
+        m_seen.insert(id.toInteger());
+        objects.append(object);
+    }
+    model->upsert(objects);
+    if (m_cache) {
+        if (m_firstPage)
+            m_cache->replaceKind(kind, objects);
+        else
+            m_cache->store(kind, objects);
+    }
+    m_firstPage = false;
+    const QString next = page.value(QLatin1String("next")).toString();
+    if (!next.isEmpty()) {
+        listPage(kind, next);
+        return;
+    }
+    // Rows the server no longer lists are gone (deleted while we were away).
+    model->flush();
+    QList<qint64> vanished;
+    for (qint64 id : model->ids()) {
+        if (!m_seen.contains(id))
+            vanished.append(id);
+    }
+    if (!vanished.isEmpty()) {
+        model->remove(vanished);
+        if (m_cache)
+            m_cache->remove(kind, vanished);
+    }
+    emit listed(kind, int(m_seen.size()));
+    m_seen.clear();
+    m_listQueue.removeFirst();
+    listNextKind();
+}
+
+void SyncEngine::watch()
+{
+    if (!m_running)
+        return;
+    ++m_generation;
+    if (m_webSocketEnabled && m_webSocketWorks)
+        openWebSocket();
+    else
+        longPoll();
+}
+
+void SyncEngine::openWebSocket()
+{
+    auto *socket = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);
+    m_socket = socket;
+    m_webSocketConnected = false;
+    connect(socket, &QWebSocket::connected, this, [this] {
+        m_webSocketConnected = true;
+        m_failures = 0;
+        m_status->setState(ConnectionStatus::State::Live, ConnectionStatus::Transport::WebSocket);
+        m_pingTimer.start();
+    });
+    connect(socket, &QWebSocket::textMessageReceived, this, &SyncEngine::onWebSocketMessage);
+    connect(socket, &QWebSocket::pong, this, [this] { m_status->touch(); });
+    connect(socket, &QWebSocket::disconnected, this, &SyncEngine::onWebSocketClosed);
+    connect(socket, &QWebSocket::sslErrors, this, [this, socket](const QList<QSslError> &errors) {
+        // The same rule as every request: only errors the user accepted for this server pass.
+        if (m_client->acceptsSslErrors(errors))
+            socket->ignoreSslErrors(errors);
+    });
+    const QUrl url = m_client->webSocketUrlFor(QStringLiteral("/watch?after=%1").arg(m_cursor));
+    socket->open(m_client->authorizedRequest(url));
+}
+
+void SyncEngine::onWebSocketMessage(const QString &message)
+{
+    const QJsonDocument doc = QJsonDocument::fromJson(message.toUtf8());
+    if (!doc.isObject())
+        return; // not an event; the feed only sends events
+    m_status->touch();
+    queueEvent(doc.object());
+}
+
+void SyncEngine::onWebSocketClosed()
+{
+    QWebSocket *socket = m_socket;
+    if (!socket)
+        return;
+    m_socket = nullptr;
+    m_pingTimer.stop();
+    const int code = int(socket->closeCode());
+    const bool wasConnected = m_webSocketConnected;
+    const QString reason = socket->closeReason().isEmpty() ? socket->errorString() : socket->closeReason();
+    m_webSocketConnected = false;
+    socket->disconnect(this);
+    socket->deleteLater();
+    if (!m_running)
+        return;
+    flushEvents(); // what arrived before the close moves the cursor first
+    if (code == kCloseGone) {
+        beginListing(tr("the server no longer holds the changes since our last visit"));
+        return;
+    }
+    if (code == kCloseUnauthenticated) {
+        emit problem(Problem::make(401, QStringLiteral("unauthenticated"), tr("Not signed in"),
+                                   tr("the server refused the token for the change feed")));
+        failed(reason);
+        return;
+    }
+    if (!wasConnected) {
+        // The upgrade did not get through: see whether plain HTTP does (proxies, old servers).
+        ++m_generation;
+        longPoll();
+        return;
+    }
+    failed(reason);
+}
+
+void SyncEngine::longPoll()
+{
+    const quint64 generation = m_generation;
+    const bool probing = m_webSocketEnabled && m_webSocketWorks;
+    RequestOptions options;
+    options.maxRetries = 0;
+    options.timeoutMs = (m_longPollWait + 15) * 1000;
+    m_request = m_client->get(
+        QStringLiteral("/events?after=%1&wait=%2&limit=%3").arg(m_cursor).arg(m_longPollWait).arg(kFeedPageLimit), options);
+    connect(m_request, &ApiReply::finished, this, [this, generation, probing](const ApiResult &result) {
+        if (generation != m_generation)
+            return;
+        if (result.ok() && probing)
+            m_webSocketWorks = false; // HTTP works where the WebSocket did not: stay on HTTP
+        onLongPoll(result);
+    });
+}
+
+void SyncEngine::onLongPoll(const ApiResult &result)
+{
+    if (!result.ok()) {
+        if (result.status == 410) {
+            beginListing(tr("the server no longer holds the changes since our last visit"));
+            return;
+        }
+        if (result.status == 401)
+            emit problem(*result.problem);
+        failed(result.problem ? result.problem->detail : tr("no answer"));
+        return;
+    }
+    m_failures = 0;
+    m_status->setState(ConnectionStatus::State::Live, ConnectionStatus::Transport::LongPoll);
+    const QJsonObject page = result.object();
+    for (const QJsonValue &event : page.value(QLatin1String("events")).toArray())
+        queueEvent(event.toObject());
+    flushEvents();
+    const qint64 last = page.value(QLatin1String("last_seq")).toInteger(m_cursor);
+    if (last > m_cursor) {
+        setCursor(last);
+        if (m_cache)
+            m_cache->saveCursor(last);
+    }
+    longPoll();
+}
+
+void SyncEngine::queueEvent(const QJsonObject &event)
+{
+    m_pendingEvents.append(event);
+    if (m_flushQueued)
+        return;
+    m_flushQueued = true;
+    QMetaObject::invokeMethod(this, &SyncEngine::flushEvents, Qt::QueuedConnection);
+}
+
+void SyncEngine::flushEvents()
+{
+    m_flushQueued = false;
+    if (m_pendingEvents.isEmpty())
+        return;
+    const QList<QJsonObject> events = std::exchange(m_pendingEvents, {});
+    qint64 seq = m_cursor;
+    // Runs of the same kind and operation go to the cache as one call, in feed order.
+    QString runKind;
+    bool runDelete = false;
+    QList<QJsonObject> runRows;
+    QList<qint64> runIds;
+    auto flushRun = [&] {
+        if (m_cache && !runKind.isEmpty()) {
+            if (runDelete)
+                m_cache->remove(runKind, runIds);
+            else
+                m_cache->store(runKind, runRows);
+        }
+        runRows.clear();
+        runIds.clear();
+    };
+    for (const QJsonObject &event : events) {
+        seq = std::max(seq, event.value(QLatin1String("seq")).toInteger(seq));
+        const ResourceKind *kind = resourceKindByFeedKind(event.value(QLatin1String("kind")).toString());
+        if (!kind || !m_kinds.contains(kind->name))
+            continue;
+        ResourceModel *model = m_models.value(kind->name);
+        const bool deleted = event.value(QLatin1String("op")).toString() == QLatin1String("deleted");
+        const qint64 id = event.value(QLatin1String("id")).toInteger();
+        if (kind->name != runKind || deleted != runDelete) {
+            flushRun();
+            runKind = kind->name;
+            runDelete = deleted;
+        }
+        if (deleted) {
+            model->remove({id});
+            runIds.append(id);
+        } else {
+            const QJsonObject object = event.value(QLatin1String("object")).toObject();
+            if (object.isEmpty())
+                continue;
+            model->upsert({object});
+            runRows.append(object);
+        }
+    }
+    flushRun();
+    if (seq > m_cursor) {
+        setCursor(seq);
+        if (m_cache)
+            m_cache->saveCursor(seq);
+    }
+    m_status->touch();
+    emit eventsApplied(int(events.size()), seq);
+}
+
+void SyncEngine::failed(const QString &error)
+{
+    if (!m_running)
+        return;
+    ++m_generation;
+    ++m_failures;
+    const qint64 exponential = qint64(m_backoffBaseMs) << std::min(m_failures - 1, 20);
+    const qint64 capped = std::min<qint64>(exponential, m_backoffMaxMs);
+    const int delay = std::max(1, int(capped * (0.5 + 0.5 * QRandomGenerator::global()->generateDouble())));
+    const auto state = m_failures >= kFailuresBeforeOffline ? ConnectionStatus::State::Offline
+                                                            : ConnectionStatus::State::Reconnecting;
+    m_status->setFailure(state, error, delay);
+    m_reconnectTimer.start(delay);
+}
+
+void SyncEngine::setCursor(qint64 seq)
+{
+    m_cursor = seq;
+}
+
+} // namespace OpsDeck

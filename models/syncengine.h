@@ -1,0 +1,129 @@
+// Keeps one ResourceModel per kind in step with the server: cache, paged list, then the change feed.
+#pragma once
+
+#include "connectionstatus.h"
+#include "core/problem.h"
+#include "resourcemodel.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QStringList>
+#include <QTimer>
+
+class QWebSocket;
+
+namespace OpsDeck {
+
+class ApiClient;
+class ApiReply;
+class Cache;
+struct ApiResult;
+
+// start(): rows from the cache first (if any), then either resume the change feed from the
+// cursor stored in the cache, or list every kind page by page and watch from the sequence taken
+// just before listing. The feed comes over a WebSocket (GET /api/v1/watch), or by long-polling
+// GET /api/v1/events when WebSockets do not get through. 410 Gone (a cursor older than the
+// retained feed, or a server that lost its feed) lists everything again. A lost connection is
+// retried with capped, jittered exponential backoff; the status says live / reconnecting /
+// offline as of the last contact.
+class SyncEngine final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(SyncEngine)
+
+public:
+    // client is required; cache may be null (no offline rows, always a full list). Neither is owned.
+    SyncEngine(ApiClient *client, Cache *cache, QObject *parent = nullptr);
+    ~SyncEngine() override;
+
+    // One model per resource kind, owned by the engine, alive as long as it is.
+    ResourceModel *model(const QString &kindName) const;
+    QList<ResourceModel *> models() const;
+    ConnectionStatus *status() const { return m_status; }
+    qint64 cursor() const { return m_cursor; }
+
+    // Kinds to list and watch (default: every kind of resourceKinds()). Before start().
+    void setKinds(const QStringList &kindNames);
+    void setPageSize(int items) { m_pageSize = items; }
+    void setWebSocketEnabled(bool enabled) { m_webSocketEnabled = enabled; }
+    void setLongPollWait(int seconds) { m_longPollWait = seconds; }
+    // Reconnect delays: base * 2^n, capped, each drawn in [50%, 100%] of that.
+    void setBackoff(int baseMs, int maxMs);
+
+    void start();
+    void stop();
+    // Lists every kind again now (also what 410 does).
+    void relist(const QString &reason = {});
+
+signals:
+    // A kind was listed in full (first sync or relist).
+    void listed(const QString &kindName, int rows);
+    // Every kind was listed; the feed is watched from seq.
+    void synced(qint64 seq);
+    void relisting(const QString &reason);
+    // Change-feed events applied to the models in one batch.
+    void eventsApplied(int count, qint64 seq);
+    // Something the user should see (401, a server error while listing, ...).
+    void problem(const OpsDeck::Problem &problem);
+
+private:
+    void onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last);
+    void onCacheCursor(qint64 seq);
+    void beginListing(const QString &reason);
+    void listNextKind();
+    void listPage(const QString &kind, const QString &cursor);
+    void onPage(const QString &kind, const ApiResult &result);
+    void watch();
+    void openWebSocket();
+    void onWebSocketMessage(const QString &message);
+    void onWebSocketClosed();
+    void longPoll();
+    void onLongPoll(const ApiResult &result);
+    void queueEvent(const QJsonObject &event);
+    void flushEvents();
+    void failed(const QString &error);
+    void reconnectLater();
+    void setCursor(qint64 seq);
+    ConnectionStatus::Transport transport() const;
+
+    ApiClient *m_client; // not owned
+    QPointer<Cache> m_cache; // not owned
+    ConnectionStatus *m_status; // child
+    QHash<QString, ResourceModel *> m_models; // children, by kind name
+    QStringList m_kinds;
+
+    int m_pageSize = 1000;
+    bool m_webSocketEnabled = true;
+    bool m_webSocketWorks = true;   // false once it failed where long-polling then worked
+    bool m_webSocketConnected = false;
+    int m_longPollWait = 25;
+    int m_backoffBaseMs = 500;
+    int m_backoffMaxMs = 30000;
+    int m_failures = 0;
+
+    bool m_running = false;
+    quint64 m_generation = 0;       // bumps on start/stop/relist: answers to older requests are dropped
+    qint64 m_cursor = -1;
+    int m_cacheKindsPending = 0;
+
+    // Listing state
+    QStringList m_listQueue;
+    qint64 m_listSeq = -1;
+    QSet<qint64> m_seen;            // ids of the kind being listed, to drop vanished rows afterwards
+    int m_listedRows = 0;
+    bool m_firstPage = true;
+
+    QPointer<ApiReply> m_request;   // the list page or long-poll in flight
+    QWebSocket *m_socket = nullptr; // child while watching over a WebSocket
+    QTimer m_reconnectTimer;
+    QTimer m_pingTimer;
+
+    QList<QJsonObject> m_pendingEvents;
+    bool m_flushQueued = false;
+};
+
+} // namespace OpsDeck

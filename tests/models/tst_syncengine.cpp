@@ -1,0 +1,325 @@
+// Tests for the sync engine against a real control plane: list, live feed, fallback, resume, 410, outages.
+#include "models/syncengine.h"
+
+#include "models/apiclient.h"
+#include "models/cache.h"
+#include "server/controlplane.h"
+#include "testserver.h"
+#include "testsupport.h"
+
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <memory>
+
+using namespace OpsDeck;
+
+namespace {
+
+using State = ConnectionStatus::State;
+using Transport = ConnectionStatus::Transport;
+
+// An organization, a provider and `count` instances named wiki-1..wiki-N.
+struct Seed
+{
+    qint64 organization = 0;
+    qint64 provider = 0;
+    QList<qint64> instances;
+};
+
+Seed seed(Test::TestServer &server, int count)
+{
+    Seed s;
+    s.organization = server.createOrganization(QStringLiteral("acme"));
+    s.provider = server.createProvider(QStringLiteral("acme-apps"), s.organization, {QStringLiteral("wiki")});
+    for (int i = 1; i <= count; ++i)
+        s.instances << server.createInstance(QStringLiteral("wiki-%1").arg(i), s.organization, s.provider,
+                                             QStringLiteral("wiki"), QStringLiteral("alice"));
+    return s;
+}
+
+QString statusOf(SyncEngine &engine, qint64 id)
+{
+    ResourceModel *m = engine.model(QStringLiteral("instances"));
+    return m->objectById(id).value(QStringLiteral("status")).toString();
+}
+
+void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QString &token)
+{
+    client.setBaseUrl(url);
+    client.setToken(token);
+    client.setRetryPolicy(0, 10, 50);
+    client.setTimeout(5000);
+    engine.setBackoff(20, 200);
+    engine.setPageSize(10);
+    engine.setLongPollWait(2);
+}
+
+} // namespace
+
+class tst_SyncEngine final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void initialListInPages();
+    void liveChangesOverWebSocket();
+    void longPollFallback();
+    void resumeFromCachedCursor();
+    void goneCursorRelists();
+    void vanishedRowsDropped();
+    void serverStoppedThenBack();
+    void badTokenIsAProblem();
+};
+
+void tst_SyncEngine::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+}
+
+void tst_SyncEngine::initialListInPages()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 25);
+    QCOMPARE(s.instances.size(), 25);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QSignalSpy listed(&engine, &SyncEngine::listed);
+    QSignalSpy synced(&engine, &SyncEngine::synced);
+    engine.start();
+    QTRY_COMPARE(synced.count(), 1);
+    QTRY_COMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 25);
+    QCOMPARE(engine.model(QStringLiteral("organizations"))->rowCount(), 1);
+    QCOMPARE(engine.model(QStringLiteral("providers"))->rowCount(), 1);
+    bool sawInstances = false;
+    for (const auto &args : listed) {
+        if (args.at(0).toString() == QLatin1String("instances")) {
+            sawInstances = true;
+            QCOMPARE(args.at(1).toInt(), 25);
+        }
+    }
+    QVERIFY(sawInstances);
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    QVERIFY(engine.status()->lastSync().isValid());
+    QCOMPARE(statusOf(engine, s.instances.first()), QStringLiteral("PENDING"));
+    // References resolve through the providers model.
+    ResourceModel *instances = engine.model(QStringLiteral("instances"));
+    const int providerColumn = instances->kind().fieldIndex(u"provider_id");
+    QCOMPARE(instances->index(0, providerColumn).data().toString(), QStringLiteral("acme-apps"));
+}
+
+void tst_SyncEngine::liveChangesOverWebSocket()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 3);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    QCOMPARE(engine.status()->transport(), Transport::WebSocket);
+    QSignalSpy applied(&engine, &SyncEngine::eventsApplied);
+    const qint64 created = server.createInstance(QStringLiteral("crm-1"), s.organization, s.provider,
+                                                 QStringLiteral("wiki"), QStringLiteral("bob"));
+    QTRY_VERIFY(engine.model(QStringLiteral("instances"))->rowOfId(created) >= 0);
+    const auto stopped = server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(s.instances.at(1)),
+                                     {{QStringLiteral("reason"), QStringLiteral("test")}}, server.operatorToken());
+    QCOMPARE(stopped.status, 200);
+    QTRY_COMPARE(statusOf(engine, s.instances.at(1)), QStringLiteral("STOPPED"));
+    QVERIFY(!applied.isEmpty());
+    QVERIFY(engine.cursor() > 0);
+    QCOMPARE(engine.status()->transport(), Transport::WebSocket);
+}
+
+void tst_SyncEngine::longPollFallback()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 2);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    engine.setWebSocketEnabled(false);
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    QCOMPARE(engine.status()->transport(), Transport::LongPoll);
+    const qint64 created = server.createInstance(QStringLiteral("crm-1"), s.organization, s.provider,
+                                                 QStringLiteral("wiki"), QStringLiteral("bob"));
+    QTRY_VERIFY(engine.model(QStringLiteral("instances"))->rowOfId(created) >= 0);
+    server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(created), {{QStringLiteral("reason"), QStringLiteral("t")}},
+                server.operatorToken());
+    QTRY_COMPARE(statusOf(engine, created), QStringLiteral("STOPPED"));
+}
+
+void tst_SyncEngine::resumeFromCachedCursor()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 5);
+    const QString path = Test::scratchDir() + QStringLiteral("/resume.sqlite");
+    {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        QSignalSpy synced(&engine, &SyncEngine::synced);
+        engine.start();
+        QTRY_COMPARE(synced.count(), 1);
+        QTRY_COMPARE(engine.status()->state(), State::Live);
+        engine.stop();
+    } // the cache finishes its queued writes before closing
+    // Changes while the console is closed.
+    const qint64 created = server.createInstance(QStringLiteral("late"), s.organization, s.provider,
+                                                 QStringLiteral("wiki"), QStringLiteral("carol"));
+    server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(s.instances.first()),
+                {{QStringLiteral("reason"), QStringLiteral("t")}}, server.operatorToken());
+
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QSignalSpy listed(&engine, &SyncEngine::listed);
+    engine.start();
+    // The cached rows come first, then the feed catches up from the stored cursor: no listing.
+    QTRY_VERIFY(engine.model(QStringLiteral("instances"))->rowCount() >= 5);
+    QTRY_VERIFY(engine.model(QStringLiteral("instances"))->rowOfId(created) >= 0);
+    QTRY_COMPARE(statusOf(engine, s.instances.first()), QStringLiteral("STOPPED"));
+    QCOMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 6);
+    QCOMPARE(listed.count(), 0);
+    QCOMPARE(engine.status()->state(), State::Live);
+}
+
+void tst_SyncEngine::goneCursorRelists()
+{
+    ServerOptions options;
+    options.feedRetention = 3;
+    Test::TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 2);
+    const QString path = Test::scratchDir() + QStringLiteral("/gone.sqlite");
+    {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        QSignalSpy synced(&engine, &SyncEngine::synced);
+        engine.start();
+        QTRY_COMPARE(synced.count(), 1);
+        engine.stop();
+    }
+    // More changes than the feed keeps: the stored cursor falls out of it.
+    QList<qint64> more;
+    for (int i = 0; i < 8; ++i)
+        more << server.createInstance(QStringLiteral("more-%1").arg(i), s.organization, s.provider,
+                                      QStringLiteral("wiki"), QStringLiteral("dave"));
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QSignalSpy relisting(&engine, &SyncEngine::relisting);
+    QSignalSpy synced(&engine, &SyncEngine::synced);
+    engine.start();
+    QTRY_COMPARE(relisting.count(), 1);
+    QTRY_COMPARE(synced.count(), 1);
+    QTRY_COMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 10);
+    for (qint64 id : more)
+        QVERIFY(engine.model(QStringLiteral("instances"))->rowOfId(id) >= 0);
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+}
+
+void tst_SyncEngine::vanishedRowsDropped()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 2);
+    const QString path = Test::scratchDir() + QStringLiteral("/vanished.sqlite");
+    {
+        // A cache holding a row the server does not have, and no cursor: a full list follows.
+        Cache cache(path);
+        QSignalSpy opened(&cache, &Cache::opened);
+        cache.open();
+        QVERIFY(opened.wait());
+        cache.store(QStringLiteral("instances"), {QJsonObject{{QStringLiteral("id"), 424242},
+                                                              {QStringLiteral("name"), QStringLiteral("ghost")},
+                                                              {QStringLiteral("status"), QStringLiteral("RUNNING")},
+                                                              {QStringLiteral("version"), 1}}});
+    }
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QSignalSpy synced(&engine, &SyncEngine::synced);
+    engine.start();
+    QTRY_COMPARE(synced.count(), 1);
+    ResourceModel *instances = engine.model(QStringLiteral("instances"));
+    QTRY_COMPARE(instances->rowOfId(424242), -1);
+    QTRY_COMPARE(instances->rowCount(), 2);
+    QVERIFY(instances->rowOfId(s.instances.first()) >= 0);
+}
+
+void tst_SyncEngine::serverStoppedThenBack()
+{
+    Test::TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    ServerOptions options;
+    options.databaseUrl = db.url();
+    auto plane = std::make_unique<ControlPlane>(options);
+    QVERIFY(plane->start());
+    const quint16 port = plane->port();
+    const QString token = plane->createToken(QStringLiteral("operator"), {});
+    QVERIFY(!token.isEmpty());
+
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, plane->baseUrl(), token);
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    const QDateTime liveAt = engine.status()->lastSync();
+
+    plane->stop();
+    plane.reset();
+    QTRY_COMPARE(engine.status()->state(), State::Reconnecting);
+    QVERIFY(!engine.status()->lastError().isEmpty());
+    QTRY_COMPARE(engine.status()->state(), State::Offline);
+    QVERIFY(engine.status()->text().startsWith(QStringLiteral("Offline (as of ")));
+    QVERIFY(engine.status()->lastSync() >= liveAt);
+
+    options.port = port; // the same address, the same database
+    plane = std::make_unique<ControlPlane>(options);
+    QVERIFY(plane->start());
+    QTRY_COMPARE_WITH_TIMEOUT(engine.status()->state(), State::Live, 10000);
+    // And the feed flows again.
+    QNetworkAccessManager nam;
+    QNetworkRequest request(QUrl(plane->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply *reply = nam.post(request, QByteArrayLiteral("{\"name\":\"after-restart\"}"));
+    QTRY_VERIFY(reply->isFinished());
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
+    reply->deleteLater();
+    QTRY_COMPARE(engine.model(QStringLiteral("organizations"))->rowCount(), 1);
+}
+
+void tst_SyncEngine::badTokenIsAProblem()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), QStringLiteral("nope"));
+    QSignalSpy problems(&engine, &SyncEngine::problem);
+    engine.start();
+    QTRY_VERIFY(!problems.isEmpty());
+    QCOMPARE(problems.first().first().value<Problem>().code, QStringLiteral("unauthenticated"));
+    QVERIFY(engine.status()->state() != State::Live);
+}
+
+QTEST_GUILESS_MAIN(tst_SyncEngine)
+#include "tst_syncengine.moc"
