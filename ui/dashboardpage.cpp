@@ -93,11 +93,28 @@ void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
     m_grid->addWidget(frame, index / 3, index % 3);
     m_cards.append(card);
 
+    watch(model);
+}
+
+void DashboardPage::watch(QAbstractItemModel *model)
+{
     connect(model, &QAbstractItemModel::rowsInserted, this, &DashboardPage::scheduleRefresh);
     connect(model, &QAbstractItemModel::rowsRemoved, this, &DashboardPage::scheduleRefresh);
     connect(model, &QAbstractItemModel::modelReset, this, &DashboardPage::scheduleRefresh);
     connect(model, &QAbstractItemModel::dataChanged, this, &DashboardPage::scheduleRefresh);
     scheduleRefresh();
+}
+
+void DashboardPage::setModel(const QString &kindName, QAbstractItemModel *model)
+{
+    for (Card &card : m_cards) {
+        if (card.kind->name != kindName || card.model == model)
+            continue;
+        if (card.model)
+            disconnect(card.model, nullptr, this, nullptr);
+        card.model = model;
+        watch(model);
+    }
 }
 
 void DashboardPage::setConnectionText(const QString &text)

@@ -23,6 +23,8 @@ public:
 
     // model: the kind's unfiltered model (not owned); its column `kind.stateField` is counted.
     void addKind(const ResourceKind &kind, QAbstractItemModel *model);
+    // A new model for a kind's card (after connecting elsewhere); not owned.
+    void setModel(const QString &kindName, QAbstractItemModel *model);
     void setConnectionText(const QString &text);
     // Counts per state of one kind as last computed, for tests.
     QHash<QString, int> stateCounts(const QString &kindName) const;
@@ -44,6 +46,7 @@ private:
         QWidget *chips = nullptr;
         QHash<QString, int> counts;
     };
+    void watch(QAbstractItemModel *model);
     void scheduleRefresh();
     void refresh();
     void rebuildChips(Card &card);

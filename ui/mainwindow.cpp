@@ -11,12 +11,16 @@
 #include "core/resourcekind.h"
 #include "models/apiclient.h"
 #include "models/filterproxymodel.h"
+#include "models/cache.h"
+#include "models/connectionstatus.h"
 #include "models/resourcemodel.h"
+#include "models/syncengine.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QLabel>
 #include <QListWidget>
@@ -84,36 +88,61 @@ MainWindow::MainWindow(QWidget *parent)
         m_navigation->setCurrentRow(0);
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // The engine announces its end on the way out; the widgets that would show it are going.
+    disconnect(m_sync->status(), nullptr, this, nullptr);
+    disconnect(m_sync, nullptr, this, nullptr);
+    for (FilterProxyModel *proxy : std::as_const(m_proxies))
+        proxy->setSourceModel(nullptr);
+    delete m_sync;
+    delete m_api;
+    delete m_cache;
+}
 
 void MainWindow::buildModels()
 {
-    // Reference columns (provider_id, organization_id) show names from the other kinds' models.
+    // Until the first connection, an engine that is never started gives the views empty models.
+    m_api = new ApiClient(this);
+    m_sync = new SyncEngine(m_api, nullptr, this);
+    for (const ResourceKind &kind : resourceKinds()) {
+        auto *proxy = new FilterProxyModel(this);
+        proxy->setObjectName(kind.name + QStringLiteral("Proxy"));
+        // Reference columns (provider_id, organization_id) show names from the other kinds' models.
+        proxy->setReferenceLookup([this](const QString &kindName, qint64 id) {
+            const ResourceModel *model = resourceModel(kindName);
+            return model ? model->nameOfId(id) : QString();
+        });
+        m_proxies.insert(kind.name, proxy);
+    }
+    bindModels();
+}
+
+void MainWindow::bindModels()
+{
     const ReferenceLookup lookup = [this](const QString &kindName, qint64 id) {
         const ResourceModel *model = resourceModel(kindName);
         return model ? model->nameOfId(id) : QString();
     };
-    for (const ResourceKind &kind : resourceKinds()) {
-        KindModels m;
-        m.model = new ResourceModel(kind, this);
-        m.model->setObjectName(kind.name + QStringLiteral("Model"));
-        m.model->setReferenceLookup(lookup);
-        m.proxy = new FilterProxyModel(this);
-        m.proxy->setObjectName(kind.name + QStringLiteral("Proxy"));
-        m.proxy->setSourceModel(m.model);
-        m.proxy->setReferenceLookup(lookup);
-        m_models.insert(kind.name, m);
+    for (auto it = m_proxies.cbegin(); it != m_proxies.cend(); ++it) {
+        ResourceModel *model = m_sync->model(it.key());
+        if (!model)
+            continue;
+        model->setReferenceLookup(lookup);
+        it.value()->setSourceModel(model);
+        if (m_dashboard)
+            m_dashboard->setModel(it.key(), model);
     }
 }
 
 ResourceModel *MainWindow::resourceModel(const QString &kindName) const
 {
-    return m_models.value(kindName).model;
+    return m_sync ? m_sync->model(kindName) : nullptr;
 }
 
 FilterProxyModel *MainWindow::filterModel(const QString &kindName) const
 {
-    return m_models.value(kindName).proxy;
+    return m_proxies.value(kindName);
 }
 
 void MainWindow::buildPages()
@@ -162,6 +191,7 @@ void MainWindow::buildPages()
     }
     m_navigation->setMinimumWidth(150);
     for (const char *name : {"organizations", "instances", "deliveries", "endpoints", "providers"}) {
+        // Cards follow the current engine's models: bindModels() replaces them on connecting.
         const QString kindName = QString::fromLatin1(name);
         if (const ResourceKind *kind = resourceKindByName(kindName))
             m_dashboard->addKind(*kind, resourceModel(kindName));
@@ -389,7 +419,25 @@ void MainWindow::setPendingOperations(int count)
 
 QString MainWindow::connectionStatusText() const
 {
-    return m_connectionLabel->text();
+    if (!m_connection.baseUrl.isValid())
+        return m_connectionLabel->text();
+    const ConnectionStatus *status = m_sync->status();
+    if (status->isLive() || status->lastSync().isValid() || !m_cache)
+        return status->text();
+    // No contact in this session: the rows are the cache's, as of its last write.
+    QDateTime asOf;
+    for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+        const QFileInfo info(m_cache->filePath() + suffix);
+        if (info.exists() && (!asOf.isValid() || info.lastModified() > asOf))
+            asOf = info.lastModified();
+    }
+    if (!asOf.isValid() || status->state() == ConnectionStatus::State::Connecting)
+        return status->text();
+    const QString time = asOf.toString(asOf.date() == QDate::currentDate() ? QStringLiteral("HH:mm:ss")
+                                                                          : QStringLiteral("yyyy-MM-dd HH:mm"));
+    return status->state() == ConnectionStatus::State::Reconnecting
+               ? tr("Reconnecting… (offline, cached data as of %1)").arg(time)
+               : tr("Offline (cached data as of %1)").arg(time);
 }
 
 QString MainWindow::pendingOperationsText() const
@@ -428,13 +476,72 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), actorName(connection.role)));
     m_detail->setRole(connection.role);
 
-    delete m_api;
+    // A fresh client, cache and engine per connection; the old ones go once the views point at
+    // the new models.
+    SyncEngine *oldSync = m_sync;
+    ApiClient *oldApi = m_api;
+    Cache *oldCache = m_cache;
+    disconnect(oldSync->status(), nullptr, this, nullptr);
+    disconnect(oldSync, nullptr, this, nullptr);
+    oldSync->stop();
+
     m_api = new ApiClient(this);
     m_api->setObjectName(QStringLiteral("apiClient"));
     m_api->setBaseUrl(connection.baseUrl);
     m_api->setToken(connection.token);
     connect(m_api, &ApiClient::pendingMutationsChanged, this, &MainWindow::setPendingOperations);
-    // TODO wire the models: cache, sync engine
+    m_cache = new Cache(connection.cachePath.isEmpty() ? Cache::defaultPath(connection.profile) : connection.cachePath,
+                        this);
+    connect(m_cache, &Cache::cacheRebuilt, this, &MainWindow::onCacheRebuilt);
+    m_sync = new SyncEngine(m_api, m_cache, this);
+    m_sync->setObjectName(QStringLiteral("syncEngine"));
+    connect(m_sync->status(), &ConnectionStatus::changed, this, &MainWindow::onConnectionChanged);
+    connect(m_sync, &SyncEngine::problem, this, [this](const Problem &problem) {
+        statusBar()->showMessage(problem.detail.isEmpty() ? problem.title : problem.detail, 10000);
+    });
+    bindModels();
+    delete oldSync;
+    delete oldApi;
+    delete oldCache;
+
+    m_cacheNotice->hide();
+    m_cache->open();
+    m_sync->start();
+    onConnectionChanged();
+}
+
+void MainWindow::onConnectionChanged()
+{
+    const ConnectionStatus *status = m_sync->status();
+    QString colour;
+    switch (status->state()) {
+    case ConnectionStatus::State::Live:
+        colour = QStringLiteral("#2e9d52");
+        break;
+    case ConnectionStatus::State::Connecting:
+    case ConnectionStatus::State::Reconnecting:
+        colour = QStringLiteral("#d08c00");
+        break;
+    case ConnectionStatus::State::Offline:
+        colour = QStringLiteral("#c01c28");
+        break;
+    }
+    m_connectionLabel->setText(QStringLiteral("<span style=\"color:%1\">\u25CF</span> %2")
+                                   .arg(colour, connectionStatusText().toHtmlEscaped()));
+    m_connectionLabel->setToolTip(status->lastError());
+    // Offline the console is read-only from its cache, and says so.
+    m_detail->setReadOnly(!status->isLive());
+    m_dashboard->setConnectionText(status->isLive()
+                                       ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
+                                                                             actorName(m_connection.role))
+                                       : tr("%1 — %2").arg(m_connection.baseUrl.toString(), connectionStatusText()));
+}
+
+void MainWindow::onCacheRebuilt(const QString &reason)
+{
+    m_cacheNotice->setText(tr("The local cache was rebuilt: %1").arg(reason));
+    m_cacheNotice->setToolTip(m_cache ? m_cache->filePath() : QString());
+    m_cacheNotice->show();
 }
 
 void MainWindow::loadHistory(const QString &auditKind, qint64 objectId)
@@ -496,6 +603,8 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
 
 void MainWindow::refresh()
 {
+    if (m_connection.baseUrl.isValid())
+        m_sync->relist(tr("refresh requested"));
 }
 
 } // namespace OpsDeck

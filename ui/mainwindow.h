@@ -17,6 +17,9 @@ namespace OpsDeck {
 
 struct ResourceKind;
 class ApiClient;
+class Cache;
+class ConnectionStatus;
+class SyncEngine;
 class DashboardPage;
 class DetailPane;
 class FilterProxyModel;
@@ -45,7 +48,8 @@ public:
     void showView(const QString &name);
     QString currentViewName() const;
     ResourceView *resourceView(const QString &kindName) const;
-    // Every kind has a model, whether or not it has a view (providers name the instances' rows).
+    // Every kind has a model, whether or not it has a view (providers name the instances' rows);
+    // the models belong to the sync engine of the current connection.
     ResourceModel *resourceModel(const QString &kindName) const;
     FilterProxyModel *filterModel(const QString &kindName) const;
     DetailPane *detailPane() const { return m_detail; }
@@ -84,16 +88,17 @@ private:
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
     void updateWindowTitle();
+    void onConnectionChanged();
+    void onCacheRebuilt(const QString &reason);
 
-    struct KindModels
-    {
-        ResourceModel *model = nullptr;    // child
-        FilterProxyModel *proxy = nullptr; // child
-    };
+    void bindModels();
 
     ConsoleConnection m_connection;
-    QHash<QString, KindModels> m_models;
-    ApiClient *m_api = nullptr; // child; replaced on each connectTo
+    QHash<QString, FilterProxyModel *> m_proxies; // children, by kind name; their sources are m_sync's
+    ApiClient *m_api = nullptr;            // child; replaced on each connectTo
+    Cache *m_cache = nullptr;              // child; replaced on each connectTo
+    SyncEngine *m_sync = nullptr;          // child; replaced on each connectTo
+
     QList<Page> m_pages;
     QListWidget *m_navigation = nullptr;
     QStackedWidget *m_stack = nullptr;
