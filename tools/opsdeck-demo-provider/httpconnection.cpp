@@ -57,7 +57,7 @@ HttpConnection::HttpConnection(QTcpSocket *socket, QObject *parent)
 
 void HttpConnection::respond(int status, const QByteArray &body, const Headers &headers)
 {
-    if (!m_awaitingAnswer || m_closing)
+    if (!m_awaitingAnswer || m_closing || m_socket->state() != QAbstractSocket::ConnectedState)
         return;
     m_awaitingAnswer = false;
     QByteArray out;

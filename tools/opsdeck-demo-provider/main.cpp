@@ -32,7 +32,8 @@ or for every other path by --mode:
 --fail-percent applies to paths that use the default mode only.
 
 GET /stats answers JSON counts: received, valid, invalid, unsigned (no --secret), malformed,
-unique_webhook_ids, duplicates, hanging, by_status, by_mode.
+unique_webhook_ids, duplicates, hanging (connections held open now), by_status (the key
+"none" counts hangs) and by_mode.
 
 Log lines carry: received_at, method, path, webhook_id, webhook_timestamp, type, instance_id,
 status, version (read from the body, top level or under "data"/"instance"), signature_valid
