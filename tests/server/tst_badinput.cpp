@@ -1,0 +1,238 @@
+// Over a hundred bad requests, each answered with the right status and problem code, never a 500.
+#include "testserver.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+class tst_BadInput : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void badRequest_data();
+    void badRequest();
+    void oversizedBody();
+    void stillHealthyAndUnchanged();
+
+private:
+    std::unique_ptr<TestServer> m_server;
+    qint64 m_org = 0;
+    qint64 m_instance = 0;
+    qint64 m_token = 0;
+    int m_organizationsBefore = 0;
+};
+
+void tst_BadInput::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    m_server = std::make_unique<TestServer>();
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    m_org = m_server->createOrganization(QStringLiteral("Customer"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("P"), m_org, {QStringLiteral("app")});
+    m_instance = m_server->createInstance(QStringLiteral("i"), m_org, provider, QStringLiteral("app"), QStringLiteral("alice"));
+    const Reply token = m_server->post(QStringLiteral("/api/v1/tokens"), {{QStringLiteral("role"), QStringLiteral("owner")},
+                                                                         {QStringLiteral("subject"), QStringLiteral("zoe")}},
+                                       m_server->operatorToken());
+    m_token = token.json().value(QStringLiteral("id")).toInteger();
+    QVERIFY(m_org && m_instance && m_token);
+    m_organizationsBefore = int(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size());
+}
+
+void tst_BadInput::cleanupTestCase()
+{
+    m_server.reset();
+}
+
+void tst_BadInput::badRequest_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QByteArray>("authorization"); // "op" = the operator token
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("errorPath"); // first errors[].path, when the answer has errors
+
+    const QList<QPair<QByteArray, QString>> mutations = {
+        {"POST", "/api/v1/organizations"}, {"POST", "/api/v1/providers"}, {"POST", "/api/v1/instances"},
+        {"POST", "/api/v1/instances/{inst}/register"}, {"POST", "/api/v1/instances/{inst}/stop"},
+        {"POST", "/api/v1/instances/{inst}/start"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/organizations/{org}"},
+        {"POST", "/api/v1/organizations/{org}/restore"}, {"DELETE", "/api/v1/tokens/{tok}"},
+    };
+    const QList<QPair<const char *, QByteArray>> malformed = {
+        {"truncated", "{"}, {"missing value", R"({"name":})"}, {"not json", "name=x"},
+        {"trailing comma", R"({"name": "x",})"}, {"single quotes", "{'name': 'x'}"},
+    };
+    // Qt's parser accepts only an object or an array at the top: a scalar is malformed JSON to it.
+    const QList<QPair<const char *, QByteArray>> notObjects = {{"array", "[1, 2]"}, {"empty array", "[]"}};
+    const QList<QPair<const char *, QByteArray>> scalars = {{"string", "\"x\""}, {"number", "42"}};
+    for (const auto &m : mutations) {
+        for (const auto &b : malformed)
+            QTest::addRow("%s %s: %s", m.first.constData(), qPrintable(m.second), b.first)
+                << m.first << m.second << b.second << QByteArray("op") << 400 << "malformed-json" << "/";
+        for (const auto &b : scalars)
+            QTest::addRow("%s %s: %s body", m.first.constData(), qPrintable(m.second), b.first)
+                << m.first << m.second << b.second << QByteArray("op") << 400 << "malformed-json" << "/";
+        for (const auto &b : notObjects)
+            QTest::addRow("%s %s: %s body", m.first.constData(), qPrintable(m.second), b.first)
+                << m.first << m.second << b.second << QByteArray("op") << 400 << "invalid-request" << "/";
+    }
+
+    struct Row
+    {
+        const char *name;
+        const char *method;
+        const char *path;
+        QByteArray body;
+        int status;
+        const char *code;
+        const char *errorPath;
+    };
+    const QByteArray longName = "{\"name\": \"" + QByteArray(201, 'x') + "\"}";
+    const QByteArray longReason = "{\"reason\": \"" + QByteArray(1001, 'r') + "\"}";
+    const QList<Row> rows = {
+        // Fields: wrong types, missing, unknown, out of range.
+        {"org: name is a number", "POST", "/api/v1/organizations", R"({"name": 1})", 400, "invalid-request", "/name"},
+        {"org: name missing", "POST", "/api/v1/organizations", "{}", 400, "invalid-request", "/name"},
+        {"org: name null", "POST", "/api/v1/organizations", R"({"name": null})", 400, "invalid-request", "/name"},
+        {"org: name too long", "POST", "/api/v1/organizations", longName, 400, "invalid-request", "/name"},
+        {"org: unknown field", "POST", "/api/v1/organizations", R"({"name": "x", "extra": 1})", 400, "invalid-request", "/extra"},
+        {"org: reason is a number", "POST", "/api/v1/organizations", R"({"name": "x", "reason": 5})", 400, "invalid-request", "/reason"},
+        {"org: empty body", "POST", "/api/v1/organizations", "", 400, "invalid-request", "/name"},
+        {"provider: organization missing", "POST", "/api/v1/providers", R"({"name": "p"})", 400, "invalid-request", "/organization_id"},
+        {"provider: organization as string", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": "1"})", 400, "invalid-request", "/organization_id"},
+        {"provider: organization negative", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": -1})", 400, "invalid-request", "/organization_id"},
+        {"provider: organization fractional", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1.5})", 400, "invalid-request", "/organization_id"},
+        {"provider: applications not a list", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": "x"})", 400, "invalid-request", "/applications"},
+        {"provider: application not a string", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": [1]})", 400, "invalid-request", "/applications/0"},
+        {"provider: unknown organization", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 9999})", 400, "invalid-request", "/organization_id"},
+        {"instance: everything missing", "POST", "/api/v1/instances", "{}", 400, "invalid-request", "/name"},
+        {"instance: provider as string", "POST", "/api/v1/instances", R"({"name": "i", "organization_id": 1, "provider_id": "1", "application": "app", "owner": "a"})", 400, "invalid-request", "/provider_id"},
+        {"instance: owner as number", "POST", "/api/v1/instances", R"({"name": "i", "organization_id": 1, "provider_id": 1, "application": "app", "owner": 7})", 400, "invalid-request", "/owner"},
+        {"instance: unknown field", "POST", "/api/v1/instances", R"({"name": "i", "organization_id": 1, "provider_id": 1, "application": "app", "owner": "a", "size": "XL"})", 400, "invalid-request", "/size"},
+        {"instance: unknown application", "POST", "/api/v1/instances", R"({"name": "i", "organization_id": 1, "provider_id": 1, "application": "nope", "owner": "a"})", 400, "invalid-request", "/application"},
+        {"register: url missing", "POST", "/api/v1/instances/{inst}/register", "{}", 400, "invalid-request", "/callback_url"},
+        {"register: url not http", "POST", "/api/v1/instances/{inst}/register", R"({"callback_url": "ftp://example.com/x"})", 400, "invalid-request", "/callback_url"},
+        {"register: url relative", "POST", "/api/v1/instances/{inst}/register", R"({"callback_url": "/hooks"})", 400, "invalid-request", "/callback_url"},
+        {"register: url a number", "POST", "/api/v1/instances/{inst}/register", R"({"callback_url": 5})", 400, "invalid-request", "/callback_url"},
+        {"register: unknown signing", "POST", "/api/v1/instances/{inst}/register", R"({"callback_url": "http://127.0.0.1/x", "signing": "md5"})", 400, "invalid-request", "/signing"},
+        {"register: bad status", "POST", "/api/v1/instances/{inst}/register", R"({"callback_url": "http://127.0.0.1/x", "status": "DESTROYED"})", 400, "invalid-request", "/status"},
+        {"stop: reason a number", "POST", "/api/v1/instances/{inst}/stop", R"({"reason": 5})", 400, "invalid-request", "/reason"},
+        {"stop: reason too long", "POST", "/api/v1/instances/{inst}/stop", longReason, 400, "invalid-request", "/reason"},
+        {"stop: unknown field", "POST", "/api/v1/instances/{inst}/stop", R"({"force": true})", 400, "invalid-request", "/force"},
+        {"start: not allowed from PENDING", "POST", "/api/v1/instances/{inst}/start", "", 409, "invalid-transition", ""},
+        {"restore: not deleted", "POST", "/api/v1/organizations/{org}/restore", "", 409, "invalid-transition", ""},
+        {"delete org: has instances", "DELETE", "/api/v1/organizations/{org}", "", 409, "organization-has-instances", ""},
+        {"token: unknown role", "POST", "/api/v1/tokens", R"({"role": "admin"})", 400, "invalid-request", "/role"},
+        {"token: role missing", "POST", "/api/v1/tokens", "{}", 400, "invalid-request", "/role"},
+        {"token: owner without subject", "POST", "/api/v1/tokens", R"({"role": "owner"})", 400, "invalid-request", "/subject"},
+        {"token: unknown provider", "POST", "/api/v1/tokens", R"({"role": "provider", "subject": "999"})", 400, "invalid-request", "/subject"},
+        {"token: unknown field", "POST", "/api/v1/tokens", R"({"role": "operator", "admin": true})", 400, "invalid-request", "/admin"},
+        {"revoke: unknown token", "DELETE", "/api/v1/tokens/99999", "", 404, "not-found", ""},
+        // Query parameters.
+        {"instances: bad status", "GET", "/api/v1/instances?status=BROKEN", "", 400, "invalid-request", "?status"},
+        {"instances: organization not a number", "GET", "/api/v1/instances?organization=abc", "", 400, "invalid-request", "?organization"},
+        {"instances: provider zero", "GET", "/api/v1/instances?provider=0", "", 400, "invalid-request", "?provider"},
+        {"instances: updated_after not a time", "GET", "/api/v1/instances?updated_after=yesterday", "", 400, "invalid-request", "?updated_after"},
+        {"instances: negative limit", "GET", "/api/v1/instances?limit=-1", "", 400, "invalid-request", "?limit"},
+        {"instances: forged cursor", "GET", "/api/v1/instances?cursor=zzz", "", 400, "invalid-request", "?cursor"},
+        {"instances: unknown parameter", "GET", "/api/v1/instances?sort=name", "", 400, "invalid-request", "?sort"},
+        {"audit: object_id not a number", "GET", "/api/v1/audit?object_id=x", "", 400, "invalid-request", "?object_id"},
+        {"events: after not a number", "GET", "/api/v1/events?after=x", "", 400, "invalid-request", "?after"},
+        {"events: wait too long", "GET", "/api/v1/events?wait=3600", "", 400, "invalid-request", "?wait"},
+        {"organizations: bad status", "GET", "/api/v1/organizations?status=x", "", 400, "invalid-request", "?status"},
+        {"providers: negative organization", "GET", "/api/v1/providers?organization=-2", "", 400, "invalid-request", "?organization"},
+        {"tokens: limit too large", "GET", "/api/v1/tokens?limit=100000", "", 400, "invalid-request", "?limit"},
+        // Routing.
+        {"unknown version", "GET", "/api/v2/instances", "", 404, "not-found", ""},
+        {"non-numeric id", "GET", "/api/v1/instances/abc", "", 404, "not-found", ""},
+        {"negative id", "GET", "/api/v1/instances/-1", "", 404, "not-found", ""},
+        {"fractional id", "GET", "/api/v1/instances/1.5", "", 404, "not-found", ""},
+        {"padded id", "GET", "/api/v1/instances/007", "", 404, "not-found", ""},
+        {"huge id", "GET", "/api/v1/instances/99999999999999999999999", "", 404, "not-found", ""},
+        {"missing instance", "GET", "/api/v1/instances/99999", "", 404, "not-found", ""},
+        {"unknown action", "POST", "/api/v1/organizations/{org}/explode", "", 404, "not-found", ""},
+        {"root", "GET", "/", "", 404, "not-found", ""},
+        {"PUT on a collection", "PUT", "/api/v1/instances", "{}", 405, "method-not-allowed", ""},
+        {"PATCH an organization", "PATCH", "/api/v1/organizations/{org}", "{}", 405, "method-not-allowed", ""},
+        {"DELETE a collection", "DELETE", "/api/v1/instances", "", 405, "method-not-allowed", ""},
+        {"POST health", "POST", "/healthz", "{}", 405, "method-not-allowed", ""},
+        {"DELETE the feed", "DELETE", "/api/v1/events", "", 405, "method-not-allowed", ""},
+        {"GET an action", "GET", "/api/v1/instances/{inst}/stop", "", 405, "method-not-allowed", ""},
+        // Headers.
+        {"stale If-Match", "POST", "/api/v1/instances/{inst}/stop", "", 412, "precondition-failed", ""},
+        {"idempotency key too long", "POST", "/api/v1/organizations", R"({"name": "x"})", 400, "invalid-request", ""},
+    };
+    for (const Row &r : rows)
+        QTest::newRow(r.name) << QByteArray(r.method) << QString::fromLatin1(r.path) << r.body << QByteArray("op") << r.status
+                              << QString::fromLatin1(r.code) << QString::fromLatin1(r.errorPath);
+
+    // Authentication.
+    QTest::newRow("no token") << QByteArray("POST") << "/api/v1/organizations" << QByteArray(R"({"name": "x"})") << QByteArray() << 401 << "unauthenticated" << "";
+    QTest::newRow("empty bearer") << QByteArray("GET") << "/api/v1/instances" << QByteArray() << QByteArray("Bearer ") << 401 << "unauthenticated" << "";
+    QTest::newRow("basic auth") << QByteArray("GET") << "/api/v1/instances" << QByteArray() << QByteArray("Basic YTpi") << 401 << "unauthenticated" << "";
+    QTest::newRow("unknown bearer") << QByteArray("GET") << "/api/v1/instances" << QByteArray() << QByteArray("Bearer odk_nope") << 401 << "unauthenticated" << "";
+    QTest::newRow("huge bearer") << QByteArray("GET") << "/api/v1/instances" << QByteArray() << "Bearer " + QByteArray(4000, 'a') << 401 << "unauthenticated" << "";
+}
+
+void tst_BadInput::badRequest()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QString, path);
+    QFETCH(QByteArray, body);
+    QFETCH(QByteArray, authorization);
+    QFETCH(int, status);
+    QFETCH(QString, code);
+    QFETCH(QString, errorPath);
+    path.replace(QLatin1String("{org}"), QString::number(m_org))
+        .replace(QLatin1String("{inst}"), QString::number(m_instance))
+        .replace(QLatin1String("{tok}"), QString::number(m_token));
+    HeaderList headers;
+    if (authorization == "op")
+        headers.append({"Authorization", "Bearer " + m_server->operatorToken().toUtf8()});
+    else if (!authorization.isEmpty())
+        headers.append({QByteArray("Authorization"), authorization});
+    if (QByteArray(QTest::currentDataTag()) == "stale If-Match")
+        headers.append({QByteArray("If-Match"), QByteArray("\"42\"")});
+    if (QByteArray(QTest::currentDataTag()) == "idempotency key too long")
+        headers.append({QByteArray("Idempotency-Key"), QByteArray(300, 'k')});
+    const Reply r = m_server->request(method, path, body, QString(), headers);
+    QVERIFY2(r.status == status, qPrintable(QStringLiteral("got %1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    QCOMPARE(r.code(), code);
+    QCOMPARE(r.json().value(QStringLiteral("status")).toInt(), status);
+    QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("urn:opsdeck:problem:") + code);
+    if (!errorPath.isEmpty()) {
+        const QJsonArray errors = r.json().value(QStringLiteral("errors")).toArray();
+        QVERIFY2(!errors.isEmpty(), r.body.constData());
+        QCOMPARE(errors.first().toObject().value(QStringLiteral("path")).toString(), errorPath);
+    }
+    if (status == 405)
+        QVERIFY(!r.header("Allow").isEmpty());
+}
+
+void tst_BadInput::oversizedBody()
+{
+    const QByteArray body = "{\"name\": \"" + QByteArray(1024 * 1024, 'x') + "\"}";
+    const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, m_server->operatorToken());
+    QCOMPARE(r.status, 413);
+    QCOMPARE(r.code(), QStringLiteral("payload-too-large"));
+}
+
+void tst_BadInput::stillHealthyAndUnchanged()
+{
+    QCOMPARE(m_server->get(QStringLiteral("/healthz"), {}).status, 200);
+    QCOMPARE(int(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size()), m_organizationsBefore);
+    const Reply instance = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(m_instance), m_server->operatorToken());
+    QCOMPARE(instance.json().value(QStringLiteral("status")).toString(), QStringLiteral("PENDING"));
+    QCOMPARE(instance.json().value(QStringLiteral("version")).toInteger(), 1);
+    const QByteArray metrics = m_server->get(QStringLiteral("/metrics"), {}).body;
+    QVERIFY(!metrics.contains("status=\"500\""));
+}
+
+QTEST_GUILESS_MAIN(tst_BadInput)
+#include "tst_badinput.moc"
