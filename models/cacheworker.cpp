@@ -43,6 +43,11 @@ bool CacheWorker::exec(const QString &sql, QString *error)
 
 void CacheWorker::open(const QString &filePath)
 {
+    // Opening twice (the window and the sync engine both ask) keeps the open file.
+    if (m_open && filePath == m_path) {
+        emit opened(true, {});
+        return;
+    }
     close();
     m_path = filePath;
     QDir().mkpath(QFileInfo(filePath).absolutePath());

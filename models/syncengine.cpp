@@ -20,6 +20,8 @@ constexpr int kCloseUnauthenticated = 4401;
 constexpr int kFailuresBeforeOffline = 3;
 constexpr int kPingIntervalMs = 30000;
 constexpr int kFeedPageLimit = 1000;
+// Audit entries trail the events that caused them; one read per burst is enough.
+constexpr int kTailDelayMs = 300;
 
 } // namespace
 
@@ -53,6 +55,18 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
             watch();
         else
             beginListing({});
+    });
+    m_tailTimer.setSingleShot(true);
+    m_tailTimer.setInterval(kTailDelayMs);
+    connect(&m_tailTimer, &QTimer::timeout, this, [this] {
+        if (!m_running || m_tailRequest || !m_tailQueue.isEmpty())
+            return;
+        for (const QString &kind : std::as_const(m_kinds)) {
+            if (m_tailCursor.contains(kind))
+                m_tailQueue << kind;
+        }
+        if (!m_tailQueue.isEmpty())
+            fetchTail(m_tailQueue.takeFirst());
     });
     m_pingTimer.setInterval(kPingIntervalMs);
     connect(&m_pingTimer, &QTimer::timeout, this, [this] {
@@ -94,11 +108,6 @@ void SyncEngine::setBackoff(int baseMs, int maxMs)
     m_backoffMaxMs = std::max(m_backoffBaseMs, maxMs);
 }
 
-ConnectionStatus::Transport SyncEngine::transport() const
-{
-    return m_socket ? ConnectionStatus::Transport::WebSocket : ConnectionStatus::Transport::LongPoll;
-}
-
 void SyncEngine::start()
 {
     if (m_running)
@@ -126,6 +135,10 @@ void SyncEngine::stop()
     ++m_generation;
     m_reconnectTimer.stop();
     m_pingTimer.stop();
+    m_tailTimer.stop();
+    m_tailQueue.clear();
+    if (m_tailRequest)
+        m_tailRequest->abort();
     if (m_request)
         m_request->abort();
     if (m_socket) {
@@ -230,9 +243,12 @@ void SyncEngine::listPage(const QString &kind, const QString &cursor)
     if (!cursor.isEmpty())
         path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
     m_request = m_client->get(path);
-    connect(m_request, &ApiReply::finished, this, [this, generation, kind](const ApiResult &result) {
-        if (generation == m_generation)
-            onPage(kind, result);
+    connect(m_request, &ApiReply::finished, this, [this, generation, kind, cursor](const ApiResult &result) {
+        if (generation != m_generation)
+            return;
+        if (result.ok() && resourceKindByName(kind)->feedKind.isEmpty())
+            m_tailCursor.insert(kind, cursor);
+        onPage(kind, result);
     });
 }
 
@@ -474,6 +490,7 @@ void SyncEngine::flushEvents()
         }
     }
     flushRun();
+    scheduleTails();
     if (seq > m_cursor) {
         setCursor(seq);
         if (m_cache)
@@ -501,6 +518,45 @@ void SyncEngine::failed(const QString &error)
 void SyncEngine::setCursor(qint64 seq)
 {
     m_cursor = seq;
+}
+
+void SyncEngine::scheduleTails()
+{
+    if (!m_tailCursor.isEmpty() && !m_tailTimer.isActive())
+        m_tailTimer.start();
+}
+
+void SyncEngine::fetchTail(const QString &kind)
+{
+    const QString cursor = m_tailCursor.value(kind);
+    QString path = QStringLiteral("/%1?limit=%2").arg(kind).arg(m_pageSize);
+    if (!cursor.isEmpty())
+        path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
+    RequestOptions options;
+    options.maxRetries = 0;
+    m_tailRequest = m_client->get(path, options);
+    connect(m_tailRequest, &ApiReply::finished, this, [this, kind, cursor](const ApiResult &result) {
+        if (!m_running)
+            return;
+        if (result.ok()) {
+            const QJsonObject page = result.object();
+            QList<QJsonObject> objects;
+            for (const QJsonValue &item : page.value(QLatin1String("items")).toArray())
+                objects << item.toObject();
+            if (ResourceModel *model = m_models.value(kind))
+                model->upsert(objects);
+            if (m_cache)
+                m_cache->store(kind, objects);
+            const QString next = page.value(QLatin1String("next")).toString();
+            if (!next.isEmpty()) {
+                m_tailCursor.insert(kind, next);
+                m_tailQueue.prepend(kind); // a full page: read on
+            }
+        }
+        // A failed read is retried with the next burst of events; the feed itself reports outages.
+        if (!m_tailQueue.isEmpty())
+            fetchTail(m_tailQueue.takeFirst());
+    });
 }
 
 } // namespace OpsDeck

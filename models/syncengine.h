@@ -86,9 +86,9 @@ private:
     void queueEvent(const QJsonObject &event);
     void flushEvents();
     void failed(const QString &error);
-    void reconnectLater();
     void setCursor(qint64 seq);
-    ConnectionStatus::Transport transport() const;
+    void scheduleTails();
+    void fetchTail(const QString &kind);
 
     ApiClient *m_client; // not owned
     QPointer<Cache> m_cache; // not owned
@@ -116,6 +116,13 @@ private:
     QSet<qint64> m_seen;            // ids of the kind being listed, to drop vanished rows afterwards
     int m_listedRows = 0;
     bool m_firstPage = true;
+
+    // Kinds without feed events (audit) are followed by re-reading from the cursor of their last
+    // page whenever other events arrive: the server's list cursor is reused, never made up.
+    QHash<QString, QString> m_tailCursor;
+    QStringList m_tailQueue;
+    QPointer<ApiReply> m_tailRequest;
+    QTimer m_tailTimer;
 
     QPointer<ApiReply> m_request;   // the list page or long-poll in flight
     QWebSocket *m_socket = nullptr; // child while watching over a WebSocket

@@ -85,6 +85,7 @@ class tst_Cache final : public QObject
 
 private slots:
     void roundTrip();
+    void openTwice();
     void newerVersionWins();
     void removeAndReplace();
     void cursor();
@@ -114,6 +115,18 @@ void tst_Cache::roundTrip()
     QCOMPARE(loadAll(again, QStringLiteral("providers")), (QList<QJsonObject>{row(1, 3)}));
     QCOMPARE(loadAll(again, QStringLiteral("audit")), QList<QJsonObject>{});
     QCOMPARE(rebuilt.count(), 0);
+}
+
+void tst_Cache::openTwice()
+{
+    Cache cache(Test::scratchDir() + QStringLiteral("/twice.sqlite"));
+    QSignalSpy rebuilt(&cache, &Cache::cacheRebuilt);
+    QVERIFY(openCache(cache));
+    cache.store(QStringLiteral("instances"), {row(1, 1)});
+    QVERIFY(openCache(cache));
+    QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{row(1, 1)});
+    QCOMPARE(rebuilt.count(), 0);
+    QVERIFY(cache.isOpen());
 }
 
 void tst_Cache::newerVersionWins()

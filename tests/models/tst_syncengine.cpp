@@ -135,6 +135,13 @@ void tst_SyncEngine::liveChangesOverWebSocket()
     QTRY_COMPARE(statusOf(engine, s.instances.at(1)), QStringLiteral("STOPPED"));
     QVERIFY(!applied.isEmpty());
     QVERIFY(engine.cursor() > 0);
+    // Audit entries have no feed events of their own: they follow the events that caused them.
+    ResourceModel *audit = engine.model(QStringLiteral("audit"));
+    QTRY_VERIFY(std::any_of(audit->ids().cbegin(), audit->ids().cend(), [&](qint64 id) {
+        const QJsonObject entry = audit->objectById(id);
+        return entry.value(QStringLiteral("object_id")).toInteger() == s.instances.at(1)
+            && entry.value(QStringLiteral("to")).toString() == QLatin1String("STOPPED");
+    }));
     QCOMPARE(engine.status()->transport(), Transport::WebSocket);
 }
 
