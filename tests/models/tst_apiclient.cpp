@@ -3,9 +3,11 @@
 #include "models/apiclient.h"
 
 #include "testserver.h"
+#include "testsupport.h"
 
 #include <QJsonArray>
 #include <QPointer>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -155,6 +157,7 @@ private slots:
     void serverStaleIfMatch();
     void serverIdempotentReplay();
     void serverUnauthenticated();
+    void tlsErrorsSurfacedNotIgnored();
 };
 
 void tst_ApiClient::urls_data()
@@ -554,6 +557,51 @@ void tst_ApiClient::serverUnauthenticated()
     QCOMPARE(r.status, 401);
     QCOMPARE(r.problem->code, QStringLiteral("unauthenticated"));
     QCOMPARE(unauthenticated.count(), 1);
+}
+
+void tst_ApiClient::tlsErrorsSurfacedNotIgnored()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    // A self-signed certificate made by the openssl tool, as an operator would for a test server.
+    const QString dir = Test::scratchDir();
+    const QString cert = dir + QStringLiteral("/cert.pem");
+    const QString key = dir + QStringLiteral("/key.pem");
+    QProcess openssl;
+    openssl.start(QStringLiteral("openssl"),
+                  {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"),
+                   QStringLiteral("-nodes"), QStringLiteral("-keyout"), key, QStringLiteral("-out"), cert,
+                   QStringLiteral("-days"), QStringLiteral("1"), QStringLiteral("-subj"), QStringLiteral("/CN=127.0.0.1")});
+    if (!openssl.waitForStarted())
+        QSKIP("the openssl tool is not installed");
+    QVERIFY(openssl.waitForFinished(60000));
+    QCOMPARE(openssl.exitCode(), 0);
+
+    ServerOptions options;
+    options.tlsCert = cert;
+    options.tlsKey = key;
+    Test::TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    QCOMPARE(server.baseUrl().scheme(), QStringLiteral("https"));
+    ApiClient client;
+    client.setBaseUrl(server.baseUrl());
+    client.setToken(server.operatorToken());
+    client.setRetryPolicy(3, 5, 20);
+    QSignalSpy tlsErrors(&client, &ApiClient::sslErrors);
+    const ApiResult refused = wait(client.get(QStringLiteral("/organizations")));
+    QCOMPARE(refused.status, 0);
+    QVERIFY(refused.problem);
+    QCOMPARE(refused.problem->code, QStringLiteral("tls-error"));
+    QVERIFY(!refused.problem->detail.isEmpty());
+    QCOMPARE(refused.attempts, 1); // an untrusted certificate is not an outage to retry
+    QCOMPARE(tlsErrors.count(), 1);
+    const auto errors = tlsErrors.first().at(0).value<QList<QSslError>>();
+    QVERIFY(!errors.isEmpty());
+    QCOMPARE(tlsErrors.first().at(1).toUrl().host(), QStringLiteral("127.0.0.1"));
+
+    // The user looked at the certificate and accepted exactly these errors.
+    client.setAcceptedSslErrors(errors);
+    const ApiResult accepted = wait(client.get(QStringLiteral("/organizations")));
+    QVERIFY2(accepted.ok(), qPrintable(accepted.problem ? accepted.problem->detail : QString()));
 }
 
 QTEST_GUILESS_MAIN(tst_ApiClient)
