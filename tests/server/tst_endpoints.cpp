@@ -1,0 +1,259 @@
+// Callback endpoints: health, pause and resume keep deliveries, auto-pause after the failure window.
+#include "testserver.h"
+#include "testsupport.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTcpServer>
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
+constexpr int Patience = 20000;
+
+// A demo provider process on a port chosen before registration, started with the secret the
+// registration returns.
+struct DemoProvider
+{
+    ~DemoProvider()
+    {
+        if (process && process->state() == QProcess::Running) {
+            process->kill();
+            process->waitForFinished(5000);
+        }
+    }
+
+    std::unique_ptr<QProcess> process;
+    quint16 port = 0;
+
+    QString url(const QString &path) const { return QStringLiteral("http://127.0.0.1:%1%2").arg(port).arg(path); }
+};
+
+quint16 freePort()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    return probe.serverPort();
+}
+
+QString stateOf(const QJsonArray &list, int index)
+{
+    return list.at(index).toObject().value(QStringLiteral("state")).toString();
+}
+
+} // namespace
+
+class tst_Endpoints : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void pauseAndResumeKeepDeliveries();
+    void healthIsReported();
+    void autoPauseAfterWindow();
+    void invalidRequests_data();
+    void invalidRequests();
+
+private:
+    qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
+    void startProvider(DemoProvider *provider, const QString &secret);
+    QJsonArray deliveries(TestServer &server, qint64 instance);
+
+    std::unique_ptr<TestServer> m_server;
+    qint64 m_org = 0;
+    qint64 m_provider = 0;
+    int m_counter = 0;
+};
+
+void tst_Endpoints::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    QVERIFY2(QFileInfo::exists(ProviderPath), qPrintable(ProviderPath));
+    ServerOptions options;
+    options.retrySchedule = QStringLiteral("200ms,300ms,500ms,1s,2s");
+    options.deliveryTimeout = std::chrono::milliseconds(1500);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    m_org = m_server->createOrganization(QStringLiteral("acme"));
+    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
+    QVERIFY(m_org > 0 && m_provider > 0);
+}
+
+qint64 tst_Endpoints::registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret)
+{
+    const qint64 org = server.createOrganization(QStringLiteral("org%1").arg(++m_counter));
+    const qint64 prov = server.createProvider(QStringLiteral("p%1").arg(m_counter), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i%1").arg(m_counter), org, prov, QStringLiteral("app"),
+                                                  QStringLiteral("alice"));
+    provider->port = freePort();
+    const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                {{QStringLiteral("callback_url"), provider->url(path)}}, server.operatorToken());
+    *secret = r.json().value(QStringLiteral("secret")).toString();
+    return r.status == 200 ? instance : 0;
+}
+
+void tst_Endpoints::startProvider(DemoProvider *provider, const QString &secret)
+{
+    provider->process = std::make_unique<QProcess>();
+    provider->process->setProgram(ProviderPath);
+    provider->process->setArguments({QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(provider->port),
+                                     QStringLiteral("--secret"), secret});
+    provider->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    provider->process->start();
+    QVERIFY(provider->process->waitForStarted(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(provider->process->canReadLine(), 10000);
+}
+
+QJsonArray tst_Endpoints::deliveries(TestServer &server, qint64 instance)
+{
+    return server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), server.operatorToken()).items();
+}
+
+void tst_Endpoints::pauseAndResumeKeepDeliveries()
+{
+    DemoProvider paused;
+    DemoProvider control;
+    QString pausedSecret;
+    QString controlSecret;
+    const qint64 instance = registerInstance(*m_server, &paused, QStringLiteral("/ok/p"), &pausedSecret);
+    const qint64 other = registerInstance(*m_server, &control, QStringLiteral("/ok/c"), &controlSecret);
+    QVERIFY(instance > 0 && other > 0);
+    const qint64 endpointId = deliveries(*m_server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+
+    const Reply pause = m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpointId),
+                                       {{QStringLiteral("reason"), QStringLiteral("provider maintenance")}}, m_server->operatorToken());
+    QCOMPARE(pause.status, 200);
+    QCOMPARE(pause.json().value(QStringLiteral("state")).toString(), QStringLiteral("PAUSED"));
+    QVERIFY(!pause.json().value(QStringLiteral("paused_at")).isNull());
+    const Reply again = m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpointId), {}, m_server->operatorToken());
+    QCOMPARE(again.status, 409);
+    QCOMPARE(again.code(), QStringLiteral("invalid-transition"));
+
+    startProvider(&paused, pausedSecret);
+    startProvider(&control, controlSecret);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(other), {}, m_server->operatorToken()).status, 200);
+    // The worker is busy and healthy: the control endpoint gets its notification...
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(deliveries(*m_server, other), deliveries(*m_server, other).size() - 1),
+                              QStringLiteral("DELIVERED"), Patience);
+    // ...while the paused endpoint's newest one waits, unsent and not dropped.
+    const QJsonArray waiting = deliveries(*m_server, instance);
+    const QJsonObject newest = waiting.last().toObject();
+    QCOMPARE(newest.value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    QCOMPARE(newest.value(QStringLiteral("attempts")).toInt(), 0);
+
+    const Reply resume = m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId),
+                                        {{QStringLiteral("reason"), QStringLiteral("back")}}, m_server->operatorToken());
+    QCOMPARE(resume.status, 200);
+    QCOMPARE(resume.json().value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(deliveries(*m_server, instance), waiting.size() - 1), QStringLiteral("DELIVERED"), Patience);
+
+    // Both actions are audited with their reasons.
+    const Reply audit = m_server->get(QStringLiteral("/api/v1/audit?kind=endpoint&object_id=%1").arg(endpointId),
+                                      m_server->operatorToken());
+    if (audit.status == 200) {
+        const QByteArray body = audit.body;
+        QVERIFY(body.contains("provider maintenance"));
+        QVERIFY(body.contains("\"resume\""));
+    }
+}
+
+void tst_Endpoints::healthIsReported()
+{
+    DemoProvider failing;
+    QString secret;
+    const qint64 instance = registerInstance(*m_server, &failing, QStringLiteral("/fail/h"), &secret);
+    startProvider(&failing, secret);
+    const qint64 endpointId = deliveries(*m_server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(endpointId), m_server->operatorToken())
+                                     .json()
+                                     .value(QStringLiteral("consecutive_failures"))
+                                     .toInt()
+                                 >= 2,
+                             Patience);
+    const QJsonObject e = m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(endpointId), m_server->operatorToken()).json();
+    QCOMPARE(e.value(QStringLiteral("failure_rate")).toDouble(), 1.0);
+    QVERIFY(e.value(QStringLiteral("last_success_at")).isNull());
+    QVERIFY(!e.value(QStringLiteral("failing_since")).isNull());
+    QCOMPARE(e.value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
+    // The list carries the same health.
+    bool listed = false;
+    for (const QJsonValue &v : m_server->get(QStringLiteral("/api/v1/endpoints?state=ACTIVE"), m_server->operatorToken()).items())
+        listed = listed || v.toObject().value(QStringLiteral("id")).toInteger() == endpointId;
+    QVERIFY(listed);
+}
+
+void tst_Endpoints::autoPauseAfterWindow()
+{
+    ServerOptions options;
+    options.retrySchedule = QStringList(40, QStringLiteral("100ms")).join(QLatin1Char(','));
+    options.deliveryTimeout = std::chrono::milliseconds(1000);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    options.autoPauseWindow = std::chrono::milliseconds(600);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    DemoProvider failing;
+    QString secret;
+    const qint64 instance = registerInstance(server, &failing, QStringLiteral("/fail/a"), &secret);
+    QVERIFY(instance > 0);
+    startProvider(&failing, secret);
+    const qint64 endpointId = deliveries(server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    const QString path = QStringLiteral("/api/v1/endpoints/%1").arg(endpointId);
+    QTRY_COMPARE_WITH_TIMEOUT(server.get(path, server.operatorToken()).json().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("PAUSED"), Patience);
+    // The delivery is kept, not failed: it waits for the endpoint.
+    QCOMPARE(stateOf(deliveries(server, instance), 0), QStringLiteral("PENDING"));
+    const QJsonArray events = server.get(QStringLiteral("/api/v1/events?after=0&limit=1000"), server.operatorToken())
+                                  .json()
+                                  .value(QStringLiteral("events"))
+                                  .toArray();
+    bool alerted = false;
+    for (const QJsonValue &v : events) {
+        const QJsonObject o = v.toObject();
+        alerted = alerted
+                  || (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
+                      && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("type")).toString()
+                             == QLatin1String("endpoint-paused"));
+    }
+    QVERIFY(alerted);
+    QCOMPARE(server.post(path + QStringLiteral("/resume"), {}, server.operatorToken()).json().value(QStringLiteral("state")).toString(),
+             QStringLiteral("ACTIVE"));
+}
+
+void tst_Endpoints::invalidRequests_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("unknown state") << QByteArray("GET") << "/api/v1/endpoints?state=BROKEN" << 400 << "invalid-request";
+    QTest::newRow("unknown filter") << QByteArray("GET") << "/api/v1/endpoints?colour=red" << 400 << "invalid-request";
+    QTest::newRow("missing endpoint") << QByteArray("GET") << "/api/v1/endpoints/999999" << 404 << "not-found";
+    QTest::newRow("pause missing") << QByteArray("POST") << "/api/v1/endpoints/999999/pause" << 404 << "not-found";
+    QTest::newRow("bad status class") << QByteArray("GET") << "/api/v1/deliveries?status=9xx" << 400 << "invalid-request";
+    QTest::newRow("bad time") << QByteArray("GET") << "/api/v1/deliveries?created_after=yesterday" << 400 << "invalid-request";
+    QTest::newRow("missing delivery") << QByteArray("GET") << "/api/v1/deliveries/999999" << 404 << "not-found";
+}
+
+void tst_Endpoints::invalidRequests()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QString, path);
+    QFETCH(int, status);
+    QFETCH(QString, code);
+    const Reply r = m_server->request(method, path, QByteArray(), m_server->operatorToken());
+    QCOMPARE(r.status, status);
+    QCOMPARE(r.code(), code);
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+}
+
+QTEST_MAIN(tst_Endpoints)
+#include "tst_endpoints.moc"
