@@ -12,8 +12,8 @@ ConnectionStatus::ConnectionStatus(QObject *parent)
 
 QString ConnectionStatus::text() const
 {
-    const QString asOf = m_lastSync.isValid()
-        ? tr(" (as of %1)").arg(QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat))
+    const QString when = m_lastSync.isValid()
+        ? QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat)
         : QString();
     switch (m_state) {
     case State::Live:
@@ -21,9 +21,9 @@ QString ConnectionStatus::text() const
     case State::Connecting:
         return tr("Connecting…");
     case State::Reconnecting:
-        return tr("Reconnecting…") + (m_lastSync.isValid() ? tr(" (offline as of %1)").arg(QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat)) : QString());
+        return when.isEmpty() ? tr("Reconnecting…") : tr("Reconnecting… (offline as of %1)").arg(when);
     case State::Offline:
-        return tr("Offline") + asOf;
+        return when.isEmpty() ? tr("Offline") : tr("Offline (as of %1)").arg(when);
     }
     return {};
 }
