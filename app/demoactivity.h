@@ -6,6 +6,7 @@
 #include <QUrl>
 
 class QNetworkAccessManager;
+class QNetworkRequest;
 class QTimer;
 
 namespace OpsDeck {
@@ -18,11 +19,15 @@ class DemoActivity final : public QObject
 public:
     DemoActivity(const QUrl &baseUrl, const QString &operatorToken, QObject *parent = nullptr);
 
+    // Registers callbacks for pending instances: most at `goodUrl`, some at `flakyUrl`, a few at
+    // `deadUrl` (nothing listens), so deliveries succeed, retry and fail.
+    void registerCallbacks(const QUrl &goodUrl, const QUrl &flakyUrl, const QUrl &deadUrl);
     void start(int intervalMs = 4000);
 
 private:
     void tick();
     void act(const QByteArray &listBody);
+    QNetworkRequest request(const QString &path) const;
 
     QUrl m_baseUrl;
     QString m_token;

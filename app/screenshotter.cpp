@@ -5,6 +5,8 @@
 #include "ui/mainwindow.h"
 #include "ui/resourceview.h"
 
+#include "models/resourcemodel.h"
+
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QDir>
@@ -68,10 +70,23 @@ void Screenshotter::nextStep()
         if (m_step % 2 == 0) {
             m_window->showView(view);
             if (ResourceView *rv = m_window->resourceView(view)) {
-                // A row in a middle state makes a livelier detail pane than row 0.
-                const int rows = rv->table()->model() ? rv->table()->model()->rowCount() : 0;
-                if (rows > 0)
-                    rv->table()->selectRow(qMin(rows - 1, 3));
+                // A row whose state has actions makes a livelier detail pane than row 0.
+                const QStringList preferred{QStringLiteral("FAILED"), QStringLiteral("RUNNING"),
+                                            QStringLiteral("AVAILABLE"), QStringLiteral("PENDING")};
+                const QAbstractItemModel *model = rv->table()->model();
+                int pick = -1;
+                int bestRank = int(preferred.size());
+                for (int r = 0; model && r < model->rowCount() && r < 500; ++r) {
+                    const int rank = int(preferred.indexOf(model->index(r, 0).data(ResourceModel::StateRole).toString()));
+                    if (rank >= 0 && rank < bestRank) {
+                        bestRank = rank;
+                        pick = r;
+                    }
+                }
+                if (pick < 0 && model && model->rowCount() > 0)
+                    pick = 0;
+                if (pick >= 0)
+                    rv->table()->selectRow(pick);
             }
         } else {
             save(m_window, view == QLatin1String("deliveries") ? QStringLiteral("callbacks") : view);
@@ -96,6 +111,8 @@ void Screenshotter::nextStep()
         dark.setColor(QPalette::PlaceholderText, QColor(0x9a, 0x9d, 0xa3));
         dark.setColor(QPalette::ToolTipBase, QColor(0x33, 0x35, 0x3a));
         dark.setColor(QPalette::ToolTipText, QColor(0xe6, 0xe6, 0xe6));
+        for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+            dark.setColor(QPalette::Disabled, role, QColor(0x6c, 0x6f, 0x75));
         QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
         QApplication::setPalette(dark);
         m_window->showView(QStringLiteral("instances"));

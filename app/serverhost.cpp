@@ -2,6 +2,9 @@
 #include "serverhost.h"
 
 #include "demoactivity.h"
+#include "demoreceiver.h"
+
+#include <QTcpServer>
 
 #include "server/controlplane.h"
 #include "server/demoseeder.h"
@@ -47,7 +50,17 @@ void ServerHost::start(const ServerOptions &options, bool demo)
                             .arg(problem.detail.isEmpty() ? problem.title : problem.detail));
             return;
         }
+        m_receiver = new DemoReceiver(this);
         m_demo = new DemoActivity(m_server->baseUrl(), token, this);
+        if (m_receiver->listen()) {
+            // A port nothing listens on: its callbacks fail to connect and retry.
+            QTcpServer probe;
+            probe.listen(QHostAddress::LocalHost, 0);
+            const QUrl dead(QStringLiteral("http://127.0.0.1:%1/hook").arg(probe.serverPort()));
+            probe.close();
+            m_demo->registerCallbacks(m_receiver->url(QStringLiteral("/hook")), m_receiver->url(QStringLiteral("/flaky")),
+                                      dead);
+        }
         m_demo->start();
     }
     emit started(m_server->baseUrl(), token);
@@ -57,6 +70,8 @@ void ServerHost::stop()
 {
     delete m_demo;
     m_demo = nullptr;
+    delete m_receiver;
+    m_receiver = nullptr;
     if (m_server) {
         m_server->stop();
         delete m_server;

@@ -11,6 +11,7 @@ namespace OpsDeck {
 
 class ControlPlane;
 class DemoActivity;
+class DemoReceiver;
 
 class ServerHost final : public QObject
 {
@@ -33,6 +34,7 @@ signals:
 private:
     ControlPlane *m_server = nullptr; // child
     DemoActivity *m_demo = nullptr;   // child
+    DemoReceiver *m_receiver = nullptr; // child
 };
 
 } // namespace OpsDeck

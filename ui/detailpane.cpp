@@ -194,10 +194,12 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
 
     const QString name = kind->nameField.isEmpty() ? QString() : valueAt(object, kind->nameField).toString();
     m_title->setText(name.isEmpty() ? tr("%1 #%2").arg(kind->title).arg(id) : name);
-    m_subtitle->setText(tr("%1 #%2 · version %3")
-                            .arg(kind->title)
-                            .arg(id)
-                            .arg(object.value(QStringLiteral("version")).toInteger()));
+    m_subtitle->setText(object.contains(QStringLiteral("version"))
+                            ? tr("%1 #%2 · version %3")
+                                  .arg(kind->title)
+                                  .arg(id)
+                                  .arg(object.value(QStringLiteral("version")).toInteger())
+                            : tr("%1 #%2").arg(kind->title).arg(id));
     const QString state = currentState();
     m_badge->setState(state);
     m_badge->setVisible(!state.isEmpty());
@@ -219,9 +221,12 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
         m_historyStatus->setText(tr("Loading the history…"));
         m_historyStatus->show();
     }
-    // The audit log names kinds the way the change feed does ("instance").
+    // The audit log names kinds the way the change feed does ("instance"); an audit entry has
+    // no history of its own.
+    const bool hasHistory = kind->name != QLatin1String("audit");
+    m_tabs->setTabVisible(1, hasHistory);
     const QString auditKind = kind->feedKind.isEmpty() ? kind->name : kind->feedKind;
-    if (id >= 0 && kind->name != QLatin1String("audit"))
+    if (id >= 0 && hasHistory)
         emit historyRequested(auditKind, id);
 }
 
@@ -233,14 +238,24 @@ void DetailPane::rebuildForm()
         return;
 
     QSet<QString> shown;
-    auto addRow = [this](const QString &key, const QString &title, FieldSpec::Type type, const QJsonValue &value) {
+    auto addRow = [this](const QString &key, const QString &title, FieldSpec::Type type, const QJsonValue &value,
+                         const QString &references = QString()) {
         QWidget *field = nullptr;
         if (type == FieldSpec::Type::State && value.isString()) {
             auto *badge = new StateBadgeLabel(m_formHost);
             badge->setState(value.toString());
             field = badge;
         } else {
-            auto *label = new QLabel(displayText(type, value), m_formHost);
+            QString text = displayText(type, value);
+            if (!references.isEmpty() && value.isDouble() && m_lookup) {
+                const QString name = m_lookup(references, value.toInteger());
+                if (!name.isEmpty())
+                    text = tr("%1 (#%2)").arg(name, text);
+            }
+            auto *label = new QLabel(text, m_formHost);
+            // Long values wrap instead of widening the pane beyond its splitter share.
+            label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+            label->setMinimumWidth(80);
             label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
             label->setWordWrap(true);
             if (type == FieldSpec::Type::Timestamp && value.isString())
@@ -253,7 +268,7 @@ void DetailPane::rebuildForm()
     };
 
     for (const FieldSpec &f : m_kind->fields) {
-        addRow(f.key, f.title, f.type, valueAt(m_object, f.key));
+        addRow(f.key, f.title, f.type, valueAt(m_object, f.key), f.references);
         shown.insert(f.key.section(QLatin1Char('.'), 0, 0));
     }
     // Fields the server sends that the description does not list yet: show them too, so the

@@ -4,6 +4,7 @@
 
 #include "core/actor.h"
 #include "core/resourcekind.h"
+#include "models/resourcemodel.h"
 
 #include <QJsonObject>
 #include <QWidget>
@@ -31,6 +32,8 @@ public:
 
     void setRole(Actor role);
     Actor role() const { return m_role; }
+    // Names for reference fields ("provider_id" shows the provider's name next to its id).
+    void setReferenceLookup(ReferenceLookup lookup) { m_lookup = std::move(lookup); }
     // Offline the console is read-only: every action is disabled and says why.
     void setReadOnly(bool readOnly);
 
@@ -64,6 +67,7 @@ private:
     bool m_readOnly = false;
     const ResourceKind *m_kind = nullptr; // not owned
     QJsonObject m_object;
+    ReferenceLookup m_lookup;
 
     QStackedWidget *m_stack = nullptr;
     QLabel *m_empty = nullptr;

@@ -68,7 +68,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_splitter->setStretchFactor(1, 3);
     m_splitter->setStretchFactor(2, 2);
     m_splitter->setCollapsible(1, false);
-    m_splitter->setSizes({170, 760, 470});
+    m_splitter->setSizes({160, 720, 520});
     setCentralWidget(m_splitter);
 
     buildModels();
@@ -86,6 +86,7 @@ MainWindow::MainWindow(QWidget *parent)
     });
     if (m_navigation->currentRow() < 0)
         m_navigation->setCurrentRow(0);
+    onNavigation(m_navigation->currentRow());
 }
 
 MainWindow::~MainWindow()
@@ -124,6 +125,7 @@ void MainWindow::bindModels()
         const ResourceModel *model = resourceModel(kindName);
         return model ? model->nameOfId(id) : QString();
     };
+    m_detail->setReferenceLookup(lookup);
     for (auto it = m_proxies.cbegin(); it != m_proxies.cend(); ++it) {
         ResourceModel *model = m_sync->model(it.key());
         if (!model)

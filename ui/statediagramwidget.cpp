@@ -12,8 +12,8 @@ namespace OpsDeck {
 namespace {
 
 constexpr qreal kBoxHeight = 30;
-constexpr qreal kGapX = 96;  // room for the action labels between columns
-constexpr qreal kGapY = 26;
+constexpr qreal kGapX = 84;  // room for the action labels between columns
+constexpr qreal kGapY = 54;  // room for the labels of vertical arrows
 constexpr qreal kMargin = 12;
 constexpr qreal kLoopRoom = 30;  // above the boxes, for self transitions
 constexpr qreal kCurveRoom = 26; // below the boxes, for transitions that jump back over columns
@@ -324,16 +324,38 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
             p.drawPath(path);
             drawArrowHead(p, path.pointAtPercent(1.0), path.angleAtPercent(0.98), color);
 
-            const QString label = e.labels.join(QStringLiteral(" / "));
+            // Several actions on one arrow stack up rather than widen the label.
+            const QString label = e.labels.join(QLatin1Char('\n'));
             p.setFont(hot ? boldLabelFont : labelFont);
             const QFontMetricsF fm(p.font());
-            QRectF labelRect(QPointF(), QSizeF(fm.horizontalAdvance(label) + 8, fm.height() + 2));
+            qreal labelWidth = 0;
+            for (const QString &line : e.labels)
+                labelWidth = qMax(labelWidth, fm.horizontalAdvance(line));
+            QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * e.labels.size() + 2));
             QPointF mid = path.pointAtPercent(0.5);
             if (e.from != e.to && !curveSlot.contains(i)) {
-                // Keep labels of opposite arrows apart: above for rightwards, below for leftwards.
-                const bool rightwards = b.center().x() > a.center().x() + 1
-                                        || (qFuzzyCompare(b.center().x(), a.center().x()) && b.center().y() > a.center().y());
-                mid += QPointF(0, rightwards ? -labelRect.height() / 2 - 1 : labelRect.height() / 2 + 1);
+                const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
+                if (vertical) {
+                    // Beside the arrow: downwards on the right, upwards on the left.
+                    const bool down = b.center().y() > a.center().y();
+                    mid += QPointF(down ? labelRect.width() / 2 + 4 : -labelRect.width() / 2 - 4, 0);
+                } else {
+                    // Outside a fan of diagonal arrows (below the ones going down, above the ones
+                    // going up); level arrows: above rightwards, below leftwards, so opposite
+                    // arrows keep their labels apart.
+                    const qreal dx = b.center().x() - a.center().x();
+                    const qreal dy = b.center().y() - a.center().y();
+                    const bool below = qAbs(dy) > 4 ? dy > 0 : dx < 0;
+                    // Move the label off its arrow along the arrow's normal, by as much as the
+                    // label reaches in that direction, so steep arrows keep their labels clear too.
+                    const qreal length = qSqrt(dx * dx + dy * dy);
+                    QPointF normal(-dy / length, dx / length);
+                    if ((normal.y() > 0) != below)
+                        normal = -normal;
+                    const qreal reach = qAbs(normal.x()) * labelRect.width() / 2
+                                        + qAbs(normal.y()) * labelRect.height() / 2 + 2;
+                    mid += normal * reach;
+                }
             }
             labelRect.moveCenter(mid);
             QColor labelBg = pal.color(QPalette::Base);

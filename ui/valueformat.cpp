@@ -9,6 +9,19 @@
 
 namespace OpsDeck {
 
+namespace {
+
+// Compact JSON has no spaces, so a word-wrapping label could not break it: give it some.
+QString breakable(QString json)
+{
+    json.replace(QStringLiteral("\",\""), QStringLiteral("\", \""));
+    json.replace(QStringLiteral(",\""), QStringLiteral(", \""));
+    json.replace(QStringLiteral("\":"), QStringLiteral("\": "));
+    return json;
+}
+
+} // namespace
+
 QJsonValue valueAt(const QJsonObject &object, const QString &dottedKey)
 {
     const QStringList parts = dottedKey.split(QLatin1Char('.'));
@@ -60,10 +73,10 @@ QString displayText(FieldSpec::Type type, const QJsonValue &value)
         }
         if (allStrings)
             return items.join(QStringLiteral(", "));
-        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+        return breakable(QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact)));
     }
     if (value.isObject())
-        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+        return breakable(QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact)));
     if (value.isDouble())
         return QLocale::c().toString(value.toDouble(), 'g', 15);
     if (value.isBool())
