@@ -59,8 +59,12 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     m_tailTimer.setSingleShot(true);
     m_tailTimer.setInterval(kTailDelayMs);
     connect(&m_tailTimer, &QTimer::timeout, this, [this] {
-        if (!m_running || m_tailRequest || !m_tailQueue.isEmpty())
+        if (!m_running)
             return;
+        if (m_tailRequest || !m_tailQueue.isEmpty()) {
+            m_tailAgain = true; // the read in flight may have started before these events
+            return;
+        }
         for (const QString &kind : std::as_const(m_kinds)) {
             if (m_tailCursor.contains(kind))
                 m_tailQueue << kind;
@@ -137,6 +141,7 @@ void SyncEngine::stop()
     m_pingTimer.stop();
     m_tailTimer.stop();
     m_tailQueue.clear();
+    m_tailAgain = false;
     if (m_tailRequest)
         m_tailRequest->abort();
     if (m_request)
@@ -554,8 +559,12 @@ void SyncEngine::fetchTail(const QString &kind)
             }
         }
         // A failed read is retried with the next burst of events; the feed itself reports outages.
-        if (!m_tailQueue.isEmpty())
+        if (!m_tailQueue.isEmpty()) {
             fetchTail(m_tailQueue.takeFirst());
+            return;
+        }
+        if (std::exchange(m_tailAgain, false))
+            m_tailTimer.start();
     });
 }
 

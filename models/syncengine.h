@@ -123,6 +123,7 @@ private:
     QStringList m_tailQueue;
     QPointer<ApiReply> m_tailRequest;
     QTimer m_tailTimer;
+    bool m_tailAgain = false;       // events arrived while a tail read was in flight
 
     QPointer<ApiReply> m_request;   // the list page or long-poll in flight
     QWebSocket *m_socket = nullptr; // child while watching over a WebSocket

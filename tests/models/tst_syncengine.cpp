@@ -10,6 +10,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -137,11 +138,21 @@ void tst_SyncEngine::liveChangesOverWebSocket()
     QVERIFY(engine.cursor() > 0);
     // Audit entries have no feed events of their own: they follow the events that caused them.
     ResourceModel *audit = engine.model(QStringLiteral("audit"));
-    QTRY_VERIFY(std::any_of(audit->ids().cbegin(), audit->ids().cend(), [&](qint64 id) {
-        const QJsonObject entry = audit->objectById(id);
-        return entry.value(QStringLiteral("object_id")).toInteger() == s.instances.at(1)
-            && entry.value(QStringLiteral("to")).toString() == QLatin1String("STOPPED");
-    }));
+    auto auditShowsStop = [&] {
+        const QList<qint64> ids = audit->ids();
+        return std::any_of(ids.cbegin(), ids.cend(), [&](qint64 id) {
+            const QJsonObject entry = audit->objectById(id);
+            return entry.value(QStringLiteral("object_id")).toInteger() == s.instances.at(1)
+                && entry.value(QStringLiteral("to")).toString() == QLatin1String("STOPPED");
+        });
+    };
+    auto auditText = [&] {
+        QStringList lines;
+        for (qint64 id : audit->ids())
+            lines << QString::fromUtf8(QJsonDocument(audit->objectById(id)).toJson(QJsonDocument::Compact));
+        return lines.join(u'\n');
+    };
+    QTRY_VERIFY2(auditShowsStop(), qPrintable(auditText()));
     QCOMPARE(engine.status()->transport(), Transport::WebSocket);
 }
 
