@@ -10,8 +10,10 @@
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QDir>
+#include <QJsonObject>
 #include <QPixmap>
 #include <QStyleFactory>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 
@@ -48,13 +50,14 @@ void Screenshotter::waitForData()
     }
     disconnect(m_timer, &QTimer::timeout, this, &Screenshotter::waitForData);
     connect(m_timer, &QTimer::timeout, this, &Screenshotter::nextStep);
-    m_timer->start(3000);
+    m_timer->start(9000);
 }
 
 void Screenshotter::save(QWidget *widget, const QString &name)
 {
     const QString path = m_directory + QLatin1Char('/') + name + QStringLiteral(".png");
-    if (!widget->grab().save(path))
+    // Highest PNG compression: the documentation keeps these files in git.
+    if (!widget->grab().save(path, "PNG", 0))
         std::fprintf(stderr, "opsdeck: could not write %s\n", qPrintable(path));
     else
         std::printf("%s\n", qPrintable(path));
@@ -74,12 +77,20 @@ void Screenshotter::nextStep()
                 const QStringList preferred{QStringLiteral("FAILED"), QStringLiteral("RUNNING"),
                                             QStringLiteral("AVAILABLE"), QStringLiteral("PENDING")};
                 const QAbstractItemModel *model = rv->table()->model();
+                // Among those, the most recently changed: it has a history to show.
                 int pick = -1;
                 int bestRank = int(preferred.size());
-                for (int r = 0; model && r < model->rowCount() && r < 500; ++r) {
+                QString bestUpdate;
+                for (int r = 0; model && r < model->rowCount() && r < 1000; ++r) {
                     const int rank = int(preferred.indexOf(model->index(r, 0).data(ResourceModel::StateRole).toString()));
-                    if (rank >= 0 && rank < bestRank) {
+                    const QString updated = model->index(r, 0)
+                                                .data(ResourceModel::ObjectRole)
+                                                .toJsonObject()
+                                                .value(QStringLiteral("updated_at"))
+                                                .toString();
+                    if (rank >= 0 && (rank < bestRank || (rank == bestRank && updated > bestUpdate))) {
                         bestRank = rank;
+                        bestUpdate = updated;
                         pick = r;
                     }
                 }
@@ -90,8 +101,14 @@ void Screenshotter::nextStep()
             }
         } else {
             save(m_window, view == QLatin1String("deliveries") ? QStringLiteral("callbacks") : view);
-            if (view == QLatin1String("instances"))
+            if (view == QLatin1String("instances")) {
                 save(m_window->detailPane(), QStringLiteral("detail-pane"));
+                if (auto *tabs = m_window->detailPane()->findChild<QTabWidget *>(QStringLiteral("detailTabs"))) {
+                    tabs->setCurrentIndex(1);
+                    save(m_window->detailPane(), QStringLiteral("detail-history"));
+                    tabs->setCurrentIndex(0);
+                }
+            }
         }
         ++m_step;
         m_timer->start(m_step % 2 == 1 ? 1200 : 100);

@@ -115,13 +115,14 @@ DetailPane::DetailPane(QWidget *parent)
     m_history = new QTreeWidget(historyPage);
     m_history->setObjectName(QStringLiteral("historyList"));
     m_history->setAccessibleName(tr("History"));
+    // A timeline, newest first: each entry two lines (when and what; who and why).
     m_history->setRootIsDecorated(false);
-    m_history->setUniformRowHeights(true);
-    m_history->setHeaderLabels({tr("When"), tr("Who"), tr("Change"), tr("Reason")});
-    m_history->header()->setStretchLastSection(true);
-    m_history->setColumnWidth(0, 150);
-    m_history->setColumnWidth(1, 130);
-    m_history->setColumnWidth(2, 190);
+    m_history->setUniformRowHeights(false);
+    m_history->setHeaderHidden(true);
+    m_history->setColumnCount(1);
+    m_history->setWordWrap(true);
+    m_history->setAlternatingRowColors(true);
+    m_history->setTextElideMode(Qt::ElideNone);
     m_historyStatus = new QLabel(historyPage);
     m_historyStatus->setObjectName(QStringLiteral("historyStatus"));
     m_historyStatus->setWordWrap(true);
@@ -339,9 +340,11 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
         QString change = e.value(QStringLiteral("action")).toString();
         if (!from.isEmpty() || !to.isEmpty())
             change = tr("%1: %2 → %3").arg(change, from.isEmpty() ? tr("(new)") : from, to);
-        auto *item = new QTreeWidgetItem({displayTimestamp(e.value(QStringLiteral("at")).toString()), who, change,
-                                          e.value(QStringLiteral("reason")).toString()});
-        item->setToolTip(3, e.value(QStringLiteral("reason")).toString());
+        const QString reason = e.value(QStringLiteral("reason")).toString();
+        const QString when = displayTimestamp(e.value(QStringLiteral("at")).toString());
+        auto *item = new QTreeWidgetItem(
+            {tr("%1   %2\n%3%4").arg(when, change, who, reason.isEmpty() ? QString() : tr(" — “%1”").arg(reason))});
+        item->setToolTip(0, reason);
         items.append(item);
     }
     m_history->addTopLevelItems(items);

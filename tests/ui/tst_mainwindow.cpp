@@ -16,6 +16,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -41,6 +43,7 @@ private slots:
     void actionFromTheDetailPane();
     void offlineFromCache();
     void corruptCacheIsRebuilt();
+    void serverRestartMidSession();
 
 private:
     struct Seeded
@@ -303,6 +306,56 @@ void tst_MainWindow::corruptCacheIsRebuilt()
                  "no cache notice");
     const QStringList aside = QDir(m_dir.path()).entryList({QStringLiteral("corrupt.sqlite.corrupt*")});
     QVERIFY2(!aside.isEmpty(), qPrintable(QDir(m_dir.path()).entryList().join(' ')));
+}
+
+void tst_MainWindow::serverRestartMidSession()
+{
+    // A server of our own on a file database, so it can be stopped and started again on the
+    // same port while the window stays open.
+    QTemporaryDir dir;
+    ServerOptions options;
+    options.databaseUrl = QStringLiteral("sqlite://") + dir.filePath(QStringLiteral("server.sqlite"));
+    auto server = std::make_unique<ControlPlane>(options);
+    QVERIFY(server->start());
+    const quint16 port = server->port();
+    const QString token = server->createToken(QStringLiteral("operator"), QStringLiteral("test"));
+    QVERIFY(!token.isEmpty());
+
+    ConsoleConnection c;
+    c.baseUrl = server->baseUrl();
+    c.token = token;
+    c.profile = QStringLiteral("restart");
+    c.cachePath = m_dir.filePath(QStringLiteral("restart.sqlite"));
+    MainWindow w;
+    w.show();
+    w.connectTo(c);
+    QTRY_VERIFY2(w.connectionStatusText().contains(QStringLiteral("Live")), qPrintable(w.connectionStatusText()));
+
+    server->stop();
+    server.reset();
+    QTRY_VERIFY2_WITH_TIMEOUT(!w.connectionStatusText().contains(QStringLiteral("Live")),
+                              qPrintable(w.connectionStatusText()), 20000);
+    // The status bar says so too.
+    auto *label = w.findChild<QLabel *>(QStringLiteral("connectionStatus"));
+    QVERIFY(label && !label->text().contains(QStringLiteral("Live")));
+
+    options.port = port;
+    server = std::make_unique<ControlPlane>(options);
+    QVERIFY(server->start());
+    QTRY_VERIFY2_WITH_TIMEOUT(w.connectionStatusText().contains(QStringLiteral("Live")),
+                              qPrintable(w.connectionStatusText()), 60000);
+
+    // And the feed flows again: a new organization made on the server shows up.
+    QNetworkAccessManager nam;
+    QNetworkRequest request(QUrl(server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply *reply = nam.post(request, QByteArray(R"({"name": "After Restart"})"));
+    QTRY_VERIFY(reply->isFinished());
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
+    reply->deleteLater();
+    w.showView(QStringLiteral("organizations"));
+    QTRY_COMPARE(w.resourceView(QStringLiteral("organizations"))->table()->model()->rowCount(), 1);
 }
 
 QTEST_MAIN(tst_MainWindow)
