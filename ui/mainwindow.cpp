@@ -2,6 +2,7 @@
 #include "mainwindow.h"
 
 #include "connectiondialog.h"
+#include "credentialstore.h"
 #include "dashboardpage.h"
 #include "detailpane.h"
 #include "messagebox.h"
@@ -405,10 +406,36 @@ void MainWindow::openConnectionDialog()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         ConsoleConnection c;
-        c.baseUrl = dialog->profile().serverUrl;
-        c.profile = dialog->profile().name;
+        const ConnectionProfile profile = dialog->profile();
+        c.baseUrl = profile.serverUrl;
+        c.profile = profile.name;
         c.token = dialog->token();
-        connectTo(c);
+        if (!c.token.isEmpty()) {
+            connectTo(c);
+            return;
+        }
+        // The token was stored earlier: in the profile's file, or in the keychain.
+        QString error;
+        if (!profile.tokenFile.isEmpty()) {
+            c.token = CredentialStore::readTokenFile(profile.tokenFile, &error);
+            if (c.token.isEmpty())
+                MessageBox::warning(this, tr("No token"), error);
+            else
+                connectTo(c);
+            return;
+        }
+        auto *store = new CredentialStore(this);
+        connect(store, &CredentialStore::tokenRead, this, [this, store, c](const QString &, const QString &token) mutable {
+            store->deleteLater();
+            c.token = token;
+            connectTo(c);
+        });
+        connect(store, &CredentialStore::failed, this, [this, store](const QString &, const QString &message, bool) {
+            store->deleteLater();
+            MessageBox::warning(this, tr("No token"),
+                                tr("%1. Open File › Connect to… again and give the token.").arg(message));
+        });
+        store->read(profile.name);
     });
     dialog->open();
 }
