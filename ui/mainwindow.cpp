@@ -10,6 +10,7 @@
 #include "unavailablepage.h"
 
 #include "core/resourcekind.h"
+#include "core/statemachine.h"
 #include "models/apiclient.h"
 #include "models/filterproxymodel.h"
 #include "models/cache.h"
@@ -601,9 +602,19 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         return;
     const ResourceModel *model = resourceModel(kindName);
     const QJsonObject object = model ? model->objectById(objectId) : QJsonObject();
-    const std::optional<QString> reason
-        = MessageBox::getText(this, tr("%1 %2 #%3").arg(action, kindName).arg(objectId),
-                              tr("Why? The reason is kept in the audit log."));
+    // Say what will happen before asking why.
+    const ResourceKind *kind = resourceKindByName(kindName);
+    QString what = tr("%1 %2 #%3").arg(action, kind ? kind->title.toLower() : kindName).arg(objectId);
+    if (kind && kind->machine && !kind->stateField.isEmpty()) {
+        const QString state = object.value(kind->stateField).toString();
+        if (const auto t = kind->machine->find(state, action, m_connection.role))
+            what = tr("%1: %2 → %3").arg(what, state, t->to);
+    }
+    const QString name = kind && !kind->nameField.isEmpty() ? object.value(kind->nameField).toString() : QString();
+    const std::optional<QString> reason = MessageBox::getText(
+        this, tr("Confirm %1").arg(action),
+        tr("%1%2\n\nWhy? The reason is kept in the audit log.")
+            .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name)));
     if (!reason)
         return;
     RequestOptions options;
