@@ -24,7 +24,7 @@ struct ServerOptions
     QString retrySchedule;             // "5s,5m,30m" (RetrySchedule::parseDelays); empty = the default
     std::chrono::milliseconds deliveryTimeout{15000};
     int deliveryConcurrency = 256;     // attempts in flight per process
-    int endpointConcurrency = 16;      // attempts in flight per endpoint (1 while it is failing)
+    int endpointConcurrency = 6;       // attempts in flight per endpoint (1 while it is failing); HTTP/1.1 opens 6 connections per host
     std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
     std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs
     std::chrono::milliseconds outboxPollInterval{1000}; // due retries, expired leases, retention

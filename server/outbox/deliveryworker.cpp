@@ -118,30 +118,51 @@ void DeliveryWorker::pump()
     m_pumpQueued = false;
     if (!m_running)
         return;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const qint64 timeoutMs = m_options.deliveryTimeout.count();
+
+    // First what was claimed earlier and waits for a slot of its endpoint. One that could no
+    // longer finish inside its lease goes back, so no other worker takes it over mid-attempt.
+    for (auto it = m_queued.begin(); it != m_queued.end();) {
+        QList<Claimed> &queue = it.value();
+        while (!queue.isEmpty() && m_inFlight.value(it.key()) < endpointLimit(it.key())) {
+            const Claimed next = queue.takeFirst();
+            if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
+                --m_total;
+                m_repository->release(next.target.id, m_owner);
+                continue;
+            }
+            --m_total; // send() counts it again
+            send(next.target);
+        }
+        it = queue.isEmpty() ? m_queued.erase(it) : std::next(it);
+    }
+
     const int free = std::max(1, m_options.deliveryConcurrency) - m_total;
     if (free <= 0)
         return;
     QList<qint64> busy;
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
-        if (it.value() >= endpointLimit(it.key()))
+        if (it.value() + int(m_queued.value(it.key()).size()) >= endpointLimit(it.key()))
             busy.append(it.key());
     }
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    const qint64 timeoutMs = m_options.deliveryTimeout.count();
     const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
     Problem problem;
-    const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, free, busy, &problem);
+    // Batches stay small so one claim does not take far more than the endpoints can take now.
+    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), 32));
+    const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, batch, busy, &problem);
     if (!problem.isNull())
         Q_EMIT failed(problem.detail);
     for (const DeliveryTarget &t : targets) {
         m_endpointFailures.insert(t.endpointId, t.endpointFailures);
         if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
-            m_repository->release(t.id, m_owner);
+            ++m_total;
+            m_queued[t.endpointId].append(Claimed{t, leaseUntil});
             continue;
         }
         send(t);
     }
-    if (targets.size() == free)
+    if (targets.size() == batch)
         schedulePump();
 }
 

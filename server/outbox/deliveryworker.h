@@ -63,6 +63,12 @@ private:
     void finish(const DeliveryTarget &target, const AttemptResult &result);
     int endpointLimit(qint64 endpointId) const;
 
+    struct Claimed
+    {
+        DeliveryTarget target;
+        QDateTime leaseUntil;
+    };
+
     ServerOptions m_options;
     RetrySchedule m_schedule;
     QString m_owner;
@@ -74,7 +80,8 @@ private:
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
     QHash<qint64, int> m_endpointFailures; // endpoint -> consecutive failures as last seen
-    int m_total = 0;
+    QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
+    int m_total = 0;                        // in flight plus queued
     bool m_pumpQueued = false;
     bool m_running = false;
 };
