@@ -461,6 +461,18 @@ QueryParse parseQuery(QStringView text, const ResourceKind &kind)
 
 QueryRow::~QueryRow() = default;
 
+QString QueryRow::text(int field) const
+{
+    const QVariant v = value(field);
+    return v.isValid() ? v.toString() : QString();
+}
+
+int QueryRow::textId(int field) const
+{
+    Q_UNUSED(field)
+    return -1;
+}
+
 QString QueryRow::referenceName(const QString &kindName, qint64 id) const
 {
     Q_UNUSED(kindName)
@@ -481,30 +493,51 @@ QVariant JsonQueryRow::value(int field) const
     return fieldRawValue(spec.type, jsonValueAt(m_object, spec.key));
 }
 
-bool matches(const Query &query, const QueryRow &row, qint64 nowMs)
+bool matches(const Query &query, const QueryRow &row, qint64 nowMs, QueryTextMemo *memo)
 {
     for (const QueryTerm &term : query.terms) {
         if (valueMatches(term, row, nowMs) == term.negated)
             return false;
     }
-    if (query.words.isEmpty())
-        return true;
-    // Fetch the searchable texts once for all words.
-    QStringList texts;
-    texts.reserve(query.textFields.size());
-    for (int field : query.textFields) {
-        const QVariant v = row.value(field);
-        if (v.isValid())
-            texts.append(v.toString());
-    }
-    for (const QueryWord &word : query.words) {
-        const bool found = std::any_of(texts.cbegin(), texts.cend(), [&](const QString &t) {
-            return t.contains(word.text, Qt::CaseInsensitive);
-        });
+    for (int w = 0; w < query.words.size(); ++w) {
+        const QueryWord &word = query.words.at(w);
+        bool found = false;
+        for (int field : query.textFields) {
+            const int id = memo ? row.textId(field) : -1;
+            if (id >= 0) {
+                int known = memo->lookup(w, id);
+                if (known < 0) {
+                    known = row.text(field).contains(word.text, Qt::CaseInsensitive) ? 1 : 0;
+                    memo->store(w, id, known == 1);
+                }
+                found = known == 1;
+            } else {
+                found = row.text(field).contains(word.text, Qt::CaseInsensitive);
+            }
+            if (found)
+                break;
+        }
         if (found == word.negated)
             return false;
     }
     return true;
+}
+
+int QueryTextMemo::lookup(int word, int textId) const
+{
+    if (word >= int(m_words.size()) || textId >= int(m_words[size_t(word)].size()))
+        return -1;
+    return m_words[size_t(word)][size_t(textId)];
+}
+
+void QueryTextMemo::store(int word, int textId, bool contains)
+{
+    if (word >= int(m_words.size()))
+        m_words.resize(size_t(word) + 1);
+    std::vector<qint8> &known = m_words[size_t(word)];
+    if (textId >= int(known.size()))
+        known.resize(size_t(textId) + 1 + known.size() / 2, qint8(-1));
+    known[size_t(textId)] = contains ? 1 : 0;
 }
 
 QStringList queryFieldNames(const ResourceKind &kind)

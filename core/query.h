@@ -10,6 +10,7 @@
 #include <QVariant>
 
 #include <optional>
+#include <vector>
 
 namespace OpsDeck {
 
@@ -83,8 +84,28 @@ public:
     virtual ~QueryRow();
     // The raw value of kind.fields[field], as fieldRawValue() makes it.
     virtual QVariant value(int field) const = 0;
+    // The text free words are searched in (Text, State and Id fields); implementations that hold
+    // strings answer without a QVariant.
+    virtual QString text(int field) const;
     // The name of object `id` of kind `kindName` ("providers"), or empty when unknown.
     virtual QString referenceName(const QString &kindName, qint64 id) const;
+    // A number equal for equal texts of this source (an interned string's index), or -1: lets a
+    // QueryTextMemo test each distinct text once instead of once per row.
+    virtual int textId(int field) const;
+};
+
+// Remembers whether each distinct text contains each free word of one query. Reset it when the
+// query changes or the source renumbers its texts.
+class QueryTextMemo
+{
+public:
+    void reset() { m_words.clear(); }
+    // -1 unknown, else 0/1.
+    int lookup(int word, int textId) const;
+    void store(int word, int textId, bool contains);
+
+private:
+    std::vector<std::vector<qint8>> m_words;
 };
 
 class JsonQueryRow final : public QueryRow
@@ -99,7 +120,7 @@ private:
     const QJsonObject &m_object;
 };
 
-bool matches(const Query &query, const QueryRow &row, qint64 nowMs);
+bool matches(const Query &query, const QueryRow &row, qint64 nowMs, QueryTextMemo *memo = nullptr);
 
 // Names a query may use for a kind, preferred forms in field order ("id", "name", "state", ..., "age").
 QStringList queryFieldNames(const ResourceKind &kind);

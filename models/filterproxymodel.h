@@ -57,6 +57,7 @@ private:
     ReferenceLookup m_lookup;
     std::function<qint64()> m_clock;
     qint64 m_now = 0;
+    mutable QueryTextMemo m_memo; // filterAcceptsRow() is const; the memo is a cache
     QTimer m_ageTimer; // age>1h drifts with time: refilter now and then while such a term is active
 };
 

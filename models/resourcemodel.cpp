@@ -429,6 +429,37 @@ QVariant ResourceModel::rawValue(int row, int field) const
     return cellRaw(row, field);
 }
 
+QString ResourceModel::cellText(int row, int field) const
+{
+    if (row < 0 || row >= rowCount() || field < 0 || field >= m_fieldCount)
+        return {};
+    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(field)];
+    if (cell == kNull)
+        return {};
+    switch (m_kind.fields.at(field).type) {
+    case FieldSpec::Type::Text:
+    case FieldSpec::Type::State:
+    case FieldSpec::Type::Json:
+        return m_strings.value(qsizetype(cell));
+    case FieldSpec::Type::Id:
+    case FieldSpec::Type::Integer:
+        return QString::number(qint64(cell));
+    default:
+        return {};
+    }
+}
+
+int ResourceModel::textIdAt(int row, int field) const
+{
+    if (row < 0 || row >= rowCount() || field < 0 || field >= m_fieldCount)
+        return -1;
+    const FieldSpec::Type type = m_kind.fields.at(field).type;
+    if (type != FieldSpec::Type::Text && type != FieldSpec::Type::State && type != FieldSpec::Type::Json)
+        return -1;
+    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(field)];
+    return cell == kNull ? -1 : int(cell);
+}
+
 QJsonObject ResourceModel::objectAt(int row) const
 {
     QJsonObject object;

@@ -62,6 +62,12 @@ public:
     QJsonObject objectAt(int row) const;
     QJsonObject objectById(qint64 id) const;
     QVariant rawValue(int row, int field) const;
+    // The cell as text without a QVariant: the string of Text/State/Json cells, the number of
+    // Id/Integer cells; empty for null and for other types.
+    QString cellText(int row, int field) const;
+    // The interned index of a Text/State/Json cell (equal texts, equal index), else -1. Indices
+    // stay valid until a reset (replaceAll()).
+    int textIdAt(int row, int field) const;
     // The row's human name (the kind's nameField), for reference lookups.
     QString nameOfId(qint64 id) const;
     QList<qint64> ids() const;

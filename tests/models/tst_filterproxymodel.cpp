@@ -79,6 +79,7 @@ private slots:
     void liveBatchesFollowFilter();
     void completions();
     void nonResourceSourcePassesAll();
+    void wordsStayRightAcrossResets();
 };
 
 void tst_FilterProxyModel::filters_data()
@@ -181,6 +182,23 @@ void tst_FilterProxyModel::nonResourceSourcePassesAll()
     proxy.setSourceModel(&list);
     QVERIFY(proxy.setQuery(QStringLiteral("anything")));
     QCOMPARE(proxy.rowCount(), 2);
+}
+
+void tst_FilterProxyModel::wordsStayRightAcrossResets()
+{
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("alpha")));
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{2});
+    // The same texts at other places: remembered answers must not follow the old numbering.
+    f.model.replaceAll({instance(7, QStringLiteral("crm"), QStringLiteral("RUNNING"), 7, QStringLiteral("2026-11-29T11:50:00Z")),
+                        instance(8, QStringLiteral("Alpha two"), QStringLiteral("RUNNING"), 7, QStringLiteral("2026-11-29T11:50:00Z"))});
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{8});
+    // New texts arriving in a batch are tested too.
+    f.model.upsert({instance(9, QStringLiteral("alphabet"), QStringLiteral("RUNNING"), 7, QStringLiteral("2026-11-29T11:50:00Z"))});
+    QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{8, 9}));
+    QVERIFY(f.proxy.setQuery(QStringLiteral("-alpha")));
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{7});
 }
 
 QTEST_GUILESS_MAIN(tst_FilterProxyModel)
