@@ -222,7 +222,8 @@ const QList<Operation> &operations()
         {"get", "/api/v1/events", "Change feed long-poll", "feed", 200, "EventPage", nullptr, {QStringLiteral("after"), QStringLiteral("wait"), QStringLiteral("limit")}},
         {"get", "/api/v1/watch", "Change feed WebSocket (Upgrade: websocket); one event per text message; close 4410 = cursor gone", "feed", 101, nullptr, nullptr, {QStringLiteral("after")}},
         {"get", "/api/v1/deliveries", "List callback deliveries", "deliveries", 200, "DeliveryList", nullptr,
-         {QStringLiteral("state"), QStringLiteral("provider"), QStringLiteral("instance"), QStringLiteral("endpoint"), QStringLiteral("status")}, true},
+         {QStringLiteral("state"), QStringLiteral("provider"), QStringLiteral("instance"), QStringLiteral("endpoint"), QStringLiteral("status"),
+          QStringLiteral("created_after"), QStringLiteral("created_before")}, true},
         {"post", "/api/v1/deliveries/retry", "Retry every delivery matching a filter (dry_run=true previews the count)", "deliveries", 200, "AnyObject", "AnyObject", {QStringLiteral("dry_run")}},
         {"get", "/api/v1/deliveries/{id}", "Get a delivery with its attempts", "deliveries", 200, "Delivery", nullptr, {}},
         {"post", "/api/v1/deliveries/{id}/retry", "Retry a delivery now", "deliveries", 200, "Delivery", "ReasonOnly", {}},
@@ -250,7 +251,7 @@ QJsonObject operation(const Operation &op)
         if (q == QLatin1String("after") || q == QLatin1String("wait") || q == QLatin1String("limit") || q == QLatin1String("organization")
             || q == QLatin1String("provider") || q == QLatin1String("object_id") || q == QLatin1String("instance") || q == QLatin1String("endpoint"))
             schema = integer();
-        if (q == QLatin1String("updated_after"))
+        if (q.endsWith(QLatin1String("_after")) || q.endsWith(QLatin1String("_before")))
             schema = timestamp();
         parameters.append(queryParam(q, schema, q == QLatin1String("wait") ? QStringLiteral("seconds to wait for an event (0..60)") : QStringLiteral("filter")));
     }
