@@ -675,49 +675,4 @@ Response DeliveryApi::rotateSecret(Request &req)
     return Response::json(200, body).withETag(version + 1);
 }
 
-QJsonObject DeliveryApi::openApiPaths()
-{
-    const auto op = [](const QString &summary, const QString &tag, bool mutation) {
-        QJsonObject o{{QStringLiteral("summary"), summary},
-                      {QStringLiteral("tags"), QJsonArray{tag}},
-                      {QStringLiteral("responses"),
-                       QJsonObject{{mutation ? QStringLiteral("200") : QStringLiteral("200"),
-                                    QJsonObject{{QStringLiteral("description"), QStringLiteral("OK")}}},
-                                   {QStringLiteral("default"),
-                                    QJsonObject{{QStringLiteral("description"), QStringLiteral("application/problem+json")}}}}}};
-        return o;
-    };
-    const QString d = QStringLiteral("deliveries");
-    const QString e = QStringLiteral("endpoints");
-    return {
-        {QStringLiteral("/api/v1/deliveries"),
-         QJsonObject{{QStringLiteral("get"), op(QStringLiteral("List callback deliveries (filters: state, provider, instance,"
-                                                              " endpoint, status=5xx|503|none, created_after, created_before)"),
-                                               d, false)}}},
-        {QStringLiteral("/api/v1/deliveries/retry"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Retry every delivery matching a filter; dry_run=true only counts"),
-                                                d, true)}}},
-        {QStringLiteral("/api/v1/deliveries/{id}"),
-         QJsonObject{{QStringLiteral("get"), op(QStringLiteral("One delivery with its attempt log"), d, false)}}},
-        {QStringLiteral("/api/v1/deliveries/{id}/retry"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Attempt now (PENDING) or send again (FAILED, CANCELLED)"), d, true)}}},
-        {QStringLiteral("/api/v1/deliveries/{id}/cancel"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Cancel a pending delivery"), d, true)}}},
-        {QStringLiteral("/api/v1/endpoints"),
-         QJsonObject{{QStringLiteral("get"), op(QStringLiteral("Callback endpoints with their health"), e, false)}}},
-        {QStringLiteral("/api/v1/endpoints/{id}"),
-         QJsonObject{{QStringLiteral("get"), op(QStringLiteral("One endpoint with its health"), e, false)}}},
-        {QStringLiteral("/api/v1/endpoints/{id}/pause"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Pause an endpoint; its deliveries wait"), e, true)}}},
-        {QStringLiteral("/api/v1/endpoints/{id}/resume"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Resume a paused or disabled endpoint"), e, true)}}},
-        {QStringLiteral("/api/v1/endpoints/{id}/test"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("Queue a signed test event to the endpoint"), e, true)}}},
-        {QStringLiteral("/api/v1/instances/{id}/rotate-secret"),
-         QJsonObject{{QStringLiteral("post"), op(QStringLiteral("New callback secret (shown once); the old one keeps signing"
-                                                               " during the grace period"),
-                                                QStringLiteral("instances"), true)}}},
-    };
-}
-
 } // namespace OpsDeck

@@ -25,8 +25,6 @@ public:
     DeliveryApi &operator=(const DeliveryApi &) = delete;
 
     void addRoutes(Router &router);
-    // The OpenAPI "paths" entries of these routes.
-    static QJsonObject openApiPaths();
 
 private:
     // A delivery filter as SQL: a WHERE clause (alias d) and its values in order.

@@ -109,8 +109,9 @@ void DeliveryWorker::poll()
 
 int DeliveryWorker::endpointLimit(qint64 endpointId) const
 {
-    // A failing endpoint gets one probe at a time: hanging providers cannot soak up the slots.
-    return m_endpointFailures.value(endpointId) > 0 ? 1 : std::max(1, m_options.endpointConcurrency);
+    // An endpoint gets one attempt at a time until it has answered well (slow start), and again
+    // while it fails: a hanging provider holds one slot, never the process's whole budget.
+    return m_proven.contains(endpointId) ? std::max(1, m_options.endpointConcurrency) : 1;
 }
 
 void DeliveryWorker::pump()
@@ -154,7 +155,6 @@ void DeliveryWorker::pump()
     if (!problem.isNull())
         Q_EMIT failed(problem.detail);
     for (const DeliveryTarget &t : targets) {
-        m_endpointFailures.insert(t.endpointId, t.endpointFailures);
         if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
             ++m_total;
             m_queued[t.endpointId].append(Claimed{t, leaseUntil});
@@ -225,8 +225,10 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         m_repository->release(target.id, m_owner);
         Q_EMIT failed(problem.detail);
     } else {
-        m_endpointFailures.insert(target.endpointId,
-                                  result.delivered ? 0 : m_endpointFailures.value(target.endpointId) + 1);
+        if (result.delivered)
+            m_proven.insert(target.endpointId);
+        else
+            m_proven.remove(target.endpointId);
         Q_EMIT committed();
         Q_EMIT attemptRecorded(target.id, result.delivered);
     }

@@ -9,6 +9,7 @@
 #include "server/serveroptions.h"
 
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QTimer>
 
@@ -79,7 +80,7 @@ private:
     CallbackSender *m_sender = nullptr; // child
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
-    QHash<qint64, int> m_endpointFailures; // endpoint -> consecutive failures as last seen
+    QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
     int m_total = 0;                        // in flight plus queued
     bool m_pumpQueued = false;
