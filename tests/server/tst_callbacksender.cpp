@@ -56,6 +56,7 @@ private slots:
     void callbackWithContext();
     void abortAllReportsEveryAttempt();
     void providerStatsMatchItsLog();
+    void providerServesSeveralPorts();
 
 private:
     struct Provider
@@ -538,6 +539,50 @@ void tst_CallbackSender::providerStatsMatchItsLog()
         QVERIFY2(byStatus.value(QLatin1String(status)).toInt() >= 1, status);
     QCOMPARE(stats.value(QLatin1String("unique_webhook_ids")).toInt() + stats.value(QLatin1String("duplicates")).toInt(),
              lines);
+}
+
+void tst_CallbackSender::providerServesSeveralPorts()
+{
+    // One process, one line per --listen: benchmarks give each endpoint its own host:port.
+    QProcess process;
+    process.setProgram(ProviderPath);
+    process.setArguments({QStringLiteral("--secret"), QString::fromLatin1(SecretA), QStringLiteral("--listen"),
+                          QStringLiteral("127.0.0.1:0"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                          QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")});
+    process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    process.start();
+    QVERIFY(process.waitForStarted(10000));
+    QStringList urls;
+    const auto readLines = [&process, &urls] {
+        while (process.canReadLine())
+            urls.append(QString::fromUtf8(process.readLine()).trimmed());
+        return urls.size();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(readLines(), 3, 10000);
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSet<int> ports;
+    for (const QString &line : std::as_const(urls)) {
+        QVERIFY2(line.startsWith(QLatin1String("listening on http://127.0.0.1:")), qPrintable(line));
+        const QString base = line.mid(int(qstrlen("listening on ")));
+        ports.insert(QUrl(base).port());
+        AttemptResult result;
+        send(sender, request(base + QStringLiteral("/ok/port"), "msg_port_" + QByteArray::number(m_nextId++)), &result);
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY2(result.delivered, qPrintable(result.errorMessage));
+    }
+    QCOMPARE(ports.size(), 3);
+
+    QNetworkAccessManager manager;
+    QNetworkReply *reply = manager.get(QNetworkRequest(QUrl(urls.first().mid(int(qstrlen("listening on "))) + QStringLiteral("/stats"))));
+    QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), 10000);
+    const QJsonObject stats = QJsonDocument::fromJson(reply->readAll()).object();
+    reply->deleteLater();
+    QCOMPARE(stats.value(QLatin1String("received")).toInt(), 3);
+    QCOMPARE(stats.value(QLatin1String("valid")).toInt(), 3);
+    process.terminate();
+    QVERIFY(process.waitForFinished(10000));
+    QCOMPARE(process.exitCode(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSender)

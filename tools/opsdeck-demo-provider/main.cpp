@@ -16,7 +16,9 @@ const char Description[] = R"(A provider's webhook receiver for OpsDeck demos, t
 It verifies Standard Webhooks signatures (webhook-id, webhook-timestamp, webhook-signature)
 or the legacy X-Hub-Signature (sha1, keyed with the --secret text) when --secret is given,
 records every request as one JSON line in --log, and answers according to a fault mode.
-On start it prints exactly one line, "listening on http://HOST:PORT", on stdout.
+On start it prints exactly one line, "listening on http://HOST:PORT", on stdout, per --listen
+(repeat --listen to serve many host:port endpoints from one process: a sender pools its
+connections per host:port, 6 at most with Qt, so a hanging endpoint only ties up its own).
 
 Fault modes, chosen per path by the first segment (so one process serves many endpoints),
 or for every other path by --mode:
@@ -43,6 +45,7 @@ The log is buffered and written every --flush-ms and on SIGTERM/SIGINT.
 Examples:
   opsdeck-demo-provider --listen 127.0.0.1:8090 --secret whsec_... --log received.jsonl
   opsdeck-demo-provider --listen 0.0.0.0:0 --mode fail
+  opsdeck-demo-provider --listen 127.0.0.1:0 --listen 127.0.0.1:0 --listen 127.0.0.1:0
   opsdeck-demo-provider --fail-percent 20 --retry-after 30
   curl -s http://127.0.0.1:8090/stats)";
 
@@ -103,8 +106,8 @@ int main(int argc, char *argv[])
     const QString rejectOption = QStringLiteral("reject-invalid");
     const QString flushOption = QStringLiteral("flush-ms");
     parser.addOptions({
-        {listenOption, QStringLiteral("Address to listen on; port 0 picks a free one."), QStringLiteral("host:port"),
-         QStringLiteral("127.0.0.1:0")},
+        {listenOption, QStringLiteral("Address to listen on (repeatable; default 127.0.0.1:0); port 0 picks a free one."),
+         QStringLiteral("host:port")},
         {secretOption, QStringLiteral("Signing secret (whsec_...); repeat during a rotation."), QStringLiteral("secret")},
         {logOption, QStringLiteral("Append one JSON line per request to this file."), QStringLiteral("file")},
         {failOption, QStringLiteral("Answer 500 to this percentage of default-mode requests."), QStringLiteral("n"),
@@ -123,11 +126,18 @@ int main(int argc, char *argv[])
     });
     parser.process(app);
 
-    QHostAddress address;
-    quint16 port = 0;
-    if (!parseListen(parser.value(listenOption), &address, &port)) {
-        std::fprintf(stderr, "--listen expects HOST:PORT, e.g. 127.0.0.1:8090\n");
-        return 2;
+    QStringList listens = parser.values(listenOption);
+    if (listens.isEmpty())
+        listens.append(QStringLiteral("127.0.0.1:0"));
+    QList<QPair<QHostAddress, quint16>> endpoints;
+    for (const QString &listen : std::as_const(listens)) {
+        QHostAddress address;
+        quint16 port = 0;
+        if (!parseListen(listen, &address, &port)) {
+            std::fprintf(stderr, "--listen expects HOST:PORT, e.g. 127.0.0.1:8090\n");
+            return 2;
+        }
+        endpoints.append({address, port});
     }
     const std::optional<ProviderServer::Mode> mode = ProviderServer::modeFromName(parser.value(modeOption));
     if (!mode) {
@@ -152,7 +162,17 @@ int main(int argc, char *argv[])
         return 2;
 
     ProviderServer server(options);
-    const QString error = server.start(address, port);
+    QString error = server.start();
+    QStringList lines;
+    for (const auto &[address, requestedPort] : std::as_const(endpoints)) {
+        if (!error.isEmpty())
+            break;
+        const quint16 port = server.listen(address, requestedPort, &error);
+        const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
+                                 ? QLatin1Char('[') + address.toString() + QLatin1Char(']')
+                                 : address.toString();
+        lines.append(QStringLiteral("listening on http://%1:%2\n").arg(host).arg(port));
+    }
     if (!error.isEmpty()) {
         std::fprintf(stderr, "%s\n", qPrintable(error));
         return 1;
@@ -164,10 +184,9 @@ int main(int argc, char *argv[])
         QCoreApplication::quit();
     });
 
-    const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
-                             ? QLatin1Char('[') + address.toString() + QLatin1Char(']')
-                             : address.toString();
-    std::printf("listening on http://%s:%u\n", qPrintable(host), unsigned(server.port()));
+    // Only once every listener is up, so a reader of the first line can connect to all.
+    for (const QString &line : std::as_const(lines))
+        std::fputs(qPrintable(line), stdout);
     std::fflush(stdout);
 
     const int result = QCoreApplication::exec();

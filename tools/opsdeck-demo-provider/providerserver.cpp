@@ -88,10 +88,9 @@ ProviderServer::ProviderServer(Options options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options))
 {
-    connect(&m_server, &QTcpServer::newConnection, this, &ProviderServer::onNewConnection);
 }
 
-QString ProviderServer::start(const QHostAddress &address, quint16 port)
+QString ProviderServer::start()
 {
     for (const QByteArray &secret : std::as_const(m_options.secrets)) {
         const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(QString::fromLatin1(secret));
@@ -104,17 +103,27 @@ QString ProviderServer::start(const QHostAddress &address, quint16 port)
         if (!error.isEmpty())
             return error;
     }
-    // Benchmarks open hundreds of connections at once.
-    m_server.setListenBacklogSize(1024);
-    m_server.setMaxPendingConnections(1024);
-    if (!m_server.listen(address, port))
-        return QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(m_server.errorString());
     return {};
 }
 
-void ProviderServer::onNewConnection()
+quint16 ProviderServer::listen(const QHostAddress &address, quint16 port, QString *error)
 {
-    while (QTcpSocket *socket = m_server.nextPendingConnection()) {
+    auto *server = new QTcpServer(this);
+    // Benchmarks open hundreds of connections at once.
+    server->setListenBacklogSize(1024);
+    server->setMaxPendingConnections(1024);
+    connect(server, &QTcpServer::newConnection, this, [this, server] { accept(server); });
+    if (!server->listen(address, port)) {
+        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(server->errorString());
+        delete server;
+        return 0;
+    }
+    return server->serverPort();
+}
+
+void ProviderServer::accept(QTcpServer *server)
+{
+    while (QTcpSocket *socket = server->nextPendingConnection()) {
         auto *connection = new HttpConnection(socket, this);
         connect(connection, &HttpConnection::requestReceived, this,
                 [this, connection](const HttpRequest &request) { handle(connection, request); });

@@ -47,9 +47,12 @@ public:
 
     explicit ProviderServer(Options options, QObject *parent = nullptr);
 
-    // Validates the secrets, opens the log and listens; an error message or an empty string.
-    QString start(const QHostAddress &address, quint16 port);
-    quint16 port() const { return m_server.serverPort(); }
+    // Validates the secrets and opens the log; an error message or an empty string.
+    QString start();
+    // Adds a listener; may be called several times so that one process offers many host:port
+    // endpoints (a sender keeps separate connection pools per host:port). Returns the port
+    // bound, or 0 with an error message.
+    quint16 listen(const QHostAddress &address, quint16 port, QString *error);
     void flushLog() { m_log.flush(); }
 
 private:
@@ -60,14 +63,13 @@ private:
         bool isDefault = true;
     };
 
-    void onNewConnection();
+    void accept(QTcpServer *server);
     void handle(HttpConnection *connection, const HttpRequest &request);
     Route routeFor(const QByteArray &path) const;
     QByteArray statsJson() const;
 
     Options m_options;
     QList<QByteArray> m_keys;
-    QTcpServer m_server;
     RequestLog m_log;
 
     qint64 m_received = 0;
