@@ -129,4 +129,18 @@ bool FilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &source
     return matches(m_query, ModelRow(*m_source, sourceRow, m_lookup), m_now, &m_memo);
 }
 
+bool FilterProxyModel::lessThan(const QModelIndex &left, const QModelIndex &right) const
+{
+    // The same order as comparing SortRole values, straight from the compact cells.
+    if (m_source && sortRole() == ResourceModel::SortRole && left.model() == m_source && right.model() == m_source
+        && left.column() == right.column()) {
+        const int order = m_source->compareRows(left.row(), right.row(), left.column());
+        if (order != 0)
+            return order < 0;
+        // Ties by id keep the order stable across refreshes.
+        return m_source->idAt(left.row()) < m_source->idAt(right.row());
+    }
+    return QSortFilterProxyModel::lessThan(left, right);
+}
+
 } // namespace OpsDeck

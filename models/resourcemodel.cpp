@@ -460,6 +460,41 @@ int ResourceModel::textIdAt(int row, int field) const
     return cell == kNull ? -1 : int(cell);
 }
 
+int ResourceModel::compareRows(int rowA, int rowB, int field) const
+{
+    const int rows = rowCount();
+    if (rowA < 0 || rowB < 0 || rowA >= rows || rowB >= rows || field < 0 || field >= m_fieldCount)
+        return 0;
+    const Cell a = m_cells[size_t(rowA) * size_t(m_fieldCount) + size_t(field)];
+    const Cell b = m_cells[size_t(rowB) * size_t(m_fieldCount) + size_t(field)];
+    if (a == b)
+        return 0;
+    if (a == kNull)
+        return 1;
+    if (b == kNull)
+        return -1;
+    switch (m_kind.fields.at(field).type) {
+    case FieldSpec::Type::Id:
+    case FieldSpec::Type::Integer:
+    case FieldSpec::Type::Timestamp:
+        return qint64(a) < qint64(b) ? -1 : 1;
+    case FieldSpec::Type::Boolean:
+        return a < b ? -1 : 1;
+    case FieldSpec::Type::Number: {
+        double x = 0;
+        double y = 0;
+        std::memcpy(&x, &a, sizeof x);
+        std::memcpy(&y, &b, sizeof y);
+        return x < y ? -1 : (y < x ? 1 : 0);
+    }
+    case FieldSpec::Type::Text:
+    case FieldSpec::Type::State:
+    case FieldSpec::Type::Json:
+        return QString::compare(m_strings.at(qsizetype(a)), m_strings.at(qsizetype(b)), Qt::CaseInsensitive);
+    }
+    return 0;
+}
+
 QJsonObject ResourceModel::objectAt(int row) const
 {
     QJsonObject object;

@@ -68,6 +68,9 @@ public:
     // The interned index of a Text/State/Json cell (equal texts, equal index), else -1. Indices
     // stay valid until a reset (replaceAll()).
     int textIdAt(int row, int field) const;
+    // Orders two rows by one field's raw value (texts case-insensitively, nulls last): what
+    // sorting by SortRole means, without building QVariants.
+    int compareRows(int rowA, int rowB, int field) const;
     // The row's human name (the kind's nameField), for reference lookups.
     QString nameOfId(qint64 id) const;
     QList<qint64> ids() const;
