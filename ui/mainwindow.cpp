@@ -177,13 +177,23 @@ void MainWindow::buildPages()
             m_dashboard = new DashboardPage(m_stack);
             page.widget = m_dashboard;
         } else if ((page.kind = resourceKindByName(page.name))) {
-            page.view = new ResourceView(*page.kind, m_stack);
-            page.widget = page.view;
-            FilterProxyModel *proxy = filterModel(page.name);
-            connect(page.view, &ResourceView::queryChanged, proxy, &FilterProxyModel::setQuery);
-            page.view->setModel(proxy, ResourceModel::ObjectRole);
-            connect(page.view, &ResourceView::currentObjectChanged, this,
-                    [this, name = page.name](const QJsonObject &object) { onCurrentObjectChanged(name, object); });
+            const ResourceKind *endpoints = resourceKindByName(u"endpoints");
+            if (page.name == QLatin1String("deliveries") && endpoints) {
+                // The Callbacks page: the deliveries, and below them the endpoints with their health.
+                auto *split = new QSplitter(Qt::Vertical, m_stack);
+                split->setObjectName(QStringLiteral("deliveriesView"));
+                split->setAccessibleName(tr("%1 view").arg(page.title));
+                page.view = makeView(*page.kind, split);
+                page.secondary = makeView(*endpoints, split);
+                split->addWidget(page.view);
+                split->addWidget(page.secondary);
+                split->setStretchFactor(0, 3);
+                split->setStretchFactor(1, 1);
+                page.widget = split;
+            } else {
+                page.view = makeView(*page.kind, m_stack);
+                page.widget = page.view;
+            }
         } else {
             page.widget = new UnavailablePage(page.name, page.title, m_stack);
         }
@@ -303,6 +313,8 @@ void MainWindow::saveSettings() const
     for (const Page &p : m_pages) {
         if (p.view)
             p.view->saveLayout();
+        if (p.secondary)
+            p.secondary->saveLayout();
     }
 }
 
@@ -333,11 +345,26 @@ QString MainWindow::currentViewName() const
     return row >= 0 && row < m_pages.size() ? m_pages.at(row).name : QString();
 }
 
+ResourceView *MainWindow::makeView(const ResourceKind &kind, QWidget *parent)
+{
+    auto *view = new ResourceView(kind, parent);
+    FilterProxyModel *proxy = filterModel(kind.name);
+    connect(view, &ResourceView::queryChanged, proxy, &FilterProxyModel::setQuery);
+    view->setModel(proxy, ResourceModel::ObjectRole);
+    connect(view, &ResourceView::currentObjectChanged, this,
+            [this, name = kind.name](const QJsonObject &object) { onCurrentObjectChanged(name, object); });
+    connect(view, &ResourceView::currentObjectUpdated, this,
+            [this, name = kind.name](const QJsonObject &object) { onCurrentObjectUpdated(name, object); });
+    return view;
+}
+
 ResourceView *MainWindow::resourceView(const QString &kindName) const
 {
     for (const Page &p : m_pages) {
-        if (p.name == kindName)
+        if (p.view && p.view->kind().name == kindName)
             return p.view;
+        if (p.secondary && p.secondary->kind().name == kindName)
+            return p.secondary;
     }
     return nullptr;
 }
@@ -364,13 +391,28 @@ void MainWindow::onNavigation(int row)
 
 void MainWindow::onCurrentObjectChanged(const QString &kindName, const QJsonObject &object)
 {
-    if (kindName != currentViewName())
+    // Only the tables of the page being looked at drive the detail pane.
+    const int row = m_stack->currentIndex();
+    if (row < 0 || row >= m_pages.size())
+        return;
+    const Page &page = m_pages.at(row);
+    const bool onPage = (page.view && page.view->kind().name == kindName)
+                        || (page.secondary && page.secondary->kind().name == kindName);
+    if (!onPage)
         return;
     const ResourceKind *kind = resourceKindByName(kindName);
     if (object.isEmpty() || !kind)
         m_detail->clear();
     else
         m_detail->showObject(kind, object);
+}
+
+void MainWindow::onCurrentObjectUpdated(const QString &kindName, const QJsonObject &object)
+{
+    // A newer version of what the pane shows; another table's current row changing is not news.
+    if (m_detail->kind() && m_detail->kind()->name == kindName
+        && m_detail->objectId() == object.value(QStringLiteral("id")).toInteger(-2))
+        m_detail->showObject(m_detail->kind(), object);
 }
 
 void MainWindow::focusQuery()

@@ -72,6 +72,7 @@ private:
         const ResourceKind *kind = nullptr; // not owned; null for the dashboard and unknown kinds
         QWidget *widget = nullptr;
         ResourceView *view = nullptr;
+        ResourceView *secondary = nullptr; // a second table on the same page (Callbacks: endpoints)
     };
 
     void buildModels();
@@ -80,7 +81,9 @@ private:
     void buildStatusBar();
     void restoreSettings();
     void onNavigation(int row);
+    ResourceView *makeView(const ResourceKind &kind, QWidget *parent);
     void onCurrentObjectChanged(const QString &kindName, const QJsonObject &object);
+    void onCurrentObjectUpdated(const QString &kindName, const QJsonObject &object);
     void openConnectionDialog();
     void exportCurrentView();
     void focusQuery();

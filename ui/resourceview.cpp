@@ -195,7 +195,7 @@ void ResourceView::setModel(QAbstractItemModel *model, int objectRole)
             [this](const QModelIndex &topLeft, const QModelIndex &bottomRight) {
                 const QModelIndex current = m_table->currentIndex();
                 if (current.isValid() && current.row() >= topLeft.row() && current.row() <= bottomRight.row())
-                    emit currentObjectChanged(currentObject());
+                    emit currentObjectUpdated(currentObject());
             });
     updateCounts();
     // Apply the remembered query to the new model.

@@ -53,7 +53,10 @@ public:
 signals:
     // The query text to apply (already validated: it parses, or is empty).
     void queryChanged(const QString &text);
+    // The current row changed (another object, or none).
     void currentObjectChanged(const QJsonObject &object);
+    // The current row's object changed on the server (a newer version arrived).
+    void currentObjectUpdated(const QJsonObject &object);
 
 private:
     void restoreLayout();

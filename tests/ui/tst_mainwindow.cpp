@@ -207,7 +207,7 @@ void tst_MainWindow::filterSortSelectAndLive()
     QCOMPARE(stopped.status, 200);
     QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
     QTRY_VERIFY(history->topLevelItemCount() >= 2);
-    QVERIFY(detail->findChild<QAction *>(QStringLiteral("action_start"))->isEnabled());
+    QTRY_VERIFY(detail->findChild<QAction *>(QStringLiteral("action_start"))->isEnabled());
 
     // A new object appears live too.
     server.createInstance(QStringLiteral("web-delta"), s.organization, s.provider, QStringLiteral("ledger"),
@@ -233,10 +233,12 @@ void tst_MainWindow::actionFromTheDetailPane()
     DetailPane *detail = w.detailPane();
     QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("PENDING"));
 
+    // Actions are enabled once the feed is live (before that the console is read-only).
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    auto stopAction = [detail] { return detail->findChild<QAction *>(QStringLiteral("action_stop")); };
+    QTRY_VERIFY(stopAction() && stopAction()->isEnabled());
     MessageBox::setNextText(QStringLiteral("maintenance from the console"));
-    QAction *stop = detail->findChild<QAction *>(QStringLiteral("action_stop"));
-    QVERIFY(stop && stop->isEnabled());
-    stop->trigger();
+    stopAction()->trigger();
     QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
     const Reply audit = server.get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(s.instances.at(2)),
                                    server.operatorToken());
