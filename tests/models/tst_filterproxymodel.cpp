@@ -121,6 +121,8 @@ void tst_FilterProxyModel::sortsByRawValue_data()
     QTest::newRow("id descending") << "id" << int(Qt::DescendingOrder) << QList<qint64>{10, 3, 2, 1};
     QTest::newRow("name") << "name" << int(Qt::AscendingOrder) << QList<qint64>{2, 1, 10, 3};
     QTest::newRow("created") << "created_at" << int(Qt::AscendingOrder) << QList<qint64>{3, 2, 10, 1};
+    QTest::newRow("state, ties by id") << "status" << int(Qt::AscendingOrder) << QList<qint64>{10, 1, 3, 2};
+    QTest::newRow("all null, ties by id") << "destroy_after" << int(Qt::AscendingOrder) << QList<qint64>{1, 2, 3, 10};
 }
 
 void tst_FilterProxyModel::sortsByRawValue()

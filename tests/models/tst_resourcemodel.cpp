@@ -68,6 +68,7 @@ private slots:
     void objectRoundTrip();
     void referenceNames();
     void headers();
+    void compareRowsNullsLast();
     void memoryPerRowIsCompact();
 };
 
@@ -295,6 +296,24 @@ void tst_ResourceModel::headers()
     QCOMPARE(model.headerData(column("callback.url"), Qt::Horizontal, Qt::ToolTipRole).toString(),
              QStringLiteral("callback.url"));
     QCOMPARE(model.headerData(model.columnCount(), Qt::Horizontal), QVariant());
+}
+
+void tst_ResourceModel::compareRowsNullsLast()
+{
+    ResourceModel model(instancesKind());
+    QJsonObject later = instance(2);
+    later.insert(QStringLiteral("destroy_after"), QStringLiteral("2026-12-01T00:00:00Z"));
+    QJsonObject sooner = instance(3);
+    sooner.insert(QStringLiteral("destroy_after"), QStringLiteral("2026-11-30T00:00:00Z"));
+    model.replaceAll({instance(1), later, sooner});
+    const int destroyAfter = column("destroy_after");
+    QVERIFY(model.compareRows(2, 1, destroyAfter) < 0);
+    QVERIFY(model.compareRows(1, 0, destroyAfter) < 0); // null after any time
+    QVERIFY(model.compareRows(0, 1, destroyAfter) > 0);
+    QCOMPARE(model.compareRows(0, 0, destroyAfter), 0);
+    QVERIFY(model.compareRows(0, 1, column("name")) < 0);  // app-1 < app-2
+    QCOMPARE(model.compareRows(0, 1, column("status")), 0);
+    QVERIFY(model.compareRows(1, 0, 0) > 0);               // ids as numbers
 }
 
 void tst_ResourceModel::memoryPerRowIsCompact()
