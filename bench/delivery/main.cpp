@@ -1,0 +1,358 @@
+// opsdeck-bench-delivery: callback deliveries/s and commit-to-first-attempt latency, next to the demo provider's own accept rate.
+#include "core/webhooksignature.h"
+#include "server/controlplane.h"
+#include "server/outbox/outboxservice.h"
+#include "server/storage/database.h"
+#include "server/storage/timestamps.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QUuid>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+using namespace OpsDeck;
+
+namespace {
+
+struct Provider
+{
+    std::unique_ptr<QProcess> process;
+    QString base; // http://127.0.0.1:PORT
+    QString log;
+};
+
+struct Endpoint
+{
+    QString url;
+    bool hanging = false;
+};
+
+QString g_providerBinary;
+QString g_secret;
+QTemporaryDir *g_work = nullptr;
+
+void wait(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+std::unique_ptr<Provider> startProvider(bool withLog)
+{
+    auto p = std::make_unique<Provider>();
+    p->process = std::make_unique<QProcess>();
+    QStringList args{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), g_secret};
+    if (withLog) {
+        p->log = g_work->filePath(QUuid::createUuid().toString(QUuid::Id128) + QStringLiteral(".jsonl"));
+        args << QStringLiteral("--log") << p->log;
+    }
+    p->process->setProgram(g_providerBinary);
+    p->process->setArguments(args);
+    p->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    p->process->start();
+    if (!p->process->waitForStarted(10000) || !p->process->waitForReadyRead(10000))
+        qFatal("cannot start %s", qPrintable(g_providerBinary));
+    p->base = QString::fromUtf8(p->process->readLine()).trimmed().mid(int(qstrlen("listening on ")));
+    return p;
+}
+
+void stopProvider(Provider &p)
+{
+    p.process->terminate();
+    p.process->waitForFinished(10000);
+}
+
+QByteArray sampleBody(qint64 instance)
+{
+    return QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("instance.status_changed")},
+                                     {QStringLiteral("instance_id"), instance},
+                                     {QStringLiteral("status"), QStringLiteral("STOPPED")},
+                                     {QStringLiteral("previous_status"), QStringLiteral("RUNNING")},
+                                     {QStringLiteral("version"), 2},
+                                     {QStringLiteral("changed_at"), nowTimestamp()},
+                                     {QStringLiteral("organization_id"), 1}})
+        .toJson(QJsonDocument::Compact);
+}
+
+// The provider's own maximum: wrk posting a validly signed notification as fast as it can.
+double wrkRate(const QString &url, int seconds, int connections)
+{
+    const QByteArray body = sampleBody(1);
+    const qint64 ts = QDateTime::currentSecsSinceEpoch();
+    const QByteArray id = "msg_wrk";
+    const QByteArray signature = WebhookSignature::sign(id, ts, body, WebhookSignature::decodeSecret(g_secret).key);
+    const QString script = g_work->filePath(QStringLiteral("post.lua"));
+    QFile f(script);
+    f.open(QIODevice::WriteOnly);
+    f.write("wrk.method = \"POST\"\nwrk.body = '" + body + "'\n"
+            "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+            "wrk.headers[\"webhook-id\"] = \"" + id + "\"\n"
+            "wrk.headers[\"webhook-timestamp\"] = \"" + QByteArray::number(ts) + "\"\n"
+            "wrk.headers[\"webhook-signature\"] = \"" + signature + "\"\n");
+    f.close();
+    QProcess wrk;
+    wrk.start(QStringLiteral("wrk"), {QStringLiteral("-t2"), QStringLiteral("-c%1").arg(connections), QStringLiteral("-d%1s").arg(seconds),
+                                      QStringLiteral("-s"), script, url});
+    if (!wrk.waitForFinished((seconds + 30) * 1000))
+        return 0;
+    const QString out = QString::fromUtf8(wrk.readAllStandardOutput());
+    const auto m = QRegularExpression(QStringLiteral("Requests/sec:\\s+([0-9.]+)")).match(out);
+    return m.hasMatch() ? m.captured(1).toDouble() : 0;
+}
+
+// Organization, provider, the endpoints, one RUNNING registered instance per delivery and (when
+// `deliveries`) one PENDING status notification each, spread round-robin over the endpoints.
+QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int count, bool deliveries)
+{
+    Database db(url);
+    Problem problem;
+    if (!db.open(&problem) || !db.migrate(&problem) || !OutboxService::prepare(db, &problem))
+        qFatal("%s", qPrintable(problem.detail));
+    const QString now = nowTimestamp();
+    db.begin();
+    QSqlQuery q(db.connection());
+    q.exec(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at) VALUES ('bench', 'AVAILABLE', 1, '%1', '%1')").arg(now));
+    q.exec(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                          " VALUES ('receiver', 1, '[\"app\"]', 1, '%1', '%1')").arg(now));
+    for (const Endpoint &e : endpoints) {
+        QSqlQuery ins(db.connection());
+        ins.prepare(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at) VALUES (1, ?, 'ACTIVE', 1, ?, ?)"));
+        ins.addBindValue(e.url);
+        ins.addBindValue(now);
+        ins.addBindValue(now);
+        ins.exec();
+    }
+    QSqlQuery inst(db.connection());
+    inst.prepare(QStringLiteral(
+        "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at, updated_at,"
+        " status_changed_at, callback_url, callback_signing, secret) VALUES (?, 1, 1, 'app', 'owner', 'RUNNING', 1, ?, ?, ?, ?,"
+        " 'standard-webhooks', ?) RETURNING id"));
+    QSqlQuery del(db.connection());
+    del.prepare(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts, next_attempt_at,"
+        " created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, ?, 'PENDING', ?, 0, ?, ?, ?, 1)"));
+    QList<qint64> ids;
+    for (int i = 0; i < count; ++i) {
+        const int e = i % int(endpoints.size());
+        inst.addBindValue(QStringLiteral("i%1").arg(i));
+        inst.addBindValue(now);
+        inst.addBindValue(now);
+        inst.addBindValue(now);
+        inst.addBindValue(endpoints.at(e).url);
+        inst.addBindValue(g_secret);
+        if (!inst.exec() || !inst.next())
+            qFatal("seeding failed");
+        const qint64 id = inst.value(0).toLongLong();
+        inst.finish();
+        ids.append(id);
+        if (!deliveries)
+            continue;
+        del.addBindValue(QStringLiteral("msg_") + QUuid::createUuid().toString(QUuid::Id128));
+        del.addBindValue(id);
+        del.addBindValue(e + 1);
+        del.addBindValue(QString::fromUtf8(sampleBody(id)));
+        del.addBindValue(now);
+        del.addBindValue(now);
+        del.addBindValue(now);
+        del.exec();
+    }
+    db.commit();
+    return ids;
+}
+
+qint64 scalar(Database &db, const QString &sql)
+{
+    QSqlQuery q(db.connection());
+    return q.exec(sql) && q.next() ? q.value(0).toLongLong() : -1;
+}
+
+struct Throughput
+{
+    double seconds = 0;
+    double rate = 0;        // all deliveries
+    double healthyRate = 0; // deliveries to endpoints that answer
+};
+
+Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
+{
+    const QString url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
+    seed(url, endpoints, count, true);
+    QStringList healthy;
+    for (int e = 0; e < endpoints.size(); ++e)
+        if (!endpoints.at(e).hanging)
+            healthy.append(QString::number(e + 1));
+    const QString healthyFilter = QStringLiteral("endpoint_id IN (%1)").arg(healthy.join(QLatin1Char(',')));
+    const qint64 healthyCount = [&] {
+        Database db(url);
+        db.open();
+        return scalar(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE ") + healthyFilter);
+    }();
+
+    ServerOptions options;
+    options.databaseUrl = url;
+    options.allowPrivateCallbacks = true;
+    ControlPlane server(options);
+    Database probe(url);
+    probe.open();
+    QElapsedTimer clock;
+    clock.start();
+    Problem problem;
+    if (!server.start(&problem))
+        qFatal("%s", qPrintable(problem.detail));
+    while (scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED' AND ") + healthyFilter) < healthyCount
+           && clock.elapsed() < 600000)
+        wait(20);
+    Throughput t;
+    t.seconds = clock.elapsed() / 1000.0;
+    t.healthyRate = healthyCount / t.seconds;
+    t.rate = scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) / t.seconds;
+    server.stop();
+    return t;
+}
+
+struct Latency
+{
+    double p50 = 0;
+    double p99 = 0;
+    int samples = 0;
+};
+
+// Stops instances one by one through the API (each stop commits its notification) and measures
+// from the delivery's commit to the provider receiving it.
+Latency commitToFirstAttempt(int count, int paceMs)
+{
+    auto provider = startProvider(true);
+    const QString url = QStringLiteral("sqlite://") + g_work->filePath(QStringLiteral("latency.db"));
+    const QList<qint64> ids = seed(url, {Endpoint{provider->base + QStringLiteral("/ok/latency"), false}}, count, false);
+    ServerOptions options;
+    options.databaseUrl = url;
+    options.allowPrivateCallbacks = true;
+    ControlPlane server(options);
+    Problem problem;
+    if (!server.start(&problem))
+        qFatal("%s", qPrintable(problem.detail));
+    const QString token = server.createToken(QStringLiteral("operator"), {});
+    QNetworkAccessManager nam;
+    for (qint64 id : ids) {
+        QNetworkRequest req(QUrl(server.baseUrl().toString() + QStringLiteral("/api/v1/instances/%1/stop").arg(id)));
+        req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+        req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+        QNetworkReply *reply = nam.post(req, QByteArray("{}"));
+        QEventLoop loop;
+        QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+        loop.exec();
+        reply->deleteLater();
+        wait(paceMs);
+    }
+    Database probe(url);
+    probe.open();
+    QElapsedTimer clock;
+    clock.start();
+    while (scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) < count && clock.elapsed() < 60000)
+        wait(20);
+    QHash<QString, QDateTime> created;
+    QSqlQuery q(probe.connection());
+    q.exec(QStringLiteral("SELECT webhook_id, created_at FROM deliveries"));
+    while (q.next())
+        created.insert(q.value(0).toString(), *parseTimestamp(q.value(1).toString()));
+    server.stop();
+    stopProvider(*provider);
+    QFile log(provider->log);
+    log.open(QIODevice::ReadOnly);
+    QList<qint64> ms;
+    for (const QByteArray &line : log.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        const QString id = o.value(QStringLiteral("webhook_id")).toString();
+        const auto at = parseTimestamp(o.value(QStringLiteral("received_at")).toString());
+        if (created.contains(id) && at)
+            ms.append(created.value(id).msecsTo(*at));
+    }
+    std::sort(ms.begin(), ms.end());
+    Latency l;
+    l.samples = int(ms.size());
+    if (!ms.isEmpty()) {
+        l.p50 = double(ms.at(ms.size() / 2));
+        l.p99 = double(ms.at(std::min<qsizetype>(ms.size() - 1, (ms.size() * 99) / 100)));
+    }
+    return l;
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Callback delivery benchmark on loopback: deliveries/s to the demo provider with 1 and with 100 endpoints,\n"
+        "the same with half of the endpoints hanging, the provider's own accept rate measured with wrk in the\n"
+        "same run, and commit-to-first-attempt latency. SQLite storage in a temporary directory."));
+    parser.addHelpOption();
+    parser.addOptions({{QStringLiteral("deliveries"), QStringLiteral("Deliveries per throughput run (default 20000)."), QStringLiteral("N"), QStringLiteral("20000")},
+                       {QStringLiteral("provider"), QStringLiteral("Path of opsdeck-demo-provider."), QStringLiteral("FILE")},
+                       {QStringLiteral("wrk-seconds"), QStringLiteral("Duration of the wrk run (default 10)."), QStringLiteral("S"), QStringLiteral("10")},
+                       {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")}});
+    parser.process(app);
+    g_providerBinary = parser.isSet(QStringLiteral("provider"))
+                           ? parser.value(QStringLiteral("provider"))
+                           : QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../../tools/opsdeck-demo-provider/opsdeck-demo-provider"));
+    g_secret = WebhookSignature::generateSecret();
+    QTemporaryDir work;
+    g_work = &work;
+    const int n = parser.value(QStringLiteral("deliveries")).toInt();
+
+    // The provider processes stand for provider hosts: the sender opens at most 6 connections per host.
+    std::vector<std::unique_ptr<Provider>> providers;
+    for (int i = 0; i < 10; ++i)
+        providers.push_back(startProvider(false));
+
+    const double wrk = wrkRate(providers.front()->base + QStringLiteral("/ok/wrk"), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64);
+    std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s\n", wrk);
+    std::fflush(stdout);
+
+    const Throughput one = deliverAll(QStringLiteral("one"), {Endpoint{providers.front()->base + QStringLiteral("/ok/one"), false}}, n);
+    std::printf("1 endpoint:   %d deliveries in %.1f s = %.0f/s (%.2fx the provider's accept rate)\n", n, one.seconds, one.rate,
+                wrk > 0 ? one.rate / wrk : 0.0);
+    std::fflush(stdout);
+
+    QList<Endpoint> hundred;
+    QList<Endpoint> halfHanging;
+    for (int e = 0; e < 100; ++e) {
+        const QString base = providers.at(size_t(e % 10))->base;
+        hundred.append(Endpoint{base + QStringLiteral("/ok/e%1").arg(e), false});
+        // Hanging endpoints live on their own hosts (providers 0-4), as they would in the field.
+        const bool hang = e % 10 < 5;
+        halfHanging.append(Endpoint{base + (hang ? QStringLiteral("/hang/e%1") : QStringLiteral("/ok/e%1")).arg(e), hang});
+    }
+    const Throughput all = deliverAll(QStringLiteral("hundred"), hundred, n);
+    std::printf("100 endpoints: %d deliveries in %.1f s = %.0f/s (%.2fx the provider's accept rate)\n", n, all.seconds, all.rate,
+                wrk > 0 ? all.rate / wrk : 0.0);
+    std::fflush(stdout);
+    const Throughput half = deliverAll(QStringLiteral("half"), halfHanging, n);
+    std::printf("100 endpoints, 50 hanging: healthy %.0f/s in %.1f s (%.2fx all-healthy)\n", half.healthyRate, half.seconds,
+                all.rate > 0 ? half.healthyRate / all.rate : 0.0);
+    std::fflush(stdout);
+    for (auto &p : providers)
+        stopProvider(*p);
+
+    const Latency l = commitToFirstAttempt(parser.value(QStringLiteral("latency-samples")).toInt(), 20);
+    std::printf("commit to first attempt (%d stops, one every ~20 ms): p50 %.0f ms, p99 %.0f ms\n", l.samples, l.p50, l.p99);
+    return 0;
+}
