@@ -189,7 +189,7 @@ void ResourceModel::scheduleFlush()
     if (m_flushScheduled)
         return;
     m_flushScheduled = true;
-    QMetaObject::invokeMethod(this, &ResourceModel::flush, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(this, &ResourceModel::flushSome, Qt::QueuedConnection);
 }
 
 void ResourceModel::flush()
@@ -198,7 +198,20 @@ void ResourceModel::flush()
     if (!hasPendingChanges())
         return;
     applyRemovals();
-    applyUpserts();
+    applyUpserts(m_pendingOrder.size());
+}
+
+void ResourceModel::flushSome()
+{
+    // A burst (a relist, 10k feed events) is spread over several turns so that no single turn
+    // keeps the GUI thread longer than encoding kRowsPerTurn rows takes.
+    m_flushScheduled = false;
+    if (!hasPendingChanges())
+        return;
+    applyRemovals();
+    applyUpserts(kRowsPerTurn);
+    if (hasPendingChanges())
+        scheduleFlush();
 }
 
 void ResourceModel::applyRemovals()
@@ -236,7 +249,7 @@ void ResourceModel::applyRemovals()
     emit batchApplied(0, 0, int(rows.size()));
 }
 
-void ResourceModel::applyUpserts()
+void ResourceModel::applyUpserts(qsizetype limit)
 {
     if (m_pendingOrder.isEmpty())
         return;
@@ -245,8 +258,10 @@ void ResourceModel::applyUpserts()
     std::vector<Cell> appended;
     QList<qint64> appendedIds;
     std::vector<Cell> cells(static_cast<size_t>(m_fieldCount));
-    for (qint64 id : std::as_const(m_pendingOrder)) {
-        const QJsonObject object = m_pendingUpserts.value(id);
+    const qsizetype taken = std::min(limit, m_pendingOrder.size());
+    for (qsizetype i = 0; i < taken; ++i) {
+        const qint64 id = m_pendingOrder.at(i);
+        const QJsonObject object = m_pendingUpserts.take(id);
         const int row = rowOfId(id);
         if (row >= 0) {
             if (m_versionField >= 0) {
@@ -266,8 +281,7 @@ void ResourceModel::applyUpserts()
             appendedIds.append(id);
         }
     }
-    m_pendingUpserts.clear();
-    m_pendingOrder.clear();
+    m_pendingOrder.remove(0, taken);
 
     if (!appendedIds.isEmpty()) {
         beginInsertRows({}, oldCount, oldCount + int(appendedIds.size()) - 1);

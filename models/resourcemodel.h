@@ -52,8 +52,9 @@ public:
     void remove(const QList<qint64> &ids);
     // Replaces every row with one reset (a relist or a cache load); drops queued changes.
     void replaceAll(const QList<QJsonObject> &objects);
-    // Applies queued changes now.
+    // Applies every queued change now (the event loop applies at most kRowsPerTurn per turn).
     void flush();
+    static constexpr qsizetype kRowsPerTurn = 4000;
     bool hasPendingChanges() const { return !m_pendingOrder.isEmpty() || !m_pendingRemovals.isEmpty(); }
 
     int rowOfId(qint64 id) const { return m_rowOfId.value(id, -1); }
@@ -96,7 +97,8 @@ private:
     quint32 intern(const QString &text);
     void rebuildIndex(int fromRow);
     void applyRemovals();
-    void applyUpserts();
+    void applyUpserts(qsizetype limit);
+    void flushSome();
 
     const ResourceKind &m_kind;
     int m_fieldCount = 0;

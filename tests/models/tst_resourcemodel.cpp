@@ -57,6 +57,7 @@ class tst_ResourceModel final : public QObject
 private slots:
     void emptyModel();
     void batchedInsertIsOneInsert();
+    void burstSpreadOverTurns();
     void updatesSignalChangedRowsOnly();
     void manyUpdatesSignalOneRange();
     void staleVersionIgnored();
@@ -99,6 +100,27 @@ void tst_ResourceModel::batchedInsertIsOneInsert()
     QCOMPARE(batches.first().at(0).toInt(), 120);
     QCOMPARE(model.rowOfId(77), 76);
     QCOMPARE(model.idAt(76), 77);
+}
+
+void tst_ResourceModel::burstSpreadOverTurns()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    const int burst = int(ResourceModel::kRowsPerTurn) * 2 + 10;
+    model.upsert(instances(1, burst));
+    QTRY_COMPARE(model.rowCount(), burst);
+    QCOMPARE(inserted.count(), 3); // one insert per turn, at most kRowsPerTurn rows each
+    QCOMPARE(inserted.at(0).at(2).toInt(), int(ResourceModel::kRowsPerTurn) - 1);
+    QCOMPARE(model.idAt(burst - 1), burst);
+
+    // flush() applies everything at once.
+    ResourceModel direct(instancesKind());
+    QSignalSpy directInserted(&direct, &QAbstractItemModel::rowsInserted);
+    direct.upsert(instances(1, burst));
+    direct.flush();
+    QCOMPARE(direct.rowCount(), burst);
+    QCOMPARE(directInserted.count(), 1);
 }
 
 void tst_ResourceModel::updatesSignalChangedRowsOnly()
