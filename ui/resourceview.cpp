@@ -28,6 +28,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <memory>
+
 namespace OpsDeck {
 
 namespace {
@@ -330,17 +332,17 @@ void ResourceView::insertCompletion(const QString &completion)
         QTimer::singleShot(0, this, &ResourceView::updateCompletions);
 }
 
-void ResourceView::showHeaderMenu(const QPoint &pos)
+QMenu *ResourceView::createColumnMenu()
 {
-    QMenu menu(this);
-    menu.setObjectName(QStringLiteral("columnChooser"));
+    auto *menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("columnChooser"));
     QHeaderView *header = m_table->horizontalHeader();
     int visible = 0;
     for (int i = 0; i < header->count(); ++i)
         visible += header->isSectionHidden(i) ? 0 : 1;
     for (int i = 0; i < header->count(); ++i) {
         const QString title = m_model->headerData(i, Qt::Horizontal).toString();
-        QAction *action = menu.addAction(title);
+        QAction *action = menu->addAction(title);
         action->setCheckable(true);
         action->setChecked(!header->isSectionHidden(i));
         // The last visible column cannot be hidden, or the table could not be brought back.
@@ -352,13 +354,20 @@ void ResourceView::showHeaderMenu(const QPoint &pos)
             scheduleLayoutSave();
         });
     }
-    menu.addSeparator();
-    QAction *reset = menu.addAction(tr("Reset columns"));
+    menu->addSeparator();
+    QAction *reset = menu->addAction(tr("Reset columns"));
+    reset->setObjectName(QStringLiteral("resetColumns"));
     connect(reset, &QAction::triggered, this, [this] {
         applyDefaultLayout();
         scheduleLayoutSave();
     });
-    menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
+    return menu;
+}
+
+void ResourceView::showHeaderMenu(const QPoint &pos)
+{
+    std::unique_ptr<QMenu> menu(createColumnMenu());
+    menu->exec(m_table->horizontalHeader()->mapToGlobal(pos));
 }
 
 void ResourceView::showTableMenu(const QPoint &pos)

@@ -11,6 +11,7 @@ class QAbstractItemModel;
 class QCompleter;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QStringListModel;
 class QTableView;
 class QTimer;
@@ -47,6 +48,9 @@ public:
     QString csv() const;
 
     void saveLayout() const;
+    // The header's context menu: one checkable entry per column, then "Reset columns".
+    // The caller owns the menu.
+    QMenu *createColumnMenu();
     void copyCurrentId() const;
     void copyCurrentJson() const;
 

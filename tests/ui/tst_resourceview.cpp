@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -55,6 +56,7 @@ private slots:
     void queryRemembered();
     void completion();
     void columnsRemembered();
+    void columnChooser();
     void sorting();
     void selectionAndCsv();
 
@@ -192,6 +194,33 @@ void tst_ResourceView::columnsRemembered()
     QVERIFY(header->isSectionHidden(ownerColumn));
     QVERIFY(!header->isSectionHidden(versionColumn));
     QCOMPARE(header->sectionSize(0), 123);
+}
+
+void tst_ResourceView::columnChooser()
+{
+    Fixture f;
+    auto view = makeView(f);
+    const ResourceKind &kind = *resourceKindByName(u"instances");
+    std::unique_ptr<QMenu> menu(view->createColumnMenu());
+    const QList<QAction *> actions = menu->actions();
+    // One entry per column, a separator, then reset.
+    QCOMPARE(actions.size(), kind.fields.size() + 2);
+    const int ownerColumn = kind.fieldIndex(u"owner");
+    QAction *owner = actions.at(ownerColumn);
+    QCOMPARE(owner->text(), kind.fields.at(ownerColumn).title);
+    QVERIFY(owner->isChecked());
+    owner->toggle();
+    QVERIFY(view->table()->horizontalHeader()->isSectionHidden(ownerColumn));
+    menu->findChild<QAction *>(QStringLiteral("resetColumns"))->trigger();
+    QVERIFY(!view->table()->horizontalHeader()->isSectionHidden(ownerColumn));
+
+    // With a single visible column left, its entry cannot be unchecked.
+    QHeaderView *header = view->table()->horizontalHeader();
+    for (int i = 1; i < header->count(); ++i)
+        header->setSectionHidden(i, true);
+    std::unique_ptr<QMenu> last(view->createColumnMenu());
+    QVERIFY(!last->actions().at(0)->isEnabled());
+    QVERIFY(last->actions().at(1)->isEnabled());
 }
 
 void tst_ResourceView::sorting()
