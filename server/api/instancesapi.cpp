@@ -9,6 +9,7 @@
 #include "core/webhooksignature.h"
 #include "server/delivery/urlguard.h"
 #include "server/feed/changefeed.h"
+#include "server/http/jsonwriter.h"
 #include "server/http/router.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
@@ -97,6 +98,35 @@ QJsonObject InstancesApi::instanceJson(const QSqlQuery &q)
     return o;
 }
 
+void InstancesApi::writeInstance(JsonWriter &out, const QSqlQuery &q)
+{
+    out.beginObject();
+    out.key("id").value(q.value(0).toLongLong());
+    out.key("name").value(q.value(1).toString());
+    out.key("organization_id").value(q.value(2).toLongLong());
+    out.key("provider_id").value(q.value(3).toLongLong());
+    out.key("application").value(q.value(4).toString());
+    out.key("owner").value(q.value(5).toString());
+    out.key("status").value(q.value(6).toString());
+    out.key("version").value(q.value(7).toLongLong());
+    out.key("created_at").value(q.value(8).toString());
+    out.key("updated_at").value(q.value(9).toString());
+    out.key("status_changed_at").value(q.value(10).toString());
+    const QString url = q.value(11).toString();
+    out.key("callback");
+    if (url.isEmpty())
+        out.null();
+    else
+        out.beginObject().key("url").value(url).key("signing").value(q.value(12).toString()).endObject();
+    out.key("awaiting_ack");
+    if (q.value(13).isNull())
+        out.null();
+    else
+        out.beginObject().key("reason").value(q.value(13).toString()).key("delivery_id").value(q.value(14).toLongLong()).endObject();
+    out.key("destroy_after").nullableValue(q.value(15).toString());
+    out.endObject();
+}
+
 InstancesApi::InstancesApi(ApiContext context)
     : m_ctx(context)
 {
@@ -164,14 +194,23 @@ Response InstancesApi::list(Request &req)
         q.finish();
         return Response::problem(p);
     }
-    QJsonArray items;
+    JsonWriter out(qsizetype(page->limit) * 420 + 64);
+    out.beginObject().key("items").beginArray();
     qint64 last = 0;
+    int count = 0;
     while (q.next()) {
         last = q.value(0).toLongLong();
-        items.append(instanceJson(q));
+        writeInstance(out, q);
+        ++count;
     }
     q.finish();
-    return listResponse(items, page->limit, last);
+    out.endArray().key("next");
+    if (count >= page->limit)
+        out.value(cursorAfter(last));
+    else
+        out.null();
+    out.endObject();
+    return Response::text(200, out.data(), QByteArrayLiteral("application/json"));
 }
 
 std::optional<QJsonObject> InstancesApi::loadVisible(const Caller &who, qint64 id, Problem *error)
@@ -193,11 +232,24 @@ std::optional<QJsonObject> InstancesApi::loadVisible(const Caller &who, qint64 i
 
 Response InstancesApi::get(Request &req)
 {
-    Problem problem;
-    const auto o = loadVisible(req.who(), req.id(), &problem);
-    if (!o)
-        return Response::problem(problem);
-    return Response::json(200, *o).withETag(o->value(QStringLiteral("version")).toInteger());
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + columns() + QStringLiteral(" FROM instances WHERE id = ? AND ")
+                                  + visibility(req.who()));
+    q.addBindValue(req.id());
+    bindVisibility(q, req.who());
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return Response::problem(p);
+    }
+    if (!q.next()) {
+        q.finish();
+        return Response::problem(notFound(kInstance, req.id()));
+    }
+    JsonWriter out(512);
+    writeInstance(out, q);
+    const qint64 version = q.value(7).toLongLong();
+    q.finish();
+    return Response::text(200, out.data(), QByteArrayLiteral("application/json")).withETag(version);
 }
 
 Response InstancesApi::create(Request &req)

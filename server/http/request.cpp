@@ -7,14 +7,8 @@ namespace OpsDeck {
 
 QByteArray Request::header(const QByteArray &name) const
 {
-    if (!raw)
-        return {};
-    const auto headers = raw->headers();
-    for (const auto &h : headers) {
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            return h.second;
-    }
-    return {};
+    // QHttpServerRequest::value() matches names case-insensitively without copying the list.
+    return raw ? raw->value(name) : QByteArray();
 }
 
 QString Request::queryValue(const QString &key) const

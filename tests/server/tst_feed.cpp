@@ -22,6 +22,7 @@ private slots:
     void answersAtOnceWhenEventsExist();
     void waitsForTheNextEvent();
     void timesOutEmpty();
+    void abandonedPollIsDropped();
     void resumesAfterSeq();
     void goneForCursorOlderThanRetention();
     void rejectsBadParameters_data();
@@ -109,6 +110,21 @@ void tst_Feed::timesOutEmpty()
     QVERIFY(body.value(QStringLiteral("events")).toArray().isEmpty());
     QCOMPARE(body.value(QStringLiteral("last_seq")).toInteger(), before);
     QCOMPARE(m_server->controlPlane().feed().waiterCount(), 0);
+}
+
+void tst_Feed::abandonedPollIsDropped()
+{
+    const qint64 before = lastSeq();
+    {
+        QNetworkAccessManager nam;
+        std::unique_ptr<QNetworkReply> poll(startPoll(nam, QStringLiteral("after=%1&wait=30").arg(before), m_server->operatorToken()));
+        QTRY_COMPARE(m_server->controlPlane().feed().waiterCount(), 1);
+        poll->abort();
+    }
+    // The client went away: the parked answer is dropped, not written to a dead socket.
+    QTRY_COMPARE(m_server->controlPlane().feed().waiterCount(), 0);
+    QVERIFY(m_server->createOrganization(QStringLiteral("After")));
+    QCOMPARE(m_server->get(QStringLiteral("/healthz"), {}).status, 200);
 }
 
 void tst_Feed::resumesAfterSeq()

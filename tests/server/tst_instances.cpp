@@ -25,6 +25,7 @@ private slots:
     void invalidTransitionNamesAllowedActions();
     void listFilters_data();
     void listFilters();
+    void listGetAndFeedAgree();
 
 private:
     qint64 instance(const QString &owner = QStringLiteral("alice"));
@@ -249,6 +250,36 @@ void tst_Instances::listFilters()
     const Reply r = m_server->get(QStringLiteral("/api/v1/instances?") + query, m_server->operatorToken());
     QCOMPARE(r.status, 200);
     QCOMPARE(r.items().size(), count);
+}
+
+void tst_Instances::listGetAndFeedAgree()
+{
+    // Names that need escaping, and one instance with a callback, so every field shape is covered.
+    const QString odd = QString::fromUtf8("quote \" backslash \\ tab \t newline \n bell \x07 été 日本");
+    const qint64 a = m_server->createInstance(odd, m_org, m_provider, QStringLiteral("dataviz"), QStringLiteral("alice"));
+    const qint64 b = instance();
+    QVERIFY(a && b);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(b),
+                            {{QStringLiteral("callback_url"), QStringLiteral("http://127.0.0.1:9/h")}}, m_server->operatorToken()).status, 200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(b), {}, m_server->operatorToken()).status, 200);
+    const Reply list = m_server->get(QStringLiteral("/api/v1/instances"), m_server->operatorToken());
+    QCOMPARE(list.status, 200);
+    const Reply feed = m_server->get(QStringLiteral("/api/v1/events?after=0&limit=1000"), m_server->operatorToken());
+    QHash<qint64, QJsonObject> latest;
+    for (const QJsonValue &v : feed.json().value(QStringLiteral("events")).toArray()) {
+        const QJsonObject e = v.toObject();
+        if (e.value(QStringLiteral("kind")).toString() == QLatin1String("instance"))
+            latest.insert(e.value(QStringLiteral("id")).toInteger(), e.value(QStringLiteral("object")).toObject());
+    }
+    QCOMPARE(list.items().size(), 2);
+    for (const QJsonValue &v : list.items()) {
+        const QJsonObject item = v.toObject();
+        const qint64 id = item.value(QStringLiteral("id")).toInteger();
+        const Reply got = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(id), m_server->operatorToken());
+        QCOMPARE(got.json(), item);
+        QCOMPARE(latest.value(id), item);
+    }
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances/%1").arg(a), m_server->operatorToken()).json().value(QStringLiteral("name")).toString(), odd);
 }
 
 QTEST_GUILESS_MAIN(tst_Instances)

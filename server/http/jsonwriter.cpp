@@ -1,0 +1,115 @@
+// Writes JSON straight into a byte buffer: the list routes' fast path (no QJsonObject per row).
+#include "jsonwriter.h"
+
+namespace OpsDeck {
+
+JsonWriter::JsonWriter(qsizetype reserve)
+{
+    m_out.reserve(reserve);
+}
+
+void JsonWriter::separator()
+{
+    if (m_needComma)
+        m_out += ',';
+}
+
+JsonWriter &JsonWriter::beginObject()
+{
+    separator();
+    m_out += '{';
+    m_needComma = false;
+    return *this;
+}
+
+JsonWriter &JsonWriter::endObject()
+{
+    m_out += '}';
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::beginArray()
+{
+    separator();
+    m_out += '[';
+    m_needComma = false;
+    return *this;
+}
+
+JsonWriter &JsonWriter::endArray()
+{
+    m_out += ']';
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::key(const char *name)
+{
+    separator();
+    m_out += '"';
+    m_out += name;
+    m_out += "\":";
+    m_needComma = false;
+    return *this;
+}
+
+JsonWriter &JsonWriter::value(const QString &text)
+{
+    separator();
+    static const char hex[] = "0123456789abcdef";
+    const QByteArray utf8 = text.toUtf8();
+    m_out += '"';
+    for (const char ch : utf8) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+        case '"': m_out += "\\\""; break;
+        case '\\': m_out += "\\\\"; break;
+        case '\n': m_out += "\\n"; break;
+        case '\r': m_out += "\\r"; break;
+        case '\t': m_out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                m_out += "\\u00";
+                m_out += hex[c >> 4];
+                m_out += hex[c & 0xf];
+            } else {
+                m_out += ch;
+            }
+        }
+    }
+    m_out += '"';
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::value(qint64 number)
+{
+    separator();
+    m_out += QByteArray::number(number);
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::null()
+{
+    separator();
+    m_out += "null";
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::raw(const QByteArray &json)
+{
+    separator();
+    m_out += json;
+    m_needComma = true;
+    return *this;
+}
+
+JsonWriter &JsonWriter::nullableValue(const QString &text)
+{
+    return text.isEmpty() ? null() : value(text);
+}
+
+} // namespace OpsDeck
