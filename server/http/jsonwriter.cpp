@@ -60,24 +60,29 @@ JsonWriter &JsonWriter::value(const QString &text)
     static const char hex[] = "0123456789abcdef";
     const QByteArray utf8 = text.toUtf8();
     m_out += '"';
-    for (const char ch : utf8) {
-        const auto c = static_cast<unsigned char>(ch);
+    // Copy runs of plain bytes in one append; only quotes, backslashes and controls are escaped.
+    const char *begin = utf8.constData();
+    const char *end = begin + utf8.size();
+    const char *run = begin;
+    for (const char *p = begin; p != end; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        m_out.append(run, p - run);
+        run = p + 1;
         switch (c) {
         case '"': m_out += "\\\""; break;
         case '\\': m_out += "\\\\"; break;
         case '\n': m_out += "\\n"; break;
         case '\r': m_out += "\\r"; break;
         case '\t': m_out += "\\t"; break;
-        default:
-            if (c < 0x20) {
-                m_out += "\\u00";
-                m_out += hex[c >> 4];
-                m_out += hex[c & 0xf];
-            } else {
-                m_out += ch;
-            }
+        default: {
+            const char escaped[] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+            m_out.append(escaped, sizeof(escaped));
+        }
         }
     }
+    m_out.append(run, end - run);
     m_out += '"';
     m_needComma = true;
     return *this;
