@@ -6,8 +6,10 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/storage/database.h"
+#include "server/storage/timestamps.h"
 
 #include <QJsonDocument>
+#include <QSqlQuery>
 
 namespace OpsDeck {
 
@@ -33,6 +35,13 @@ void SystemApi::addRoutes(Router &router)
         gauges += "# HELP opsdeck_feed_retained_events Change-feed events still retained.\n"
                   "# TYPE opsdeck_feed_retained_events gauge\nopsdeck_feed_retained_events "
                   + QByteArray::number(last - m_ctx.feed.purgedThrough()) + '\n';
+        // Lag = time() - this: how long ago the newest change was committed.
+        QSqlQuery &newest = m_ctx.db.query(QStringLiteral("SELECT at FROM events ORDER BY seq DESC LIMIT 1"));
+        const QDateTime at = newest.exec() && newest.next() ? parseTimestamp(newest.value(0).toString()).value_or(QDateTime()) : QDateTime();
+        newest.finish();
+        gauges += "# HELP opsdeck_feed_last_event_timestamp_seconds Commit time of the newest change-feed event.\n"
+                  "# TYPE opsdeck_feed_last_event_timestamp_seconds gauge\nopsdeck_feed_last_event_timestamp_seconds "
+                  + QByteArray::number(at.isValid() ? double(at.toMSecsSinceEpoch()) / 1000.0 : 0.0, 'f', 3) + '\n';
         gauges += "# HELP opsdeck_feed_waiting_polls Long-polls parked on the change feed.\n"
                   "# TYPE opsdeck_feed_waiting_polls gauge\nopsdeck_feed_waiting_polls "
                   + QByteArray::number(m_ctx.feed.waiterCount()) + '\n';

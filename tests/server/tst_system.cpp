@@ -16,6 +16,7 @@ private slots:
     void metricsCountRequests();
     void routingErrors_data();
     void routingErrors();
+    void servesTls();
 
 private:
     std::unique_ptr<TestServer> m_server;
@@ -46,6 +47,7 @@ void tst_System::metricsCountRequests()
     QVERIFY(r.body.contains("opsdeck_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"}"));
     QVERIFY(r.body.contains("opsdeck_http_request_duration_seconds_bucket{route=\"/healthz\""));
     QVERIFY(r.body.contains("opsdeck_feed_last_seq "));
+    QVERIFY(r.body.contains("opsdeck_feed_last_event_timestamp_seconds "));
 }
 
 void tst_System::routingErrors_data()
@@ -77,6 +79,35 @@ void tst_System::routingErrors()
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
     if (status == 405)
         QVERIFY(r.header("Allow").contains("GET"));
+}
+
+void tst_System::servesTls()
+{
+    QTemporaryDir dir;
+    QProcess openssl;
+    openssl.start(QStringLiteral("openssl"), {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"),
+                                              QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-days"),
+                                              QStringLiteral("1"), QStringLiteral("-subj"), QStringLiteral("/CN=127.0.0.1"),
+                                              QStringLiteral("-keyout"), dir.filePath(QStringLiteral("key.pem")),
+                                              QStringLiteral("-out"), dir.filePath(QStringLiteral("cert.pem"))});
+    if (!openssl.waitForFinished(60000) || openssl.exitCode() != 0)
+        QSKIP("openssl cannot make a test certificate here");
+    ServerOptions options;
+    options.tlsCert = dir.filePath(QStringLiteral("cert.pem"));
+    options.tlsKey = dir.filePath(QStringLiteral("key.pem"));
+    TestServer tls(options);
+    QVERIFY2(tls.isRunning(), qPrintable(tls.error()));
+    QCOMPARE(tls.baseUrl().scheme(), QStringLiteral("https"));
+    const Reply r = tls.get(QStringLiteral("/healthz"), {});
+    QVERIFY2(r.status == 200, qPrintable(r.networkError));
+    QCOMPARE(tls.get(QStringLiteral("/api/v1/organizations"), tls.operatorToken()).status, 200);
+
+    ServerOptions broken;
+    broken.tlsCert = dir.filePath(QStringLiteral("missing.pem"));
+    broken.tlsKey = dir.filePath(QStringLiteral("key.pem"));
+    TestServer refused(broken);
+    QVERIFY(!refused.isRunning());
+    QVERIFY(refused.error().contains(QLatin1String("missing.pem")));
 }
 
 QTEST_GUILESS_MAIN(tst_System)
