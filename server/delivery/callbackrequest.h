@@ -26,6 +26,10 @@ struct CallbackRequest
     QList<QByteArray> secrets;
     // Whole attempt, DNS to last byte; 2xx must arrive within it (spec §3: 15 s).
     std::chrono::milliseconds timeout{15000};
+    // Attempts with different keys never share a connection pool (the delivery worker passes
+    // the endpoint id), so endpoints hanging on one host cannot take the connections that
+    // other endpoints on the same host need. Empty: the shared pool.
+    QString isolationKey;
 };
 
 } // namespace OpsDeck

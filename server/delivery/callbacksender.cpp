@@ -28,6 +28,7 @@ struct CallbackSender::Job
     Callback done;
     bool timedOut = false;
     bool aborted = false;
+    bool holdsPool = false;
 };
 
 namespace {
@@ -78,6 +79,10 @@ CallbackSender::CallbackSender(const CallbackUrlGuard &guard, QNetworkAccessMana
         // A proxy would resolve the host itself and defeat the address check.
         m_manager->setProxy(QNetworkProxy::NoProxy);
     }
+    m_monotonic.start();
+    m_poolSweep = new QTimer(this);
+    m_poolSweep->setInterval(IdlePoolMs / 2);
+    connect(m_poolSweep, &QTimer::timeout, this, &CallbackSender::dropIdlePools);
 }
 
 CallbackSender::~CallbackSender()
@@ -254,7 +259,8 @@ void CallbackSender::post(Job &job, const QString &pinnedAddress)
     request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
     request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
 
-    QNetworkReply *reply = m_manager->post(request, job.request.body);
+    QNetworkReply *reply = acquire(job.request.isolationKey)->post(request, job.request.body);
+    job.holdsPool = true;
     job.reply = reply;
     connect(reply, &QNetworkReply::readyRead, this, [this, id] { onReadyRead(id); });
     connect(reply, &QNetworkReply::finished, this, [this, id] { onReplyFinished(id); });
@@ -339,6 +345,50 @@ void CallbackSender::onTimeout(quint64 id)
          QStringLiteral("no complete answer within %1 ms").arg(j->request.timeout.count()));
 }
 
+QNetworkAccessManager *CallbackSender::acquire(const QString &isolationKey)
+{
+    if (isolationKey.isEmpty())
+        return m_manager;
+    auto it = m_pools.find(isolationKey);
+    if (it == m_pools.end()) {
+        if (int(m_pools.size()) >= MaxIsolatedPools)
+            return m_manager;
+        Pool pool;
+        pool.manager = new QNetworkAccessManager(this);
+        pool.manager->setProxy(QNetworkProxy::NoProxy);
+        it = m_pools.emplace(isolationKey, pool).first;
+        if (!m_poolSweep->isActive())
+            m_poolSweep->start();
+    }
+    ++it->second.inFlight;
+    return it->second.manager;
+}
+
+void CallbackSender::release(const QString &isolationKey)
+{
+    const auto it = m_pools.find(isolationKey);
+    // Not found: the key was over the cap and used the shared manager.
+    if (it == m_pools.end())
+        return;
+    --it->second.inFlight;
+    it->second.idleSinceMs = m_monotonic.elapsed();
+}
+
+void CallbackSender::dropIdlePools()
+{
+    const qint64 now = m_monotonic.elapsed();
+    for (auto it = m_pools.begin(); it != m_pools.end();) {
+        if (it->second.inFlight == 0 && now - it->second.idleSinceMs >= IdlePoolMs) {
+            it->second.manager->deleteLater();
+            it = m_pools.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (m_pools.empty())
+        m_poolSweep->stop();
+}
+
 void CallbackSender::abortAll()
 {
     QList<quint64> ids;
@@ -389,6 +439,8 @@ void CallbackSender::complete(quint64 id)
         finishedJob->reply->disconnect(this);
         finishedJob->reply->deleteLater();
     }
+    if (finishedJob->holdsPool)
+        release(finishedJob->request.isolationKey);
     emit finished(id, finishedJob->result);
     if (finishedJob->hasCallback && finishedJob->context && finishedJob->done)
         finishedJob->done(finishedJob->result);

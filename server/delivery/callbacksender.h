@@ -5,6 +5,7 @@
 #include "callbackrequest.h"
 #include "urlguard.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 
@@ -15,6 +16,7 @@
 class QHostInfo;
 class QNetworkAccessManager;
 class QNetworkReply;
+class QTimer;
 
 namespace OpsDeck {
 
@@ -26,8 +28,12 @@ namespace OpsDeck {
 //
 // Sends run concurrently; the caller bounds concurrency. QNetworkAccessManager opens at most
 // 6 HTTP/1.1 connections per host:port and queues the rest, so a worker that wants more
-// parallelism towards one endpoint gains nothing past 6 (HTTP/2 over TLS multiplexes instead).
-// Give each worker thread its own sender: QNetworkAccessManager is not thread-safe.
+// parallelism towards one endpoint gains nothing past 6 (HTTP/2 over TLS multiplexes instead),
+// and 6 hanging attempts would stall everything else bound for that host:port. Requests with an
+// isolation key therefore get a manager (own connections, own network thread) per key, made on
+// first use and dropped after IdlePoolMs without traffic; past MaxIsolatedPools keys they fall
+// back to the shared manager. Give each worker thread its own sender: QNetworkAccessManager is
+// not thread-safe.
 class CallbackSender final : public QObject
 {
     Q_OBJECT
@@ -38,6 +44,8 @@ public:
     using Clock = std::function<QDateTime()>;
 
     static inline const QByteArray UserAgent = QByteArrayLiteral("OpsDeck-Webhooks/1");
+    static constexpr int MaxIsolatedPools = 256;
+    static constexpr int IdlePoolMs = 60 * 1000;
 
     // Without a manager the sender makes its own (no proxy). A given manager is not owned.
     explicit CallbackSender(const CallbackUrlGuard &guard, QNetworkAccessManager *manager = nullptr,
@@ -56,6 +64,8 @@ public:
 
     // For tests: where webhook-timestamp and startedAt come from (default: the system clock).
     void setClock(Clock clock);
+    // Connection pools currently kept for isolation keys.
+    int isolatedPools() const { return int(m_pools.size()); }
     const CallbackUrlGuard &guard() const { return m_guard; }
 
 signals:
@@ -63,6 +73,12 @@ signals:
 
 private:
     struct Job;
+    struct Pool
+    {
+        QNetworkAccessManager *manager = nullptr; // child
+        int inFlight = 0;
+        qint64 idleSinceMs = 0;
+    };
 
     void start(Job &job);
     void onResolved(quint64 id, const QHostInfo &info);
@@ -73,10 +89,16 @@ private:
     void fail(quint64 id, const QString &errorClass, const QString &message);
     void complete(quint64 id);
     Job *findJob(quint64 id);
+    QNetworkAccessManager *acquire(const QString &isolationKey);
+    void release(const QString &isolationKey);
+    void dropIdlePools();
 
     CallbackUrlGuard m_guard;
     QNetworkAccessManager *m_manager; // owned when we created it (child), otherwise borrowed
     Clock m_clock;
+    std::map<QString, Pool> m_pools;
+    QTimer *m_poolSweep; // child
+    QElapsedTimer m_monotonic;
     quint64 m_nextId = 1;
     std::map<quint64, std::unique_ptr<Job>> m_jobs;
 };

@@ -55,6 +55,7 @@ private slots:
     void manyConcurrentSends();
     void callbackWithContext();
     void abortAllReportsEveryAttempt();
+    void isolationKeepsHangsInTheirPool();
     void providerStatsMatchItsLog();
     void providerServesSeveralPorts();
 
@@ -497,6 +498,42 @@ void tst_CallbackSender::abortAllReportsEveryAttempt()
         QVERIFY2(result.errorClass == QLatin1String("connect") || result.errorClass == QLatin1String("dns"),
                  qPrintable(result.errorClass));
     }
+    QCOMPARE(sender.inFlight(), 0);
+}
+
+void tst_CallbackSender::isolationKeepsHangsInTheirPool()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    // Eight hanging attempts of one endpoint: they fill that pool's 6 connections, 2 queue.
+    for (int i = 0; i < 8; ++i) {
+        CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/hang/isolated"),
+                                      "msg_isolated_hang_" + QByteArray::number(i));
+        req.isolationKey = QStringLiteral("endpoint-hanging");
+        req.timeout = 60s;
+        sender.send(req);
+    }
+    const auto hangsAtProvider = [this] {
+        int count = 0;
+        for (int i = 0; i < 8; ++i)
+            count += logEntry(m_providerA, "msg_isolated_hang_" + QByteArray::number(i)).isEmpty() ? 0 : 1;
+        return count;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), 6, 20000);
+
+    // Another endpoint on the same host:port is not stuck behind them.
+    CallbackRequest ok = request(m_providerA.baseUrl + QStringLiteral("/ok/isolated"), "msg_isolated_ok");
+    ok.isolationKey = QStringLiteral("endpoint-healthy");
+    ok.timeout = 60s;
+    const quint64 okId = sender.send(ok);
+    QTRY_VERIFY_WITH_TIMEOUT(spy.count() >= 1, 30000);
+    QCOMPARE(spy.at(0).at(0).toULongLong(), okId);
+    QVERIFY(spy.at(0).at(1).value<AttemptResult>().delivered);
+    QCOMPARE(sender.isolatedPools(), 2);
+    QCOMPARE(sender.inFlight(), 8);
+
+    sender.abortAll();
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 9, 10000);
     QCOMPARE(sender.inFlight(), 0);
 }
 
