@@ -194,6 +194,18 @@ Response DeliveryApi::list(Request &req)
     return listResponse(items, page->limit, last);
 }
 
+void DeliveryApi::lockRow(const QString &table, qint64 id)
+{
+    // Inside a write transaction: SQLite already holds the database's write lock; PostgreSQL
+    // locks the row, so the worker recording an attempt meanwhile cannot make this a 412.
+    if (m_ctx.db.backend() != Database::Backend::Postgres)
+        return;
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT id FROM %1 WHERE id = ? FOR UPDATE").arg(table));
+    q.addBindValue(id);
+    q.exec();
+    q.finish();
+}
+
 std::optional<QJsonObject> DeliveryApi::visibleDelivery(const Caller &who, qint64 id, Problem *error)
 {
     auto d = m_repository->delivery(id, error);
@@ -298,6 +310,7 @@ Response DeliveryApi::retry(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
+    lockRow(QStringLiteral("deliveries"), req.id());
     Problem problem;
     const auto before = visibleDelivery(req.who(), req.id(), &problem);
     if (!before)
@@ -319,6 +332,7 @@ Response DeliveryApi::cancel(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
+    lockRow(QStringLiteral("deliveries"), req.id());
     Problem problem;
     const auto before = visibleDelivery(req.who(), req.id(), &problem);
     if (!before)
@@ -381,7 +395,8 @@ Response DeliveryApi::bulkRetry(Request &req)
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
               + filter->where + QStringLiteral(" AND d.state IN ('") + retryable.join(QStringLiteral("', '"))
-              + QStringLiteral("') ORDER BY d.id LIMIT ?"));
+              + QStringLiteral("') ORDER BY d.id LIMIT ?")
+              + (m_ctx.db.backend() == Database::Backend::Postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
     for (const QVariant &v : filter->values)
         q.addBindValue(v);
     q.addBindValue(kMaxBulk + 1);
@@ -486,6 +501,7 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
+    lockRow(QStringLiteral("endpoints"), req.id());
     Problem problem;
     const auto before = visibleEndpoint(req.who(), req.id(), &problem);
     if (!before)

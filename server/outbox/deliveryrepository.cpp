@@ -15,6 +15,8 @@
 #include <QSqlQuery>
 #include <QUuid>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -276,17 +278,39 @@ void DeliveryRepository::release(qint64 id, const QString &owner)
     q.finish();
 }
 
-RecordResult DeliveryRepository::record(const DeliveryTarget &target, const AttemptLog &attempt,
-                                        const AttemptOutcome &outcome, const QString &owner,
-                                        std::chrono::milliseconds autoPauseWindow, Problem *error)
+bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString &owner,
+                                     std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
+                                     Problem *error)
 {
-    RecordResult result;
+    // One lock order for every worker (endpoint, then delivery), so two replicas recording
+    // batches on PostgreSQL cannot deadlock on each other's rows.
+    std::sort(records.begin(), records.end(), [](const AttemptRecord &a, const AttemptRecord &b) {
+        return std::pair(a.target.endpointId, a.target.id) < std::pair(b.target.endpointId, b.target.id);
+    });
     WriteTransaction tx(m_db);
     if (!tx.isActive()) {
         *error = Problem::make(500, QStringLiteral("storage-unavailable"), QStringLiteral("Storage unavailable"),
                                QStringLiteral("cannot begin a transaction: %1").arg(m_db.connection().lastError().text()));
-        return result;
+        return false;
     }
+    QList<RecordResult> done;
+    for (const AttemptRecord &r : std::as_const(records)) {
+        RecordResult one = recordOne(r.target, r.attempt, r.outcome, owner, autoPauseWindow, error);
+        if (!one.ok)
+            return false;
+        done.append(one);
+    }
+    if (!tx.commit(error))
+        return false;
+    *results = done;
+    return true;
+}
+
+RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const AttemptLog &attempt,
+                                           const AttemptOutcome &outcome, const QString &owner,
+                                           std::chrono::milliseconds autoPauseWindow, Problem *error)
+{
+    RecordResult result;
     // Locked on PostgreSQL so a cancel or supersede committed meanwhile is not overwritten; SQLite
     // already holds the write lock (BEGIN IMMEDIATE).
     QSqlQuery &cur = m_db.query(m_db.backend() == Database::Backend::Postgres
@@ -394,8 +418,6 @@ RecordResult DeliveryRepository::record(const DeliveryTarget &target, const Atte
     }
 
     if (!updateEndpoint(target, attempt, outcome, autoPauseWindow, &result.endpointChanged, error))
-        return result;
-    if (!tx.commit(error))
         return result;
     result.ok = true;
     return result;

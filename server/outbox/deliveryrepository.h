@@ -64,7 +64,14 @@ struct AttemptOutcome
     bool disableEndpoint = false; // 410 Gone
 };
 
-// What a record() changed, so the worker can wake the feed and the tests can count.
+struct AttemptRecord
+{
+    DeliveryTarget target;
+    AttemptLog attempt;
+    AttemptOutcome outcome;
+};
+
+// What recording one attempt changed, so the worker can wake the feed and the tests can count.
 struct RecordResult
 {
     bool ok = false;
@@ -102,10 +109,11 @@ public:
                                 const QList<qint64> &busyEndpoints, Problem *error);
     void release(qint64 id, const QString &owner);
 
-    // Logs the attempt and applies its outcome to the delivery and its endpoint, in one
-    // transaction with the feed events, the alert and the audit entries.
-    RecordResult record(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
-                        const QString &owner, std::chrono::milliseconds autoPauseWindow, Problem *error);
+    // Logs each attempt and applies its outcome to the delivery and its endpoint, with the feed
+    // events, alerts and audit entries; attempts that finished together share one transaction
+    // (group commit): all or none. `results` come in endpoint, delivery order.
+    bool recordBatch(QList<AttemptRecord> records, const QString &owner, std::chrono::milliseconds autoPauseWindow,
+                     QList<RecordResult> *results, Problem *error);
 
     // Undelivered older notifications that a newer one of the same instance and kind replaces.
     int supersedeStale(Problem *error);
@@ -123,6 +131,8 @@ public:
     static QString newWebhookId();
 
 private:
+    RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
+                           const QString &owner, std::chrono::milliseconds autoPauseWindow, Problem *error);
     bool updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                         std::chrono::milliseconds autoPauseWindow, bool *changed, Problem *error);
     bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,

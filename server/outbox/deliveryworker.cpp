@@ -74,6 +74,7 @@ void DeliveryWorker::shutdown()
 {
     if (!m_running)
         return;
+    flushDone();
     m_running = false;
     m_pollTimer.stop();
     if (m_sender) {
@@ -218,19 +219,36 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         outcome.disableEndpoint = result.gone;
     }
 
+    m_done.append(AttemptRecord{target, log, outcome});
+    if (!m_flushQueued) {
+        m_flushQueued = true;
+        QMetaObject::invokeMethod(this, &DeliveryWorker::flushDone, Qt::QueuedConnection);
+    }
+}
+
+void DeliveryWorker::flushDone()
+{
+    m_flushQueued = false;
+    if (m_done.isEmpty() || !m_running)
+        return;
+    const QList<AttemptRecord> done = std::exchange(m_done, {});
+    QList<RecordResult> results;
     Problem problem;
-    const RecordResult recorded = m_repository->record(target, log, outcome, m_owner, m_options.autoPauseWindow, &problem);
-    if (!recorded.ok) {
-        // The attempt is sent again once the lease expires: at least once, never lost.
-        m_repository->release(target.id, m_owner);
+    if (!m_repository->recordBatch(done, m_owner, m_options.autoPauseWindow, &results, &problem)) {
+        // Sent again once released: at least once, never lost.
+        for (const AttemptRecord &r : done)
+            m_repository->release(r.target.id, m_owner);
         Q_EMIT failed(problem.detail);
     } else {
-        if (result.delivered)
-            m_proven.insert(target.endpointId);
-        else
-            m_proven.remove(target.endpointId);
+        for (const AttemptRecord &r : done) {
+            const bool delivered = r.outcome.verdict == AttemptOutcome::Verdict::Delivered;
+            if (delivered)
+                m_proven.insert(r.target.endpointId);
+            else
+                m_proven.remove(r.target.endpointId);
+            Q_EMIT attemptRecorded(r.target.id, delivered);
+        }
         Q_EMIT committed();
-        Q_EMIT attemptRecorded(target.id, result.delivered);
     }
     schedulePump();
 }

@@ -62,6 +62,8 @@ private:
     void poll();
     void send(const DeliveryTarget &target);
     void finish(const DeliveryTarget &target, const AttemptResult &result);
+    // Records every attempt that finished since the last turn in one transaction.
+    void flushDone();
     int endpointLimit(qint64 endpointId) const;
 
     struct Claimed
@@ -83,7 +85,9 @@ private:
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
     int m_total = 0;                        // in flight plus queued
+    QList<AttemptRecord> m_done;            // finished, not yet recorded
     bool m_pumpQueued = false;
+    bool m_flushQueued = false;
     bool m_running = false;
 };
 
