@@ -209,8 +209,16 @@ void ResourceView::applyDefaultLayout()
     QHeaderView *header = m_table->horizontalHeader();
     for (int i = 0; i < m_kind.fields.size() && i < header->count(); ++i) {
         const FieldSpec &f = m_kind.fields.at(i);
+        header->moveSection(header->visualIndex(i), i);
         header->setSectionHidden(i, !f.visibleByDefault);
         header->resizeSection(i, f.defaultWidth * m_table->fontMetrics().averageCharWidth() / 7);
+    }
+    // The state is what an operator scans for: right after the name, never scrolled off.
+    const int stateColumn = m_kind.stateField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.stateField);
+    const int nameColumn = m_kind.nameField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.nameField);
+    if (stateColumn >= 0 && nameColumn >= 0 && stateColumn < header->count() && nameColumn < header->count()) {
+        const int target = header->visualIndex(nameColumn) + 1;
+        header->moveSection(header->visualIndex(stateColumn), qMin(target, header->count() - 1));
     }
     header->setSortIndicator(0, Qt::AscendingOrder);
 }

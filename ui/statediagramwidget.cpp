@@ -12,7 +12,7 @@ namespace OpsDeck {
 namespace {
 
 constexpr qreal kBoxHeight = 30;
-constexpr qreal kGapX = 84;  // room for the action labels between columns
+constexpr qreal kGapX = 96;  // room for the action labels between columns
 constexpr qreal kGapY = 54;  // room for the labels of vertical arrows
 constexpr qreal kMargin = 12;
 constexpr qreal kLoopRoom = 30;  // above the boxes, for self transitions
@@ -332,8 +332,12 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
             for (const QString &line : e.labels)
                 labelWidth = qMax(labelWidth, fm.horizontalAdvance(line));
             QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * e.labels.size() + 2));
-            QPointF mid = path.pointAtPercent(0.5);
-            if (e.from != e.to && !curveSlot.contains(i)) {
+            const bool straight = e.from != e.to && !curveSlot.contains(i);
+            const bool diagonal = straight && qAbs(b.center().y() - a.center().y()) > 4
+                                  && qAbs(b.center().x() - a.center().x()) > 1;
+            // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart.
+            QPointF mid = path.pointAtPercent(diagonal ? 0.42 : 0.5);
+            if (straight) {
                 const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
                 if (vertical) {
                     // Beside the arrow: downwards on the right, upwards on the left.
