@@ -20,9 +20,9 @@ struct CallbackRequest
     QByteArray body;        // JSON
     QByteArray webhookId;   // the same on every retry of one notification
     SigningScheme scheme = SigningScheme::StandardWebhooks;
-    // The secrets as shown to the provider ("whsec_…"). During a rotation both the new and the
-    // old secret are listed and one signature per secret is sent. StandardWebhooks signs with
-    // the decoded key; HubSignature keys HMAC-SHA1 with the secret text itself.
+    // The secrets as shown to the provider ("whsec_…"), newest first. During a rotation both
+    // are listed and StandardWebhooks sends one signature per secret, signed with the decoded
+    // key. HubSignature has room for one: the newest secret's text itself keys HMAC-SHA1.
     QList<QByteArray> secrets;
     // Whole attempt, DNS to last byte; 2xx must arrive within it (spec §3: 15 s).
     std::chrono::milliseconds timeout{15000};

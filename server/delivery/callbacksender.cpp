@@ -107,26 +107,28 @@ void CallbackSender::setClock(Clock clock)
 quint64 CallbackSender::send(const CallbackRequest &request)
 {
     auto job = std::make_unique<Job>();
-    job->id = m_nextId++;
     job->request = request;
-    Job &ref = *job;
-    m_jobs.emplace(job->id, std::move(job));
-    start(ref);
-    return ref.id;
+    return enqueue(std::move(job));
 }
 
 quint64 CallbackSender::send(const CallbackRequest &request, const QObject *context, Callback done)
 {
     auto job = std::make_unique<Job>();
-    job->id = m_nextId++;
     job->request = request;
     job->hasCallback = true;
     job->context = context;
     job->done = std::move(done);
+    return enqueue(std::move(job));
+}
+
+quint64 CallbackSender::enqueue(std::unique_ptr<Job> job)
+{
+    const quint64 id = m_nextId++;
+    job->id = id;
     Job &ref = *job;
-    m_jobs.emplace(job->id, std::move(job));
+    m_jobs.emplace(id, std::move(job));
     start(ref);
-    return ref.id;
+    return id;
 }
 
 CallbackSender::Job *CallbackSender::findJob(quint64 id)

@@ -80,6 +80,7 @@ private:
         qint64 idleSinceMs = 0;
     };
 
+    quint64 enqueue(std::unique_ptr<Job> job);
     void start(Job &job);
     void onResolved(quint64 id, const QHostInfo &info);
     void post(Job &job, const QString &pinnedAddress);
