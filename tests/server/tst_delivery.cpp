@@ -65,6 +65,7 @@ private slots:
     void providerSeesOnlyItsOwn();
     void rotationSendsBothSignatures();
     void testEvent();
+    void hubSignature();
 
 private:
     qint64 newInstance(const QString &name);
@@ -423,6 +424,19 @@ void tst_Delivery::cancelPending()
                                    {{QStringLiteral("reason"), QStringLiteral("provider retired")}}, providerToken());
     QCOMPARE(r.status, 200);
     QCOMPARE(r.json().value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
+    // The change is on the feed, for the provider too.
+    const QJsonArray events = m_server->get(QStringLiteral("/api/v1/events?after=0&limit=1000"), providerToken())
+                                  .json()
+                                  .value(QStringLiteral("events"))
+                                  .toArray();
+    bool onFeed = false;
+    for (const QJsonValue &v : events) {
+        const QJsonObject e = v.toObject();
+        onFeed = onFeed
+                 || (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery") && e.value(QStringLiteral("id")).toInteger() == id
+                     && e.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("CANCELLED"));
+    }
+    QVERIFY(onFeed);
     const Reply again = m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id), {}, providerToken());
     QCOMPARE(again.status, 409);
     QCOMPARE(again.code(), QStringLiteral("invalid-transition"));
@@ -528,6 +542,28 @@ void tst_Delivery::testEvent()
     QTRY_VERIFY_WITH_TIMEOUT(logLines(provider).size() >= 2, Patience);
     QCOMPARE(logLines(provider).last().value(QStringLiteral("type")).toString(), QStringLiteral("opsdeck.test"));
     QCOMPARE(logLines(provider).last().value(QStringLiteral("signature_valid")).toBool(), true);
+}
+
+void tst_Delivery::hubSignature()
+{
+    DemoProvider provider;
+    provider.port = freePort();
+    const qint64 instance = newInstance(QStringLiteral("hub"));
+    const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                   {{QStringLiteral("callback_url"), provider.url(QStringLiteral("/ok/hub"))},
+                                    {QStringLiteral("signing"), QStringLiteral("x-hub-signature")}},
+                                   providerToken());
+    QCOMPARE(r.status, 200);
+    startProvider(&provider, {r.json().value(QStringLiteral("secret")).toString()});
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(deliveries(instance), 0), QStringLiteral("DELIVERED"), Patience);
+    QTRY_VERIFY_WITH_TIMEOUT(!logLines(provider).isEmpty(), Patience);
+    QCOMPARE(logLines(provider).last().value(QStringLiteral("signature_valid")).toBool(), true);
+    const QJsonObject d = delivery(deliveries(instance).at(0).toObject().value(QStringLiteral("id")).toInteger());
+    const QByteArray headers = QJsonDocument(d.value(QStringLiteral("attempt_log")).toArray().last().toObject()
+                                                 .value(QStringLiteral("request_headers")).toArray())
+                                   .toJson();
+    QVERIFY2(headers.toLower().contains("x-hub-signature"), headers.constData());
+    QVERIFY(!headers.toLower().contains("webhook-signature"));
 }
 
 QTEST_MAIN(tst_Delivery)
