@@ -176,6 +176,14 @@ ResourceView::~ResourceView()
         saveLayout();
 }
 
+QStringList ResourceView::columnKeys() const
+{
+    QStringList keys;
+    for (const FieldSpec &f : m_kind.fields)
+        keys.append(f.key);
+    return keys;
+}
+
 QString ResourceView::settingsKey(const QString &what) const
 {
     return QStringLiteral("views/%1/%2").arg(m_kind.name, what);
@@ -228,7 +236,9 @@ void ResourceView::restoreLayout()
     m_restoringLayout = true;
     QSettings settings;
     const QByteArray state = settings.value(settingsKey(QStringLiteral("header"))).toByteArray();
-    if (state.isEmpty() || !m_table->horizontalHeader()->restoreState(state))
+    // A layout saved for another set of columns (the kind gained a field) is not reused.
+    const bool sameColumns = settings.value(settingsKey(QStringLiteral("columns"))).toStringList() == columnKeys();
+    if (state.isEmpty() || !sameColumns || !m_table->horizontalHeader()->restoreState(state))
         applyDefaultLayout();
     m_restoringLayout = false;
     m_table->sortByColumn(m_table->horizontalHeader()->sortIndicatorSection(),
@@ -248,6 +258,7 @@ void ResourceView::saveLayout() const
         return;
     QSettings settings;
     settings.setValue(settingsKey(QStringLiteral("header")), m_table->horizontalHeader()->saveState());
+    settings.setValue(settingsKey(QStringLiteral("columns")), columnKeys());
 }
 
 QString ResourceView::queryText() const

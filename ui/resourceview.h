@@ -75,6 +75,7 @@ private:
     void chooseCsvFile();
     void updateCounts();
     QString settingsKey(const QString &what) const;
+    QStringList columnKeys() const;
     QString tokenUnderCursor(int *start = nullptr) const;
 
     const ResourceKind &m_kind;
