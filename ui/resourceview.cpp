@@ -3,6 +3,7 @@
 
 #include "messagebox.h"
 #include "statebadgedelegate.h"
+#include "tonepalette.h"
 
 #include "core/query.h"
 
@@ -12,6 +13,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCompleter>
+#include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -76,10 +78,8 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_queryError->setObjectName(QStringLiteral("queryError"));
     m_queryError->setAccessibleName(tr("Query error"));
     m_queryError->setWordWrap(true);
-    QPalette errorPalette = m_queryError->palette();
-    errorPalette.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
-    m_queryError->setPalette(errorPalette);
     m_queryError->hide();
+    updateErrorColour();
 
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("table"));
@@ -174,6 +174,22 @@ ResourceView::~ResourceView()
 {
     if (m_layoutTimer->isActive())
         saveLayout();
+}
+
+void ResourceView::updateErrorColour()
+{
+    // A red that keeps its contrast on the palette in use, light or dark.
+    QPalette errorPalette = palette();
+    errorPalette.setColor(QPalette::WindowText, isDarkPalette(palette()) ? QColor(0xff, 0x7b, 0x72)
+                                                                         : QColor(0xc0, 0x1c, 0x28));
+    m_queryError->setPalette(errorPalette);
+}
+
+void ResourceView::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        updateErrorColour();
+    QWidget::changeEvent(event);
 }
 
 QStringList ResourceView::columnKeys() const

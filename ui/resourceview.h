@@ -62,7 +62,11 @@ signals:
     // The current row's object changed on the server (a newer version arrived).
     void currentObjectUpdated(const QJsonObject &object);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void updateErrorColour();
     void restoreLayout();
     void applyDefaultLayout();
     void scheduleLayoutSave();
