@@ -68,6 +68,7 @@ struct ApiClient::Call
     RequestOptions options;
     QByteArray idempotencyKey;
     bool mutation = false;
+    bool counted = false; // still in pendingMutations()
     int attempts = 0;
     int maxRetries = 0;
     bool timedOut = false;
@@ -217,10 +218,15 @@ ApiReply *ApiClient::send(const QByteArray &method, const QString &path, const Q
         call->idempotencyKey = options.idempotencyKey.isEmpty()
             ? QUuid::createUuid().toByteArray(QUuid::WithoutBraces)
             : options.idempotencyKey;
-        ++m_pendingMutations;
-        emit pendingMutationsChanged(m_pendingMutations);
     }
     auto *reply = new ApiReply(this);
+    if (call->mutation) {
+        call->counted = true;
+        ++m_pendingMutations;
+        emit pendingMutationsChanged(m_pendingMutations);
+        // However a reply ends (answered, aborted mid-decode, its client torn down), it leaves the count.
+        connect(reply, &QObject::destroyed, this, [this, call] { uncount(*call); });
+    }
     startAttempt(reply, call);
     return reply;
 }
@@ -304,10 +310,7 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
     reply->m_network = nullptr;
     network->deleteLater();
     if (reply->m_aborted) {
-        if (call->mutation) {
-            --m_pendingMutations;
-            emit pendingMutationsChanged(m_pendingMutations);
-        }
+        uncount(*call);
         reply->deleteLater();
         return;
     }
@@ -407,11 +410,17 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
 
 void ApiClient::complete(ApiReply *reply, std::shared_ptr<Call> call, ApiResult result)
 {
-    if (call->mutation) {
-        --m_pendingMutations;
-        emit pendingMutationsChanged(m_pendingMutations);
-    }
+    uncount(*call);
     reply->finish(std::move(result));
+}
+
+void ApiClient::uncount(Call &call)
+{
+    if (!call.counted)
+        return;
+    call.counted = false;
+    --m_pendingMutations;
+    emit pendingMutationsChanged(m_pendingMutations);
 }
 
 } // namespace OpsDeck

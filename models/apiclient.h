@@ -140,6 +140,7 @@ private:
     void attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNetworkReply *network);
     void complete(ApiReply *reply, std::shared_ptr<Call> call, ApiResult result);
     int retryDelay(int retry, const QNetworkReply *network) const;
+    void uncount(Call &call);
 
     QNetworkAccessManager *m_nam = nullptr; // child
     QUrl m_baseUrl;

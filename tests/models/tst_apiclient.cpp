@@ -444,6 +444,14 @@ void tst_ApiClient::pendingMutationsCounted()
     QTRY_COMPARE(aDone.count() + bDone.count(), 2);
     QCOMPARE(client.pendingMutations(), 0);
     QCOMPARE(pending.last().first().toInt(), 0);
+
+    // An aborted mutation leaves the count too, whatever stage it was in.
+    peer.hang();
+    ApiReply *hanging = client.post(QStringLiteral("/organizations"), {{QStringLiteral("name"), QStringLiteral("c")}});
+    QCOMPARE(client.pendingMutations(), 1);
+    QTRY_COMPARE(peer.requests().size(), 3);
+    hanging->abort();
+    QTRY_COMPARE(client.pendingMutations(), 0);
 }
 
 void tst_ApiClient::abortStopsRetries()
