@@ -5,6 +5,7 @@
 #include "metrics.h"
 #include "router.h"
 #include "server/auth/tokenstore.h"
+#include "server/storage/timestamps.h"
 
 #include <QElapsedTimer>
 #include <QHttpServerRequest>
@@ -143,7 +144,14 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     const QString caller = req.caller->key();
     const QString k = QString::fromUtf8(key);
     const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.body);
-    if (const auto rec = m_idempotency.find(caller, k)) {
+    auto rec = m_idempotency.find(caller, k);
+    // Requests are answered within seconds; a key still "running" after a minute belongs to a
+    // process that died mid-request, so the retry may run it again.
+    if (rec && rec->running && rec->createdAt < timestamp(QDateTime::currentDateTimeUtc().addSecs(-60))) {
+        m_idempotency.abandon(caller, k);
+        rec.reset();
+    }
+    if (rec) {
         if (rec->fingerprint != fp)
             return problem(422, "idempotency-key-reused", "Idempotency key reused",
                            QStringLiteral("this Idempotency-Key was used for a different request"));

@@ -26,7 +26,7 @@ QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString
 
 std::optional<IdempotencyRecord> IdempotencyStore::find(const QString &caller, const QString &key)
 {
-    QSqlQuery &q = m_db.query(QStringLiteral("SELECT fingerprint, state, status, headers, body FROM idempotency_keys"
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT fingerprint, state, status, headers, body, created_at FROM idempotency_keys"
                                              " WHERE caller = ? AND key = ? AND created_at > ?"));
     q.addBindValue(caller);
     q.addBindValue(key);
@@ -42,6 +42,7 @@ std::optional<IdempotencyRecord> IdempotencyStore::find(const QString &caller, c
         rec.contentType = headers.left(nl);
         rec.etag = nl >= 0 ? headers.mid(nl + 1) : QByteArray();
         rec.body = q.value(4).toString().toUtf8();
+        rec.createdAt = q.value(5).toString();
         r = rec;
     }
     q.finish();

@@ -14,6 +14,7 @@ struct IdempotencyRecord
 {
     QByteArray fingerprint; // SHA-256 of method, path and body
     bool running = false;
+    QString createdAt;
     int status = 0;
     QByteArray contentType;
     QByteArray etag;

@@ -113,6 +113,15 @@ void tst_Conventions::idempotencyKeyInUse()
                                       {{"Idempotency-Key", "k-3"}});
     QCOMPARE(r.status, 409);
     QCOMPARE(r.code(), QStringLiteral("idempotency-key-in-use"));
+
+    // A key left running by a process that died long ago does not block the retry forever.
+    q.prepare(QStringLiteral("UPDATE idempotency_keys SET created_at = ? WHERE key = 'k-3'"));
+    q.addBindValue(QDateTime::currentDateTimeUtc().addSecs(-300).toString(Qt::ISODateWithMs));
+    QVERIFY(q.exec());
+    const Reply retried = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "A"})", token,
+                                            {{"Idempotency-Key", "k-3"}});
+    QCOMPARE(retried.status, 201);
+    QVERIFY(retried.header("Idempotency-Replayed").isEmpty());
 }
 
 void tst_Conventions::idempotencyKeysArePerCaller()
