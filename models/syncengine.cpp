@@ -163,6 +163,16 @@ void SyncEngine::relist(const QString &reason)
         beginListing(reason);
 }
 
+void SyncEngine::apply(const QString &kindName, const QJsonObject &object)
+{
+    ResourceModel *model = m_models.value(kindName);
+    if (!model || !object.value(QLatin1String("id")).isDouble())
+        return;
+    model->upsert({object});
+    if (m_cache)
+        m_cache->store(kindName, {object});
+}
+
 void SyncEngine::onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last)
 {
     Q_UNUSED(last)
@@ -400,9 +410,12 @@ void SyncEngine::longPoll()
     const bool probing = m_webSocketEnabled && m_webSocketWorks;
     RequestOptions options;
     options.maxRetries = 0;
-    options.timeoutMs = (m_longPollWait + 15) * 1000;
+    // The first poll after (re)connecting answers at once, so "live" means the feed answered,
+    // not that we are still waiting to find out.
+    const int wait = m_status->isLive() ? m_longPollWait : 0;
+    options.timeoutMs = (wait + 15) * 1000;
     m_request = m_client->get(
-        QStringLiteral("/events?after=%1&wait=%2&limit=%3").arg(m_cursor).arg(m_longPollWait).arg(kFeedPageLimit), options);
+        QStringLiteral("/events?after=%1&wait=%2&limit=%3").arg(m_cursor).arg(wait).arg(kFeedPageLimit), options);
     connect(m_request, &ApiReply::finished, this, [this, generation, probing](const ApiResult &result) {
         if (generation != m_generation)
             return;

@@ -58,6 +58,9 @@ public:
     void stop();
     // Lists every kind again now (also what 410 does).
     void relist(const QString &reason = {});
+    // A mutation's answer carries the new object: show it now instead of when its event arrives
+    // (the event then changes nothing: same version).
+    void apply(const QString &kindName, const QJsonObject &object);
 
 signals:
     // A kind was listed in full (first sync or relist).

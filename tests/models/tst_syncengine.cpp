@@ -75,6 +75,7 @@ private slots:
     void vanishedRowsDropped();
     void serverStoppedThenBack();
     void badTokenIsAProblem();
+    void mutationAnswersApplyAtOnce();
 };
 
 void tst_SyncEngine::initTestCase()
@@ -337,6 +338,32 @@ void tst_SyncEngine::badTokenIsAProblem()
     QTRY_VERIFY(!problems.isEmpty());
     QCOMPARE(problems.first().first().value<Problem>().code, QStringLiteral("unauthenticated"));
     QVERIFY(engine.status()->state() != State::Live);
+}
+
+void tst_SyncEngine::mutationAnswersApplyAtOnce()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 1);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    engine.setWebSocketEnabled(false);
+    engine.setLongPollWait(30); // the feed would answer late; the answer of the mutation does not
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    QSignalSpy applied(&engine, &SyncEngine::eventsApplied);
+    const auto reply = server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(s.instances.first()),
+                                   {{QStringLiteral("reason"), QStringLiteral("t")}}, server.operatorToken());
+    QCOMPARE(reply.status, 200);
+    engine.apply(QStringLiteral("instances"), reply.json());
+    engine.apply(QStringLiteral("nothing"), reply.json()); // unknown kinds are ignored
+    engine.model(QStringLiteral("instances"))->flush();
+    QCOMPARE(statusOf(engine, s.instances.first()), QStringLiteral("STOPPED"));
+    const qint64 version = engine.model(QStringLiteral("instances"))->versionAt(0);
+    QTRY_VERIFY(!applied.isEmpty()); // the event comes after and changes nothing
+    engine.model(QStringLiteral("instances"))->flush();
+    QCOMPARE(engine.model(QStringLiteral("instances"))->versionAt(0), version);
 }
 
 QTEST_GUILESS_MAIN(tst_SyncEngine)
