@@ -96,7 +96,7 @@ public:
 
 // Remembers whether each distinct text contains each free word of one query. Reset it when the
 // query changes or the source renumbers its texts.
-class QueryTextMemo
+class QueryTextMemo final
 {
 public:
     void reset() { m_words.clear(); }
