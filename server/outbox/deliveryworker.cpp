@@ -66,8 +66,10 @@ void DeliveryWorker::start()
 
 void DeliveryWorker::wake()
 {
-    if (m_running)
-        schedulePump();
+    if (!m_running)
+        return;
+    m_mayHaveWork = true;
+    schedulePump();
 }
 
 void DeliveryWorker::shutdown()
@@ -96,6 +98,7 @@ void DeliveryWorker::poll()
 {
     if (!m_running)
         return;
+    m_mayHaveWork = true; // retries fall due and leases expire with time
     Problem problem;
     const int superseded = m_repository->supersedeStale(&problem);
     if (superseded < 0)
@@ -131,6 +134,7 @@ void DeliveryWorker::pump()
             const Claimed next = queue.takeFirst();
             if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
                 --m_total;
+                m_mayHaveWork = true;
                 m_repository->release(next.target.id, m_owner);
                 continue;
             }
@@ -141,8 +145,11 @@ void DeliveryWorker::pump()
     }
 
     const int free = std::max(1, m_options.deliveryConcurrency) - m_total;
-    if (free <= 0)
+    // A claim that finds nothing scans every due row of the busy endpoints; after an empty one,
+    // claim again only when something changed (a wake, the poll, a freed endpoint slot).
+    if (free <= 0 || !m_mayHaveWork)
         return;
+    m_mayHaveWork = false;
     QList<qint64> busy;
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
         if (it.value() + int(m_queued.value(it.key()).size()) >= endpointLimit(it.key()))
@@ -163,8 +170,10 @@ void DeliveryWorker::pump()
         }
         send(t);
     }
-    if (targets.size() == batch)
+    if (targets.size() == batch) {
+        m_mayHaveWork = true;
         schedulePump();
+    }
 }
 
 void DeliveryWorker::send(const DeliveryTarget &target)
@@ -188,6 +197,9 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     if (--m_inFlight[target.endpointId] <= 0)
         m_inFlight.remove(target.endpointId);
     --m_total;
+    // A freed slot of an endpoint with nothing queued locally may let more of its work through.
+    if (m_queued.value(target.endpointId).isEmpty())
+        m_mayHaveWork = true;
     if (!m_running)
         return;
 
@@ -238,6 +250,7 @@ void DeliveryWorker::flushDone()
         // Sent again once released: at least once, never lost.
         for (const AttemptRecord &r : done)
             m_repository->release(r.target.id, m_owner);
+        m_mayHaveWork = true;
         Q_EMIT failed(problem.detail);
     } else {
         for (const AttemptRecord &r : done) {

@@ -87,6 +87,7 @@ private:
     int m_total = 0;                        // in flight plus queued
     QList<AttemptRecord> m_done;            // finished, not yet recorded
     bool m_pumpQueued = false;
+    bool m_mayHaveWork = true;              // claiming could find something
     bool m_flushQueued = false;
     bool m_running = false;
 };
