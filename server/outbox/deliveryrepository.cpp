@@ -236,7 +236,7 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     d.setForwardOnly(true);
     if (!d.exec(QStringLiteral(
             "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
-            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, e.consecutive_failures"
+            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts"
             " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
             " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
                 + idList(ids) + QStringLiteral(") ORDER BY d.id"))) {
@@ -262,7 +262,6 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
             t.secrets.append(d.value(9).toString());
         t.body = d.value(11).toString().toUtf8();
         t.attempts = d.value(12).toInt();
-        t.endpointFailures = d.value(13).toInt();
         targets.append(t);
     }
     return targets;

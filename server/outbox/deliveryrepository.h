@@ -38,7 +38,6 @@ struct DeliveryTarget
     QStringList secrets;  // the current one first, then one still inside its rotation grace period
     QByteArray body;
     int attempts = 0;     // attempts already made in the current schedule run
-    int endpointFailures = 0;
 };
 
 // One attempt as the log keeps it (spec §3).

@@ -248,6 +248,11 @@ void tst_Delivery::goneDisablesEndpoint()
     QCOMPARE(e.value(QStringLiteral("state")).toString(), QStringLiteral("DISABLED"));
     // Nothing is dropped: the delivery waits for the endpoint to come back.
     QCOMPARE(d.value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    // The provider fixed its URL: resuming enables the endpoint again.
+    const Reply resumed = m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(d.value(QStringLiteral("endpoint_id")).toInteger()),
+                                         {{QStringLiteral("reason"), QStringLiteral("URL restored")}}, providerToken());
+    QCOMPARE(resumed.status, 200);
+    QCOMPARE(resumed.json().value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
 }
 
 void tst_Delivery::retryAfterHonoured()

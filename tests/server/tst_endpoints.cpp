@@ -159,11 +159,9 @@ void tst_Endpoints::pauseAndResumeKeepDeliveries()
     // Both actions are audited with their reasons.
     const Reply audit = m_server->get(QStringLiteral("/api/v1/audit?kind=endpoint&object_id=%1").arg(endpointId),
                                       m_server->operatorToken());
-    if (audit.status == 200) {
-        const QByteArray body = audit.body;
-        QVERIFY(body.contains("provider maintenance"));
-        QVERIFY(body.contains("\"resume\""));
-    }
+    QCOMPARE(audit.status, 200);
+    QVERIFY2(audit.body.contains("provider maintenance"), audit.body.constData());
+    QVERIFY(audit.body.contains("\"resume\""));
 }
 
 void tst_Endpoints::healthIsReported()
