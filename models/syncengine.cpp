@@ -74,8 +74,15 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     });
     m_pingTimer.setInterval(kPingIntervalMs);
     connect(&m_pingTimer, &QTimer::timeout, this, [this] {
-        if (m_socket)
-            m_socket->ping();
+        if (!m_socket)
+            return;
+        if (m_awaitingPong) {
+            // Nothing came back for a whole interval: the peer is gone without closing.
+            m_socket->abort();
+            return;
+        }
+        m_awaitingPong = true;
+        m_socket->ping();
     });
 }
 
@@ -303,6 +310,7 @@ void SyncEngine::onPage(const QString &kind, const ApiResult &result)
             m_cache->store(kind, objects);
     }
     m_firstPage = false;
+    emit listProgress(kind, int(m_seen.size()));
     const QString next = page.value(QLatin1String("next")).toString();
     if (!next.isEmpty()) {
         listPage(kind, next);
@@ -344,12 +352,16 @@ void SyncEngine::openWebSocket()
     m_webSocketConnected = false;
     connect(socket, &QWebSocket::connected, this, [this] {
         m_webSocketConnected = true;
+        m_awaitingPong = false;
         m_failures = 0;
         m_status->setState(ConnectionStatus::State::Live, ConnectionStatus::Transport::WebSocket);
         m_pingTimer.start();
     });
     connect(socket, &QWebSocket::textMessageReceived, this, &SyncEngine::onWebSocketMessage);
-    connect(socket, &QWebSocket::pong, this, [this] { m_status->touch(); });
+    connect(socket, &QWebSocket::pong, this, [this] {
+        m_awaitingPong = false;
+        m_status->touch();
+    });
     connect(socket, &QWebSocket::disconnected, this, &SyncEngine::onWebSocketClosed);
     connect(socket, &QWebSocket::sslErrors, this, [this, socket](const QList<QSslError> &errors) {
         // The same rule as every request: only errors the user accepted for this server pass.
@@ -362,6 +374,7 @@ void SyncEngine::openWebSocket()
 
 void SyncEngine::onWebSocketMessage(const QString &message)
 {
+    m_awaitingPong = false; // anything from the server shows it is there
     const QJsonDocument doc = QJsonDocument::fromJson(message.toUtf8());
     if (!doc.isObject())
         return; // not an event; the feed only sends events

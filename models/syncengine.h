@@ -51,6 +51,8 @@ public:
     void setPageSize(int items) { m_pageSize = items; }
     void setWebSocketEnabled(bool enabled) { m_webSocketEnabled = enabled; }
     void setLongPollWait(int seconds) { m_longPollWait = seconds; }
+    // A WebSocket whose ping goes unanswered for this long is taken for dead (half-open TCP).
+    void setPingInterval(int ms) { m_pingTimer.setInterval(ms); }
     // Reconnect delays: base * 2^n, capped, each drawn in [50%, 100%] of that.
     void setBackoff(int baseMs, int maxMs);
 
@@ -63,6 +65,8 @@ public:
     void apply(const QString &kindName, const QJsonObject &object);
 
 signals:
+    // Rows of a kind received so far while listing it (after each page).
+    void listProgress(const QString &kindName, int rows);
     // A kind was listed in full (first sync or relist).
     void listed(const QString &kindName, int rows);
     // Every kind was listed; the feed is watched from seq.
@@ -132,6 +136,7 @@ private:
     QWebSocket *m_socket = nullptr; // child while watching over a WebSocket
     QTimer m_reconnectTimer;
     QTimer m_pingTimer;
+    bool m_awaitingPong = false;    // a ping went out and no pong came back yet
 
     QList<QJsonObject> m_pendingEvents;
     bool m_flushQueued = false;

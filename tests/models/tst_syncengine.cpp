@@ -11,7 +11,10 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QJsonDocument>
+#include <QCryptographicHash>
 #include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTest>
 
 #include <memory>
@@ -76,6 +79,7 @@ private slots:
     void serverStoppedThenBack();
     void badTokenIsAProblem();
     void mutationAnswersApplyAtOnce();
+    void silentPeerTakenForDead();
 };
 
 void tst_SyncEngine::initTestCase()
@@ -93,10 +97,17 @@ void tst_SyncEngine::initialListInPages()
     SyncEngine engine(&client, nullptr);
     configure(client, engine, server.baseUrl(), server.operatorToken());
     QSignalSpy listed(&engine, &SyncEngine::listed);
+    QSignalSpy progress(&engine, &SyncEngine::listProgress);
     QSignalSpy synced(&engine, &SyncEngine::synced);
     engine.start();
     QTRY_COMPARE(synced.count(), 1);
     QTRY_COMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 25);
+    QList<int> instancePages;
+    for (const auto &args : progress) {
+        if (args.at(0).toString() == QLatin1String("instances"))
+            instancePages << args.at(1).toInt();
+    }
+    QCOMPARE(instancePages, (QList<int>{10, 20, 25})); // pages of 10
     QCOMPARE(engine.model(QStringLiteral("organizations"))->rowCount(), 1);
     QCOMPARE(engine.model(QStringLiteral("providers"))->rowCount(), 1);
     bool sawInstances = false;
@@ -364,6 +375,60 @@ void tst_SyncEngine::mutationAnswersApplyAtOnce()
     QTRY_VERIFY(!applied.isEmpty()); // the event comes after and changes nothing
     engine.model(QStringLiteral("instances"))->flush();
     QCOMPARE(engine.model(QStringLiteral("instances"))->versionAt(0), version);
+}
+
+void tst_SyncEngine::silentPeerTakenForDead()
+{
+    // A peer that completes the WebSocket handshake and then never says anything again, not
+    // even a pong: what a server looks like behind a dead network path.
+    QTcpServer silent;
+    QVERIFY(silent.listen(QHostAddress::LocalHost, 0));
+    QList<QTcpSocket *> accepted;
+    connect(&silent, &QTcpServer::newConnection, &silent, [&silent, &accepted] {
+        while (QTcpSocket *socket = silent.nextPendingConnection()) {
+            accepted << socket;
+            connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+                if (socket->property("upgraded").toBool()) {
+                    socket->readAll(); // pings and all: swallowed unanswered
+                    return;
+                }
+                const QByteArray request = socket->peek(8192);
+                if (!request.contains("\r\n\r\n"))
+                    return;
+                socket->readAll();
+                QByteArray key;
+                for (const QByteArray &line : request.split('\n')) {
+                    if (line.toLower().startsWith("sec-websocket-key:"))
+                        key = line.mid(18).trimmed();
+                }
+                const QByteArray accept = QCryptographicHash::hash(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11",
+                                                                   QCryptographicHash::Sha1).toBase64();
+                socket->write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              "Sec-WebSocket-Accept: " + accept + "\r\n\r\n");
+                socket->setProperty("upgraded", true);
+            });
+        }
+    });
+    // A cache with a cursor sends the engine straight to the feed.
+    const QString path = Test::scratchDir() + QStringLiteral("/silent.sqlite");
+    {
+        Cache cache(path);
+        QSignalSpy opened(&cache, &Cache::opened);
+        cache.open();
+        QVERIFY(opened.wait());
+        cache.saveCursor(5);
+    }
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, QUrl(QStringLiteral("http://127.0.0.1:%1").arg(silent.serverPort())), QStringLiteral("t"));
+    engine.setPingInterval(100);
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    QCOMPARE(engine.status()->transport(), Transport::WebSocket);
+    QTRY_VERIFY(engine.status()->state() != State::Live);
+    QVERIFY(!accepted.isEmpty());
+    engine.stop();
 }
 
 QTEST_GUILESS_MAIN(tst_SyncEngine)
