@@ -113,6 +113,7 @@ QList<TokenRecord> TokenStore::list(qint64 afterId, int limit, Problem *error)
 
 std::optional<TokenRecord> TokenStore::revoke(qint64 id, Problem *error)
 {
+    m_cache.clear();
     QSqlQuery &q = m_db.query(
         QStringLiteral("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"));
     q.addBindValue(nowTimestamp());
@@ -131,16 +132,27 @@ std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer)
 {
     if (bearer.isEmpty() || bearer.size() > 256)
         return std::nullopt;
+    const QByteArray hash = digest(bearer);
+    const auto hit = m_cache.constFind(hash);
+    if (hit != m_cache.constEnd() && !hit->expiry.hasExpired())
+        return hit->caller;
     QSqlQuery &q = m_db.query(
         QStringLiteral("SELECT id, role, subject FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"));
-    q.addBindValue(QString::fromLatin1(digest(bearer)));
+    q.addBindValue(QString::fromLatin1(hash));
     std::optional<Caller> caller;
-    if (q.exec() && q.next()) {
+    const bool answered = q.exec();
+    if (answered && q.next()) {
         const auto role = roleFromName(q.value(1).toString());
         if (role)
             caller = Caller{*role, q.value(2).toString(), q.value(0).toLongLong()};
     }
     q.finish();
+    if (answered) {
+        // Bounded: guessing tokens must not grow memory without limit.
+        if (m_cache.size() >= 10000)
+            m_cache.clear();
+        m_cache.insert(hash, Cached{caller, QDeadlineTimer(kCacheTtlMs)});
+    }
     return caller;
 }
 

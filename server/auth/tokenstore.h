@@ -4,6 +4,8 @@
 #include "server/http/caller.h"
 #include "server/storage/database.h"
 
+#include <QDeadlineTimer>
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 
@@ -36,12 +38,22 @@ public:
     QList<TokenRecord> list(qint64 afterId, int limit, Problem *error);
     // The revoked record, or nullopt when there is no such token.
     std::optional<TokenRecord> revoke(qint64 id, Problem *error);
+    // Answers from a short-lived cache: a revocation through this store takes effect at once,
+    // one by another process (the CLI, another replica) within kCacheTtlMs.
     std::optional<Caller> authenticate(const QByteArray &bearer);
+    static constexpr int kCacheTtlMs = 2000;
 
     static QByteArray digest(const QByteArray &bearer);
 
 private:
+    struct Cached
+    {
+        std::optional<Caller> caller;
+        QDeadlineTimer expiry;
+    };
+
     Database &m_db;
+    QHash<QByteArray, Cached> m_cache; // by digest
 };
 
 } // namespace OpsDeck
