@@ -42,8 +42,9 @@ CommandResult ServerProcess::run(const QStringList &args, int timeoutMs)
 
 bool ServerProcess::start(const QString &databaseUrl, const QStringList &extraArgs, int timeoutMs)
 {
-    QStringList args{QStringLiteral("serve"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
-                     QStringLiteral("--database"), databaseUrl};
+    QStringList args{QStringLiteral("serve")};
+    if (!databaseUrl.isEmpty())
+        args += {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--database"), databaseUrl};
     args += extraArgs;
     m_url.clear();
     m_stderr.clear();

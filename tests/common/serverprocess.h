@@ -26,8 +26,9 @@ public:
     // Runs `opsdeck-server <args>` to completion (for migrate, token, seed).
     static CommandResult run(const QStringList &args, int timeoutMs = 60000);
 
-    // `opsdeck-server serve --listen 127.0.0.1:0 --database <url> <extra>`; waits for the
-    // "listening on" line. False (see error()) when it exits or does not report within timeoutMs.
+    // `opsdeck-server serve --listen 127.0.0.1:0 --database <url> <extra>` (an empty url: only
+    // `serve <extra>`); waits for the "listening on" line. False (see error()) when it exits or
+    // does not report within timeoutMs.
     bool start(const QString &databaseUrl, const QStringList &extraArgs = {}, int timeoutMs = 20000);
     QUrl baseUrl() const { return m_url; }
     QString error() const { return m_error; }

@@ -20,6 +20,7 @@ private slots:
     void migrateIsIdempotent();
     void tokenLifecycle();
     void seedDemo();
+    void serveFromConfigFile();
     void usageErrors_data();
     void usageErrors();
     void failures_data();
@@ -92,6 +93,32 @@ void tst_Cli::seedDemo()
     QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM organizations")));
     QVERIFY(q.next());
     QVERIFY(q.value(0).toInt() >= 10);
+}
+
+void tst_Cli::serveFromConfigFile()
+{
+    TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    const CommandResult token = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                    db.url(), QStringLiteral("--role"), QStringLiteral("operator")});
+    QCOMPARE(token.exitCode, 0);
+    const QString bearer = QString::fromUtf8(token.out.trimmed());
+    QFile config(db.dir() + QStringLiteral("/opsdeck.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(QJsonDocument(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
+                                           {QStringLiteral("database"), db.url()},
+                                           {QStringLiteral("feed_retention"), 3}})
+                     .toJson());
+    config.close();
+    ServerProcess server;
+    QVERIFY2(server.start(QString(), {QStringLiteral("--config"), config.fileName()}), qPrintable(server.error()));
+    QCOMPARE(server.baseUrl().host(), QStringLiteral("127.0.0.1"));
+    for (int i = 0; i < 8; ++i)
+        QCOMPARE(TestServer::send(server.baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
+                                  QStringLiteral(R"({"name": "O%1"})").arg(i).toUtf8(), bearer).status, 201);
+    // The retention of the file applies: the oldest cursors are gone.
+    QTRY_COMPARE(TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/events?after=1"), {}, bearer).status, 410);
+    QCOMPARE(server.terminate(), 0);
 }
 
 void tst_Cli::usageErrors_data()
