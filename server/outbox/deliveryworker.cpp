@@ -135,6 +135,7 @@ void DeliveryWorker::pump()
             if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
                 --m_total;
                 m_mayHaveWork = true;
+                m_busyInstances.remove(next.target.instanceId);
                 m_repository->release(next.target.id, m_owner);
                 continue;
             }
@@ -162,7 +163,16 @@ void DeliveryWorker::pump()
     const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, batch, busy, &problem);
     if (!problem.isNull())
         Q_EMIT failed(problem.detail);
+    int waiting = 0;
     for (const DeliveryTarget &t : targets) {
+        // An older notification of the instance is still being sent by this worker (it was
+        // superseded meanwhile, which ends its lease): the newer one waits, so they arrive in order.
+        if (m_busyInstances.contains(t.instanceId)) {
+            m_repository->release(t.id, m_owner);
+            ++waiting;
+            continue;
+        }
+        m_busyInstances.insert(t.instanceId);
         if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
             ++m_total;
             m_queued[t.endpointId].append(Claimed{t, leaseUntil});
@@ -170,7 +180,9 @@ void DeliveryWorker::pump()
         }
         send(t);
     }
-    if (targets.size() == batch) {
+    // A full batch suggests more work; not when it was full of rows that must wait (they would
+    // come back first again).
+    if (targets.size() == batch && waiting == 0) {
         m_mayHaveWork = true;
         schedulePump();
     }
@@ -197,6 +209,8 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     if (--m_inFlight[target.endpointId] <= 0)
         m_inFlight.remove(target.endpointId);
     --m_total;
+    if (m_busyInstances.remove(target.instanceId))
+        m_mayHaveWork = true;
     // A freed slot of an endpoint with nothing queued locally may let more of its work through.
     if (m_queued.value(target.endpointId).isEmpty())
         m_mayHaveWork = true;

@@ -83,6 +83,7 @@ private:
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
+    QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
     int m_total = 0;                        // in flight plus queued
     QList<AttemptRecord> m_done;            // finished, not yet recorded
