@@ -74,7 +74,7 @@ bool ControlPlane::start(Problem *error)
     m_apis->idempotency = std::make_unique<IdempotencyStore>(*m_db);
     registerRoutes();
 
-    m_http = new HttpServer(*m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
+    m_http = new HttpServer(*m_db, *m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
                             m_options.maxBodyBytes, this);
     if (!m_options.tlsCert.isEmpty() || !m_options.tlsKey.isEmpty()) {
         QFile certFile(m_options.tlsCert);

@@ -128,25 +128,21 @@ std::optional<TokenRecord> TokenStore::revoke(qint64 id, Problem *error)
     return find(id, error);
 }
 
-std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer)
+std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer, bool *storageDown)
 {
+    if (storageDown)
+        *storageDown = false;
     if (bearer.isEmpty() || bearer.size() > 256)
         return std::nullopt;
     const QByteArray hash = digest(bearer);
     const auto hit = m_cache.constFind(hash);
     if (hit != m_cache.constEnd() && !hit->expiry.hasExpired())
         return hit->caller;
-    QSqlQuery &q = m_db.query(
-        QStringLiteral("SELECT id, role, subject FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"));
-    q.addBindValue(QString::fromLatin1(hash));
     std::optional<Caller> caller;
-    const bool answered = q.exec();
-    if (answered && q.next()) {
-        const auto role = roleFromName(q.value(1).toString());
-        if (role)
-            caller = Caller{*role, q.value(2).toString(), q.value(0).toLongLong()};
-    }
-    q.finish();
+    // Authentication is every request's first query: a lost connection is noticed and mended here.
+    const bool answered = lookup(hash, &caller) || (m_db.recover() && lookup(hash, &caller));
+    if (!answered && storageDown)
+        *storageDown = true;
     if (answered) {
         // Bounded: guessing tokens must not grow memory without limit.
         if (m_cache.size() >= 10000)
@@ -154,6 +150,21 @@ std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer)
         m_cache.insert(hash, Cached{caller, QDeadlineTimer(kCacheTtlMs)});
     }
     return caller;
+}
+
+bool TokenStore::lookup(const QByteArray &hash, std::optional<Caller> *caller)
+{
+    QSqlQuery &q = m_db.query(
+        QStringLiteral("SELECT id, role, subject FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"));
+    q.addBindValue(QString::fromLatin1(hash));
+    const bool answered = q.exec();
+    if (answered && q.next()) {
+        const auto role = roleFromName(q.value(1).toString());
+        if (role)
+            *caller = Caller{*role, q.value(2).toString(), q.value(0).toLongLong()};
+    }
+    q.finish();
+    return answered;
 }
 
 } // namespace OpsDeck

@@ -40,12 +40,16 @@ public:
     std::optional<TokenRecord> revoke(qint64 id, Problem *error);
     // Answers from a short-lived cache: a revocation through this store takes effect at once,
     // one by another process (the CLI, another replica) within kCacheTtlMs.
-    std::optional<Caller> authenticate(const QByteArray &bearer);
+    // storageDown (optional) tells a database failure apart from an unknown token.
+    std::optional<Caller> authenticate(const QByteArray &bearer, bool *storageDown = nullptr);
     static constexpr int kCacheTtlMs = 2000;
 
     static QByteArray digest(const QByteArray &bearer);
 
 private:
+    // False when the database did not answer.
+    bool lookup(const QByteArray &hash, std::optional<Caller> *caller);
+
     struct Cached
     {
         std::optional<Caller> caller;

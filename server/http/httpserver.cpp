@@ -5,6 +5,7 @@
 #include "metrics.h"
 #include "router.h"
 #include "server/auth/tokenstore.h"
+#include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 
 #include <QElapsedTimer>
@@ -39,9 +40,10 @@ Response problem(int status, const char *code, const char *title, const QString 
 
 } // namespace
 
-HttpServer::HttpServer(Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
+HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
                        int maxBodyBytes, QObject *parent)
     : QAbstractHttpServer(parent)
+    , m_db(db)
     , m_router(router)
     , m_tokens(tokens)
     , m_idempotency(idempotency)
@@ -84,6 +86,10 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
     if (!r.deferred)
         write(responder, r);
+    // A failure may mean the database connection died (a restarted PostgreSQL): mend it for the
+    // next request rather than failing every request from now on.
+    if (r.status >= 500)
+        m_db.recover();
     m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(timer.nsecsElapsed()) / 1e9);
     return true;
 }
@@ -116,7 +122,14 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
             return problem(401, "unauthenticated", "Unauthenticated",
                            QStringLiteral("send Authorization: Bearer <token>"))
                 .withHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
-        if (!auth.startsWith("Bearer ") || !(req.caller = m_tokens.authenticate(auth.mid(7).trimmed())))
+        bool storageDown = false;
+        if (auth.startsWith("Bearer "))
+            req.caller = m_tokens.authenticate(auth.mid(7).trimmed(), &storageDown);
+        if (storageDown)
+            return problem(503, "storage-unavailable", "Storage unavailable",
+                           QStringLiteral("the database does not answer; retry shortly"))
+                .withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
+        if (!req.caller)
             return problem(401, "unauthenticated", "Unauthenticated",
                            QStringLiteral("the bearer token is unknown or revoked"))
                 .withHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer error=\"invalid_token\""));

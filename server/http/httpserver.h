@@ -5,6 +5,7 @@
 
 namespace OpsDeck {
 
+class Database;
 class IdempotencyStore;
 class Metrics;
 class Router;
@@ -19,8 +20,8 @@ class HttpServer final : public QAbstractHttpServer
     Q_DISABLE_COPY_MOVE(HttpServer)
 
 public:
-    // The stores and the router are not owned and must outlive the server.
-    HttpServer(Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
+    // The database, stores and router are not owned and must outlive the server.
+    HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
                int maxBodyBytes, QObject *parent = nullptr);
 
     static void write(QHttpServerResponder &responder, const Response &response);
@@ -33,6 +34,7 @@ private:
     Response dispatch(Request &request, const RouteMatch &match);
     Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
 
+    Database &m_db;
     Router &m_router;
     TokenStore &m_tokens;
     IdempotencyStore &m_idempotency;

@@ -198,14 +198,26 @@ QSqlQuery &Database::query(const QString &sql)
     return **it;
 }
 
+bool Database::recover()
+{
+    {
+        QSqlQuery probe(connection());
+        if (probe.exec(QStringLiteral("SELECT 1")))
+            return true;
+    }
+    close();
+    return open();
+}
+
 bool Database::begin()
 {
     // IMMEDIATE takes the write lock up front (waiting up to the busy timeout): a deferred
     // transaction that reads first and writes later fails at once with "database is locked"
     // when another connection (the delivery worker, another process) wrote meanwhile.
-    if (m_backend == Backend::Sqlite)
-        return exec(QStringLiteral("BEGIN IMMEDIATE"));
-    return connection().transaction();
+    const auto attempt = [this] {
+        return m_backend == Backend::Sqlite ? exec(QStringLiteral("BEGIN IMMEDIATE")) : connection().transaction();
+    };
+    return attempt() || (recover() && attempt());
 }
 
 bool Database::commit()

@@ -45,6 +45,11 @@ public:
     // Runs one statement without parameters; false (and the problem) on failure.
     bool exec(const QString &sql, Problem *error = nullptr);
 
+    // After a failure: true when the connection answers, reconnecting when it does not (a
+    // restarted PostgreSQL). Every cached statement is dropped on reconnect, so callers must not
+    // hold a query() reference across it.
+    bool recover();
+
     bool begin();
     bool commit();
     void rollback();

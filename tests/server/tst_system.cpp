@@ -1,6 +1,8 @@
 // Health, metrics, routing errors and authentication of the HTTP front.
 #include "testserver.h"
 
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -17,6 +19,7 @@ private slots:
     void routingErrors_data();
     void routingErrors();
     void servesTls();
+    void survivesLostDatabaseConnection();
 
 private:
     std::unique_ptr<TestServer> m_server;
@@ -108,6 +111,39 @@ void tst_System::servesTls()
     TestServer refused(broken);
     QVERIFY(!refused.isRunning());
     QVERIFY(refused.error().contains(QLatin1String("missing.pem")));
+}
+
+void tst_System::survivesLostDatabaseConnection()
+{
+    if (!m_server->testDatabase().isPostgres())
+        QSKIP("a PostgreSQL server can drop connections; a SQLite file cannot");
+    ServerOptions options;
+    options.deliveryWorker = false;
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const QString token = server.operatorToken();
+    QVERIFY(server.createOrganization(QStringLiteral("Before")));
+
+    // What a PostgreSQL restart does to the server's connection.
+    const QUrl url(server.databaseUrl());
+    {
+        QSqlDatabase admin = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), QStringLiteral("tst-admin"));
+        admin.setHostName(url.host());
+        admin.setPort(url.port(5432));
+        admin.setDatabaseName(url.path().mid(1));
+        admin.setUserName(url.userName());
+        QVERIFY(admin.open());
+        QSqlQuery kill(admin);
+        QVERIFY(kill.exec(QStringLiteral("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                                         " WHERE datname = current_database() AND pid <> pg_backend_pid()")));
+        admin.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("tst-admin"));
+
+    QTRY_COMPARE(server.get(QStringLiteral("/api/v1/organizations"), token).status, 200);
+    QCOMPARE(server.get(QStringLiteral("/api/v1/organizations"), token).items().size(), 1);
+    QVERIFY(server.createOrganization(QStringLiteral("After")));
+    QCOMPARE(server.get(QStringLiteral("/healthz"), {}).status, 200);
 }
 
 QTEST_GUILESS_MAIN(tst_System)
