@@ -54,6 +54,15 @@ DashboardPage::DashboardPage(QWidget *parent)
     layout->addStretch(1);
 }
 
+DashboardPage::~DashboardPage()
+{
+    // The models outlive the page; nothing they emit may reach it while it is torn down.
+    for (const Card &card : std::as_const(m_cards)) {
+        if (card.model)
+            disconnect(card.model.data(), nullptr, this, nullptr);
+    }
+}
+
 void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
 {
     Card card;
@@ -111,7 +120,7 @@ void DashboardPage::setModel(const QString &kindName, QAbstractItemModel *model)
         if (card.kind->name != kindName || card.model == model)
             continue;
         if (card.model)
-            disconnect(card.model, nullptr, this, nullptr);
+            disconnect(card.model.data(), nullptr, this, nullptr);
         card.model = model;
         watch(model);
     }
@@ -140,6 +149,8 @@ void DashboardPage::scheduleRefresh()
 void DashboardPage::refresh()
 {
     for (Card &card : m_cards) {
+        if (!card.model)
+            continue;
         const int rows = card.model->rowCount();
         card.total->setText(QLocale().toString(rows));
         QHash<QString, int> counts;

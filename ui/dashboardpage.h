@@ -3,10 +3,11 @@
 
 #include "core/resourcekind.h"
 
+#include <QAbstractItemModel>
 #include <QHash>
+#include <QPointer>
 #include <QWidget>
 
-class QAbstractItemModel;
 class QGridLayout;
 class QLabel;
 class QTimer;
@@ -20,6 +21,7 @@ class DashboardPage final : public QWidget
 
 public:
     explicit DashboardPage(QWidget *parent = nullptr);
+    ~DashboardPage() override;
 
     // model: the kind's unfiltered model (not owned); its column `kind.stateField` is counted.
     void addKind(const ResourceKind &kind, QAbstractItemModel *model);
@@ -40,7 +42,7 @@ private:
     struct Card
     {
         const ResourceKind *kind = nullptr; // not owned
-        QAbstractItemModel *model = nullptr; // not owned
+        QPointer<QAbstractItemModel> model; // not owned; may go before the page
         QWidget *frame = nullptr;
         QLabel *total = nullptr;
         QWidget *chips = nullptr;

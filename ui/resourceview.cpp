@@ -174,6 +174,13 @@ ResourceView::~ResourceView()
 {
     if (m_layoutTimer->isActive())
         saveLayout();
+    // QWidget's destructor still hides and resizes the children; their signals must not reach
+    // this half-destroyed view.
+    disconnect(m_table->horizontalHeader(), nullptr, this, nullptr);
+    if (m_table->selectionModel())
+        disconnect(m_table->selectionModel(), nullptr, this, nullptr);
+    if (m_model)
+        disconnect(m_model.data(), nullptr, this, nullptr);
 }
 
 void ResourceView::updateErrorColour()

@@ -4,10 +4,11 @@
 
 #include "core/resourcekind.h"
 
+#include <QAbstractItemModel>
 #include <QJsonObject>
+#include <QPointer>
 #include <QWidget>
 
-class QAbstractItemModel;
 class QCompleter;
 class QLabel;
 class QLineEdit;
@@ -83,7 +84,7 @@ private:
     QString tokenUnderCursor(int *start = nullptr) const;
 
     const ResourceKind &m_kind;
-    QAbstractItemModel *m_model = nullptr; // not owned
+    QPointer<QAbstractItemModel> m_model; // not owned; may go before the view
     int m_objectRole = -1;
     QLineEdit *m_query = nullptr;
     QLabel *m_queryError = nullptr;
