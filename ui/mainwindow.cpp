@@ -562,6 +562,13 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     m_api->setBaseUrl(connection.baseUrl);
     m_api->setToken(connection.token);
     connect(m_api, &ApiClient::pendingMutationsChanged, this, &MainWindow::setPendingOperations);
+    connect(m_api, &ApiClient::unauthenticated, this, [this](const Problem &problem) {
+        m_cacheNotice->setText(tr("The server refused the token: %1")
+                                   .arg(problem.detail.isEmpty() ? problem.title : problem.detail));
+        m_cacheNotice->show();
+    });
+    connect(m_api, &ApiClient::sslErrors, this, &MainWindow::onSslErrors);
+    m_sslAsked = false;
     m_cache = new Cache(connection.cachePath.isEmpty() ? Cache::defaultPath(connection.profile) : connection.cachePath,
                         this);
     connect(m_cache, &Cache::cacheRebuilt, this, &MainWindow::onCacheRebuilt);
@@ -607,6 +614,26 @@ void MainWindow::onConnectionChanged()
                                        ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
                                                                              actorName(m_connection.role))
                                        : tr("%1 — %2").arg(m_connection.baseUrl.toString(), connectionStatusText()));
+}
+
+void MainWindow::onSslErrors(const QList<QSslError> &errors, const QUrl &url)
+{
+    // Asked once per connection: the requests failed already, and a relist follows a yes.
+    if (m_sslAsked)
+        return;
+    m_sslAsked = true;
+    QStringList lines;
+    for (const QSslError &e : errors)
+        lines.append(QStringLiteral("• ") + e.errorString());
+    const auto answer = MessageBox::question(
+        this, tr("Untrusted certificate"),
+        tr("The certificate of %1 is not trusted:\n%2\n\nConnect anyway? Only do this if you know why the "
+           "certificate is not trusted.")
+            .arg(url.host(), lines.join(QLatin1Char('\n'))));
+    if (answer != QMessageBox::Yes)
+        return;
+    m_api->setAcceptedSslErrors(errors);
+    m_sync->relist(tr("certificate accepted"));
 }
 
 void MainWindow::onCacheRebuilt(const QString &reason)

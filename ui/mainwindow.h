@@ -7,6 +7,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QMainWindow>
+#include <QSslError>
 
 class QLabel;
 class QListWidget;
@@ -93,6 +94,7 @@ private:
     void updateWindowTitle();
     void onConnectionChanged();
     void onCacheRebuilt(const QString &reason);
+    void onSslErrors(const QList<QSslError> &errors, const QUrl &url);
 
     void bindModels();
 
@@ -113,6 +115,7 @@ private:
     QLabel *m_serverLabel = nullptr;
     QLabel *m_cacheNotice = nullptr;
     int m_pendingOperations = 0;
+    bool m_sslAsked = false;
 };
 
 } // namespace OpsDeck
