@@ -13,6 +13,7 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/outbox/deliveryapi.h"
+#include "server/outbox/deliveryschedule.h"
 #include "server/outbox/outboxservice.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
@@ -64,6 +65,14 @@ bool ControlPlane::start(Problem *error)
 {
     if (m_http)
         return true;
+    // A schedule that does not parse would silently become the default; refuse it instead.
+    QString scheduleError;
+    if (!retryScheduleFor(m_options, &scheduleError)) {
+        if (error)
+            *error = Problem::make(500, QStringLiteral("invalid-configuration"), QStringLiteral("Invalid configuration"),
+                                   scheduleError);
+        return false;
+    }
     if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
         return false;
     if (!OutboxService::prepare(*m_db, error))

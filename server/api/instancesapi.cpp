@@ -8,6 +8,8 @@
 #include "core/organization.h"
 #include "core/webhooksignature.h"
 #include "server/delivery/urlguard.h"
+#include "server/outbox/deliveryrepository.h"
+#include "server/outbox/deliveryschedule.h"
 #include "server/feed/changefeed.h"
 #include "server/http/jsonwriter.h"
 #include "server/http/router.h"
@@ -129,6 +131,7 @@ void InstancesApi::writeInstance(JsonWriter &out, const QSqlQuery &q)
 
 InstancesApi::InstancesApi(ApiContext context)
     : m_ctx(context)
+    , m_schedule(retryScheduleFor(context.options).value_or(RetrySchedule()))
 {
 }
 
@@ -494,33 +497,41 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
         *error = internal(QStringLiteral("the instance's callback endpoint is missing"));
         return false;
     }
-    const QString now = nowTimestamp();
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
     Audience audience;
     audience.provider = providerId;
+    DeliveryRepository deliveries(m_ctx.db, m_ctx.journal, m_schedule);
 
-    // Older undelivered notifications for this instance say less than the new one.
+    // Older undelivered notifications for this instance say less than the new one. One still in
+    // flight keeps its lease: the claim holds the newer one back until that attempt is recorded,
+    // so no replica can overtake it. The console's Callbacks view follows the change on the feed.
     QSqlQuery &older = m_ctx.db.query(QStringLiteral("SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ?"
-                                                     " AND state = ?"));
+                                                     " AND state = ? ORDER BY id"));
     older.addBindValue(id);
     older.addBindValue(Instance::StatusChangedEvent);
     older.addBindValue(Delivery::Pending);
-    older.exec();
+    if (!older.exec()) {
+        *error = Database::sqlProblem(older);
+        older.finish();
+        return false;
+    }
     QList<qint64> superseded;
     while (older.next())
         superseded.append(older.value(0).toLongLong());
     older.finish();
     for (const qint64 d : superseded) {
-        QSqlQuery &sup = m_ctx.db.query(QStringLiteral("UPDATE deliveries SET state = ?, version = version + 1, updated_at = ?,"
-                                                       " lease_owner = NULL, lease_until = NULL WHERE id = ?"));
+        QSqlQuery &sup = m_ctx.db.query(QStringLiteral("UPDATE deliveries SET state = ?, next_attempt_at = NULL,"
+                                                       " version = version + 1, updated_at = ? WHERE id = ?"));
         sup.addBindValue(Delivery::Superseded);
         sup.addBindValue(now);
         sup.addBindValue(d);
         const bool ok = sup.exec();
+        if (!ok)
+            *error = Database::sqlProblem(sup);
         sup.finish();
-        if (!ok) {
-            *error = internal(QStringLiteral("cannot supersede delivery %1").arg(d));
+        if (!ok || !deliveries.emitDelivery(d, QStringLiteral("updated"), error))
             return false;
-        }
     }
 
     const QJsonObject body{{QStringLiteral("type"), Instance::StatusChangedEvent},
@@ -533,7 +544,8 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
     const QString webhookId = QStringLiteral("msg_") + QUuid::createUuid().toString(QUuid::Id128);
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
         "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-        " next_attempt_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 1) RETURNING id"));
+        " next_attempt_at, give_up_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 1)"
+        " RETURNING id"));
     q.addBindValue(webhookId);
     q.addBindValue(Instance::StatusChangedEvent);
     q.addBindValue(id);
@@ -542,6 +554,8 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
     q.addBindValue(Delivery::Pending);
     q.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
     q.addBindValue(now);
+    const QString giveUpAt = deliveries.giveUpAt(nowAt);
+    q.addBindValue(giveUpAt);
     q.addBindValue(now);
     q.addBindValue(now);
     if (!q.exec() || !q.next()) {
@@ -560,7 +574,7 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
                                {QStringLiteral("state"), Delivery::Pending},
                                {QStringLiteral("attempts"), 0},
                                {QStringLiteral("next_attempt_at"), now},
-                               {QStringLiteral("give_up_at"), QJsonValue()},
+                               {QStringLiteral("give_up_at"), giveUpAt},
                                {QStringLiteral("last_status"), QJsonValue()},
                                {QStringLiteral("last_error"), QJsonValue()},
                                {QStringLiteral("created_at"), now},

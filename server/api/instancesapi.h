@@ -2,6 +2,8 @@
 #pragma once
 
 #include "apicontext.h"
+
+#include "core/retryschedule.h"
 #include "server/http/request.h"
 #include "server/http/response.h"
 
@@ -44,6 +46,7 @@ private:
     bool enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error);
 
     ApiContext m_ctx;
+    RetrySchedule m_schedule; // a new notification's give_up_at
 };
 
 } // namespace OpsDeck

@@ -2,6 +2,7 @@
 #include "deliveryapi.h"
 
 #include "deliveryrepository.h"
+#include "deliveryschedule.h"
 #include "writetransaction.h"
 
 #include "core/delivery.h"
@@ -69,7 +70,8 @@ Problem storageFailed(const Problem &problem)
 
 DeliveryApi::DeliveryApi(ApiContext context)
     : m_ctx(context)
-    , m_repository(std::make_unique<DeliveryRepository>(context.db, context.journal))
+    , m_repository(std::make_unique<DeliveryRepository>(context.db, context.journal,
+                                                         retryScheduleFor(context.options).value_or(RetrySchedule())))
 {
 }
 
@@ -271,16 +273,19 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
         *error = ApiSupport::refusal(refusal, kDelivery, from, action);
         return false;
     }
-    const QString now = nowTimestamp();
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
         "UPDATE deliveries SET state = ?, next_attempt_at = ?,"
-        " attempts = CASE WHEN ? THEN 0 ELSE attempts END, give_up_at = CASE WHEN ? THEN NULL ELSE give_up_at END,"
+        " attempts = CASE WHEN ? THEN 0 ELSE attempts END, give_up_at = CASE WHEN ? THEN ? ELSE give_up_at END,"
         " version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
     const bool fresh = from != Delivery::Pending; // FAILED/CANCELLED start a fresh schedule
+    const QVariant noText(QMetaType::fromType<QString>());
     q.addBindValue(t->to);
-    q.addBindValue(t->to == Delivery::Pending ? QVariant(now) : QVariant(QMetaType::fromType<QString>()));
+    q.addBindValue(t->to == Delivery::Pending ? QVariant(now) : noText);
     q.addBindValue(fresh);
     q.addBindValue(fresh || t->to != Delivery::Pending);
+    q.addBindValue(t->to == Delivery::Pending ? QVariant(m_repository->giveUpAt(nowAt)) : noText);
     q.addBindValue(now);
     q.addBindValue(id);
     q.addBindValue(version);

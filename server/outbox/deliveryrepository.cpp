@@ -65,10 +65,16 @@ QString idList(const QList<qint64> &ids)
 
 } // namespace
 
-DeliveryRepository::DeliveryRepository(Database &db, Journal &journal)
+DeliveryRepository::DeliveryRepository(Database &db, Journal &journal, const RetrySchedule &schedule)
     : m_db(db)
     , m_journal(journal)
+    , m_schedule(schedule)
 {
+}
+
+QString DeliveryRepository::giveUpAt(const QDateTime &firstAttemptAt) const
+{
+    return timestamp(m_schedule.giveUpAt(firstAttemptAt));
 }
 
 bool DeliveryRepository::ensureSchema(Database &db, Problem *error)
@@ -606,10 +612,11 @@ std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const 
     const qint64 endpoint = q.value(1).toLongLong();
     q.finish();
 
-    const QString now = nowTimestamp();
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
     QSqlQuery &ins = m_db.query(QStringLiteral(
         "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-        " next_attempt_at, give_up_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, NULL, ?, ?, 1)"
+        " next_attempt_at, give_up_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, ?, ?, ?, 1)"
         " RETURNING id"));
     ins.addBindValue(newWebhookId());
     ins.addBindValue(eventType);
@@ -618,6 +625,7 @@ std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const 
     ins.addBindValue(endpoint);
     ins.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
     ins.addBindValue(now);
+    ins.addBindValue(giveUpAt(nowAt));
     ins.addBindValue(now);
     ins.addBindValue(now);
     if (!ins.exec() || !ins.next()) {

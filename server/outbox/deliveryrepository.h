@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/problem.h"
+#include "core/retryschedule.h"
 #include "server/http/caller.h"
 
 #include <QByteArray>
@@ -86,7 +87,11 @@ public:
     static constexpr int MaxLoggedBodyBytes = 4096;
     static inline const QString TestEvent = QStringLiteral("opsdeck.test"); // POST /endpoints/{id}/test
 
-    DeliveryRepository(Database &db, Journal &journal);
+    // `schedule` gives a new delivery its give_up_at (the console shows it from the start).
+    DeliveryRepository(Database &db, Journal &journal, const RetrySchedule &schedule = RetrySchedule());
+
+    // When a delivery whose first attempt is due at `firstAttemptAt` gives up at the latest.
+    QString giveUpAt(const QDateTime &firstAttemptAt) const;
 
     // Tables the outbox keeps next to the schema's: rotation grace secrets and failure streaks.
     static bool ensureSchema(Database &db, Problem *error);
@@ -139,6 +144,7 @@ private:
 
     Database &m_db;
     Journal &m_journal;
+    RetrySchedule m_schedule;
 };
 
 } // namespace OpsDeck

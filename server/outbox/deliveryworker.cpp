@@ -1,6 +1,7 @@
 // The delivery worker: claims due callbacks, sends them with bounded concurrency and records the outcome.
 #include "deliveryworker.h"
 
+#include "deliveryschedule.h"
 #include "destructionsweep.h"
 
 #include "server/delivery/callbacksender.h"
@@ -13,22 +14,11 @@
 
 namespace OpsDeck {
 
-namespace {
-
-RetrySchedule scheduleFrom(const ServerOptions &options)
-{
-    if (options.retrySchedule.isEmpty())
-        return RetrySchedule();
-    const auto parsed = RetrySchedule::parseDelays(options.retrySchedule);
-    return parsed.ok() && !parsed.delays.isEmpty() ? RetrySchedule(parsed.delays) : RetrySchedule();
-}
-
-} // namespace
-
 DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options))
-    , m_schedule(scheduleFrom(m_options))
+    // ControlPlane::start() refuses options whose schedule does not parse.
+    , m_schedule(retryScheduleFor(m_options).value_or(RetrySchedule()))
     , m_owner(QStringLiteral("w-") + QUuid::createUuid().toString(QUuid::Id128).left(16))
 {
     m_pollTimer.setParent(this);
@@ -56,7 +46,7 @@ void DeliveryWorker::start()
         return;
     }
     m_journal = std::make_unique<Journal>(*m_db);
-    m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal);
+    m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
     m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
     m_sender = new CallbackSender(CallbackUrlGuard(m_options.allowPrivateCallbacks), nullptr, this);
     m_running = true;

@@ -2,6 +2,10 @@
 #include "testserver.h"
 #include "testsupport.h"
 
+#include "server/feed/changefeed.h"
+#include "server/storage/database.h"
+#include "server/storage/timestamps.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -58,6 +62,8 @@ private slots:
     void hangingEndpointDoesNotSlowHealthyOne();
     void redirectIsFailure();
     void supersededWhilePaused();
+    void supersedeKeepsInFlightLease();
+    void giveUpAtSetAtCreation();
     void exhaustedBecomesFailedWithAlert();
     void cancelPending();
     void retryNow();
@@ -76,9 +82,12 @@ private:
     QJsonArray deliveries(qint64 instance);
     QJsonObject delivery(qint64 id);
     QJsonObject endpoint(qint64 id);
+    // The delivery's lease holder as storage has it: what the API never shows.
+    QString leaseOwner(qint64 delivery);
     QString providerToken() { return m_server->token(QStringLiteral("provider"), QString::number(m_provider)); }
 
     std::unique_ptr<TestServer> m_server;
+    std::unique_ptr<Database> m_peek;
     qint64 m_org = 0;
     qint64 m_provider = 0;
     qint64 m_otherProvider = 0;
@@ -168,6 +177,21 @@ QJsonObject tst_Delivery::delivery(qint64 id)
 QJsonObject tst_Delivery::endpoint(qint64 id)
 {
     return m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(id), m_server->operatorToken()).json();
+}
+
+QString tst_Delivery::leaseOwner(qint64 delivery)
+{
+    if (!m_peek) {
+        m_peek = std::make_unique<Database>(m_server->databaseUrl());
+        if (!m_peek->open())
+            return QStringLiteral("<cannot open>");
+    }
+    QSqlQuery q(m_peek->connection());
+    q.prepare(QStringLiteral("SELECT lease_owner FROM deliveries WHERE id = ?"));
+    q.addBindValue(delivery);
+    if (!q.exec() || !q.next())
+        return QStringLiteral("<no row>");
+    return q.value(0).toString();
 }
 
 static QString stateOf(const QJsonArray &list, int index)
@@ -357,6 +381,76 @@ void tst_Delivery::supersededWhilePaused()
     const QList<QJsonObject> lines = logLines(provider);
     QCOMPARE(lines.size(), 1);
     QCOMPARE(lines.first().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+}
+
+void tst_Delivery::supersedeKeepsInFlightLease()
+{
+    DemoProvider provider;
+    const qint64 instance = newInstance(QStringLiteral("inflight"));
+    const QString secret = registerOn(instance, &provider, QStringLiteral("/hang/i"));
+    startProvider(&provider, {secret});
+    const qint64 first = deliveries(instance).at(0).toObject().value(QStringLiteral("id")).toInteger();
+    // The first notification is in the provider's hands (it hangs) and leased to the worker.
+    QTRY_VERIFY_WITH_TIMEOUT(!logLines(provider).isEmpty() && !leaseOwner(first).isEmpty(), Patience);
+    const QString owner = leaseOwner(first);
+    const qint64 seq = m_server->controlPlane().feed().lastSeq();
+
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
+    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+    // Still leased: no replica may send the newer one before this attempt is over.
+    QCOMPARE(leaseOwner(first), owner);
+    const QJsonArray list = deliveries(instance);
+    const qint64 newest = list.at(list.size() - 1).toObject().value(QStringLiteral("id")).toInteger();
+    QVERIFY(newest > first);
+    QVERIFY(leaseOwner(newest).isEmpty());
+
+    // The console sees the supersede live.
+    const Reply r = m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(seq), m_server->operatorToken());
+    QCOMPARE(r.status, 200);
+    bool seen = false;
+    for (const QJsonValue &v : r.json().value(QStringLiteral("events")).toArray()) {
+        const QJsonObject e = v.toObject();
+        if (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery")
+            && e.value(QStringLiteral("id")).toInteger() == first
+            && e.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("SUPERSEDED"))
+            seen = true;
+    }
+    QVERIFY2(seen, r.body.constData());
+}
+
+void tst_Delivery::giveUpAtSetAtCreation()
+{
+    DemoProvider provider;
+    const qint64 instance = newInstance(QStringLiteral("giveup"));
+    registerOn(instance, &provider, QStringLiteral("/ok/g"));
+    const qint64 endpointId = deliveries(instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpointId),
+                            {{QStringLiteral("reason"), QStringLiteral("hold")}}, providerToken())
+                 .status,
+             200);
+    const qint64 seq = m_server->controlPlane().feed().lastSeq();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
+    const QJsonArray list = deliveries(instance);
+    const QJsonObject d = list.at(list.size() - 1).toObject();
+    QCOMPARE(d.value(QStringLiteral("attempts")).toInt(), 0);
+    const auto created = parseTimestamp(d.value(QStringLiteral("created_at")).toString());
+    const auto giveUp = parseTimestamp(d.value(QStringLiteral("give_up_at")).toString());
+    QVERIFY2(created && giveUp, qPrintable(QJsonDocument(d).toJson()));
+    // 300ms,300ms,500ms,1s,2s,3s,5s = 12.1 s, each delay at its 10% jitter maximum.
+    QCOMPARE(created->msecsTo(*giveUp), qint64(13310));
+    // The feed's "created" event carries it too, for the console's "gives up at" column.
+    QJsonValue fromFeed;
+    for (const QJsonValue &v : m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(seq), m_server->operatorToken())
+                                   .json()
+                                   .value(QStringLiteral("events"))
+                                   .toArray()) {
+        const QJsonObject e = v.toObject();
+        if (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery")
+            && e.value(QStringLiteral("id")).toInteger() == d.value(QStringLiteral("id")).toInteger())
+            fromFeed = e.value(QStringLiteral("object")).toObject().value(QStringLiteral("give_up_at"));
+    }
+    QCOMPARE(fromFeed, d.value(QStringLiteral("give_up_at")));
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId), {}, providerToken()).status, 200);
 }
 
 void tst_Delivery::exhaustedBecomesFailedWithAlert()
