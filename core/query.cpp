@@ -4,6 +4,8 @@
 #include <QCoreApplication>
 #include <QDate>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -521,6 +523,98 @@ bool matches(const Query &query, const QueryRow &row, qint64 nowMs, QueryTextMem
             return false;
     }
     return true;
+}
+
+bool termMatches(const QueryTerm &term, const QueryRow &row, qint64 nowMs)
+{
+    return valueMatches(term, row, nowMs);
+}
+
+namespace {
+
+// Every row `narrower` matches on this term also matches `wider`.
+bool termNarrows(const QueryTerm &narrower, const QueryTerm &wider)
+{
+    if (narrower.ageMs || wider.ageMs || narrower.fieldIndex != wider.fieldIndex || narrower.op != wider.op
+        || narrower.negated != wider.negated)
+        return false;
+    if (narrower.values == wider.values && narrower.integers == wider.integers && narrower.numbers == wider.numbers)
+        return true;
+    // Longer values on substring / prefix matches: "state:ru" -> "state:run", "name:da" -> "name:dat".
+    // A negated term narrows the other way round, one alternative less included.
+    const bool prefix = narrower.type == FieldSpec::Type::State;
+    const bool substring = narrower.type == FieldSpec::Type::Text || narrower.type == FieldSpec::Type::Json;
+    if (narrower.op != QueryTerm::Op::Match || !(prefix || substring) || !narrower.integers.isEmpty()
+        || !wider.integers.isEmpty())
+        return false;
+    auto implies = [&](const QString &longer, const QString &shorter) {
+        return prefix ? longer.startsWith(shorter, Qt::CaseInsensitive) : longer.contains(shorter, Qt::CaseInsensitive);
+    };
+    const QStringList &inner = narrower.negated ? wider.values : narrower.values;
+    const QStringList &outer = narrower.negated ? narrower.values : wider.values;
+    // Each alternative of the inner term is one of the outer term's, made longer.
+    return std::all_of(inner.cbegin(), inner.cend(), [&](const QString &v) {
+        return std::any_of(outer.cbegin(), outer.cend(), [&](const QString &w) { return implies(v, w); });
+    });
+}
+
+} // namespace
+
+bool queryNarrows(const Query &narrower, const Query &wider)
+{
+    if (narrower.textFields != wider.textFields)
+        return false;
+    for (const QueryTerm &w : wider.terms) {
+        if (!std::any_of(narrower.terms.cbegin(), narrower.terms.cend(),
+                         [&](const QueryTerm &n) { return termNarrows(n, w); }))
+            return false;
+    }
+    for (const QueryWord &w : wider.words) {
+        // A word found in a field is found through any longer word containing it; a negated word
+        // excludes more rows when it is shorter.
+        const bool implied = std::any_of(narrower.words.cbegin(), narrower.words.cend(), [&](const QueryWord &n) {
+            if (n.negated != w.negated)
+                return false;
+            return w.negated ? w.text.contains(n.text, Qt::CaseInsensitive) : n.text.contains(w.text, Qt::CaseInsensitive);
+        });
+        if (!implied)
+            return false;
+    }
+    return true;
+}
+
+bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView foldedNeedle)
+{
+    const qsizetype m = foldedNeedle.size();
+    if (m == 0)
+        return true;
+    const char16_t *n = foldedNeedle.utf16();
+    for (qsizetype j = 0; j < m; ++j) {
+        if (n[j] >= 0x80)
+            return haystack.contains(needle, Qt::CaseInsensitive);
+    }
+    const qsizetype size = haystack.size();
+    const char16_t *h = haystack.utf16();
+    auto fold = [](char16_t c) { return char16_t(c >= u'A' && c <= u'Z' ? c + 32 : c); };
+    for (qsizetype i = 0; i < size; ++i) {
+        // Some non-ASCII characters fold to ASCII ones (the Kelvin sign to 'k'): Qt's rules decide.
+        if (h[i] >= 0x80)
+            return haystack.contains(needle, Qt::CaseInsensitive);
+        if (size - i < m)
+            return false;
+        if (fold(h[i]) != n[0])
+            continue;
+        qsizetype j = 1;
+        for (; j < m; ++j) {
+            if (h[i + j] >= 0x80)
+                return haystack.contains(needle, Qt::CaseInsensitive);
+            if (fold(h[i + j]) != n[j])
+                break;
+        }
+        if (j == m)
+            return true;
+    }
+    return false;
 }
 
 int QueryTextMemo::lookup(int word, int textId) const

@@ -121,6 +121,15 @@ private:
 };
 
 bool matches(const Query &query, const QueryRow &row, qint64 nowMs, QueryTextMemo *memo = nullptr);
+// One term alone, negation not applied: what matches() tests for each term.
+bool termMatches(const QueryTerm &term, const QueryRow &row, qint64 nowMs);
+// True when every row `narrower` matches is sure to match `wider` too ("state:run dat" narrows
+// "state:ru da"), so a filter may test only the rows `wider` accepted. Conservative: false when
+// unsure, and always false for terms that depend on the clock (age>1h).
+bool queryNarrows(const Query &narrower, const Query &wider);
+// `haystack` contains `needle` ignoring case, as QStringView::contains(needle, Qt::CaseInsensitive)
+// answers; `foldedNeedle` is needle.toCaseFolded(). Faster on ASCII text, allocates nothing.
+bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView foldedNeedle);
 
 // Names a query may use for a kind, preferred forms in field order ("id", "name", "state", ..., "age").
 QStringList queryFieldNames(const ResourceKind &kind);

@@ -3,6 +3,9 @@
 
 #include <QDateTime>
 
+#include <algorithm>
+#include <numeric>
+
 namespace OpsDeck {
 
 namespace {
@@ -31,15 +34,29 @@ private:
     const ReferenceLookup &m_lookup;
 };
 
+bool isInterned(FieldSpec::Type type)
+{
+    return type == FieldSpec::Type::Text || type == FieldSpec::Type::State || type == FieldSpec::Type::Json;
+}
+
+// A word can only be found in a number's decimal text when it is made of digits and '-'.
+bool numericWord(QStringView word)
+{
+    return std::all_of(word.begin(), word.end(), [](QChar c) { return (c >= u'0' && c <= u'9') || c == u'-'; });
+}
+
+bool sortRelevant(const QList<int> &roles)
+{
+    return roles.isEmpty() || roles.contains(ResourceModel::SortRole) || roles.contains(ResourceModel::RawRole)
+        || roles.contains(ResourceModel::ObjectRole);
+}
+
 } // namespace
 
 FilterProxyModel::FilterProxyModel(QObject *parent)
-    : QSortFilterProxyModel(parent)
+    : QAbstractProxyModel(parent)
     , m_clock([] { return QDateTime::currentMSecsSinceEpoch(); })
 {
-    setSortRole(ResourceModel::SortRole);
-    setSortCaseSensitivity(Qt::CaseInsensitive);
-    setDynamicSortFilter(true);
     m_ageTimer.setInterval(kAgeRefreshMs);
     connect(&m_ageTimer, &QTimer::timeout, this, &FilterProxyModel::refreshTimeFilter);
 }
@@ -48,16 +65,37 @@ FilterProxyModel::~FilterProxyModel() = default;
 
 void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
 {
-    if (m_source)
-        disconnect(m_source, nullptr, this, nullptr);
+    beginResetModel();
+    for (const QMetaObject::Connection &c : std::as_const(m_connections))
+        disconnect(c);
+    m_connections.clear();
+    m_model = model;
     m_source = qobject_cast<ResourceModel *>(model);
-    m_memo.reset();
-    if (m_source) {
-        // A reset renumbers the model's texts; the memo keyed by them must go first.
-        connect(m_source, &QAbstractItemModel::modelAboutToBeReset, this, [this] { m_memo.reset(); });
+    QAbstractProxyModel::setSourceModel(model);
+    if (model) {
+        m_connections
+            << connect(model, &QAbstractItemModel::modelAboutToBeReset, this, &FilterProxyModel::onSourceAboutToBeReset)
+            << connect(model, &QAbstractItemModel::modelReset, this, &FilterProxyModel::onSourceReset)
+            << connect(model, &QAbstractItemModel::rowsInserted, this, &FilterProxyModel::onRowsInserted)
+            << connect(model, &QAbstractItemModel::rowsAboutToBeRemoved, this, &FilterProxyModel::onRowsAboutToBeRemoved)
+            << connect(model, &QAbstractItemModel::rowsRemoved, this, &FilterProxyModel::onRowsRemoved)
+            << connect(model, &QAbstractItemModel::dataChanged, this, &FilterProxyModel::onDataChanged)
+            << connect(model, &QAbstractItemModel::headerDataChanged, this, &QAbstractItemModel::headerDataChanged);
     }
-    QSortFilterProxyModel::setSourceModel(model);
-    reparse();
+    m_query = {};
+    m_error = {};
+    if (m_source) {
+        QueryParse parsed = parseQuery(m_text, m_source->kind());
+        m_error = parsed.error;
+        if (parsed.ok())
+            m_query = std::move(parsed.query);
+    }
+    clearMemos();
+    m_now = m_clock();
+    testAll();
+    rebuildOrder();
+    rebuildRows();
+    endResetModel();
 }
 
 bool FilterProxyModel::setQuery(const QString &text)
@@ -73,7 +111,6 @@ void FilterProxyModel::reparse()
     if (!m_source) {
         m_query = {};
         m_error = {};
-        invalidateFilter();
         return;
     }
     QueryParse parsed = parseQuery(m_text, m_source->kind());
@@ -81,8 +118,9 @@ void FilterProxyModel::reparse()
     const int oldPosition = m_error.position;
     m_error = parsed.error;
     if (parsed.ok()) {
+        const bool narrows = queryNarrows(parsed.query, m_query);
         m_query = std::move(parsed.query);
-        m_memo.reset();
+        clearMemos();
         m_now = m_clock();
         const bool timed = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(),
                                        [](const QueryTerm &t) { return t.ageMs.has_value(); });
@@ -90,9 +128,15 @@ void FilterProxyModel::reparse()
             m_ageTimer.start();
         else
             m_ageTimer.stop();
-        // A new query rebuilds the mapping in one pass: invalidateFilter() inserts and removes rows
-        // range by range, which costs seconds when a narrow filter is widened on 250k rows.
-        invalidate();
+        if (narrows) {
+            // Only the rows shown can still match; the others keep their "no".
+            for (int sourceRow : m_rows)
+                m_accepted[size_t(sourceRow)] = accepts(sourceRow) ? 1 : 0;
+            m_lastTested = qsizetype(m_rows.size());
+        } else {
+            testAll();
+        }
+        publish();
     }
     if (oldMessage != m_error.message || oldPosition != m_error.position)
         emit errorChanged(m_error.message, m_error.position);
@@ -101,7 +145,18 @@ void FilterProxyModel::reparse()
 void FilterProxyModel::refreshTimeFilter()
 {
     m_now = m_clock();
-    invalidateFilter();
+    testAll();
+    publish();
+}
+
+void FilterProxyModel::clearMemos()
+{
+    m_wordMemo.reset();
+    m_termMemo.assign(size_t(m_query.terms.size()), {});
+    m_referenceMemo.assign(size_t(m_query.terms.size()), {});
+    m_foldedWords.clear();
+    for (const QueryWord &word : std::as_const(m_query.words))
+        m_foldedWords << word.text.toCaseFolded();
 }
 
 QStringList FilterProxyModel::completions(const QString &token) const
@@ -112,35 +167,371 @@ QStringList FilterProxyModel::completions(const QString &token) const
 void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
 {
     m_lookup = std::move(lookup);
-    invalidateFilter();
+    clearMemos();
+    testAll();
+    publish();
 }
 
 void FilterProxyModel::setClock(std::function<qint64()> clock)
 {
     m_clock = std::move(clock);
     m_now = m_clock();
-    invalidateFilter();
+    testAll();
+    publish();
 }
 
-bool FilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex &sourceParent) const
+bool FilterProxyModel::accepts(int sourceRow) const
 {
-    if (!m_source || sourceParent.isValid() || m_query.isEmpty())
+    if (!m_source || m_query.isEmpty())
         return true;
-    return matches(m_query, ModelRow(*m_source, sourceRow, m_lookup), m_now, &m_memo);
+    const ResourceModel &model = *m_source;
+    const ModelRow row(model, sourceRow, m_lookup);
+    for (qsizetype t = 0; t < m_query.terms.size(); ++t) {
+        const QueryTerm &term = m_query.terms.at(t);
+        bool match = false;
+        const int textId = isInterned(term.type) ? model.textIdAt(sourceRow, term.fieldIndex) : -1;
+        if (textId >= 0) {
+            std::vector<qint8> &memo = m_termMemo[size_t(t)];
+            if (size_t(textId) >= memo.size())
+                memo.resize(size_t(textId) + 1 + memo.size() / 2, qint8(-1));
+            if (memo[size_t(textId)] < 0)
+                memo[size_t(textId)] = termMatches(term, row, m_now) ? 1 : 0;
+            match = memo[size_t(textId)] == 1;
+        } else if (term.type == FieldSpec::Type::Id && term.integers.isEmpty() && !term.references.isEmpty()) {
+            // provider:acme: one name lookup per referenced object, not per row.
+            const QVariant id = model.rawValue(sourceRow, term.fieldIndex);
+            if (id.isValid()) {
+                QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
+                const qint64 key = id.toLongLong();
+                auto it = memo.constFind(key);
+                if (it == memo.cend())
+                    it = memo.insert(key, termMatches(term, row, m_now));
+                match = *it;
+            }
+        } else {
+            match = termMatches(term, row, m_now);
+        }
+        if (match == term.negated)
+            return false;
+    }
+    for (int w = 0; w < m_query.words.size(); ++w) {
+        if (wordFound(w, sourceRow) == m_query.words.at(w).negated)
+            return false;
+    }
+    return true;
 }
 
-bool FilterProxyModel::lessThan(const QModelIndex &left, const QModelIndex &right) const
+bool FilterProxyModel::wordFound(int word, int sourceRow) const
 {
-    // The same order as comparing SortRole values, straight from the compact cells.
-    if (m_source && sortRole() == ResourceModel::SortRole && left.model() == m_source && right.model() == m_source
-        && left.column() == right.column()) {
-        const int order = m_source->compareRows(left.row(), right.row(), left.column());
-        if (order != 0)
-            return order < 0;
-        // Ties by id keep the order stable across refreshes.
-        return m_source->idAt(left.row()) < m_source->idAt(right.row());
+    const ResourceModel &model = *m_source;
+    const QString &text = m_query.words.at(word).text;
+    const QString &folded = m_foldedWords.at(word);
+    for (int field : std::as_const(m_query.textFields)) {
+        const FieldSpec::Type type = model.kind().fields.at(field).type;
+        if (isInterned(type)) {
+            const int id = model.textIdAt(sourceRow, field);
+            if (id < 0)
+                continue;
+            int known = m_wordMemo.lookup(word, id);
+            if (known < 0) {
+                known = containsIgnoringCase(model.textOfId(id), text, folded) ? 1 : 0;
+                m_wordMemo.store(word, id, known == 1);
+            }
+            if (known == 1)
+                return true;
+        } else if (numericWord(text)) {
+            const QVariant v = model.rawValue(sourceRow, field);
+            if (v.isValid() && QString::number(v.toLongLong()).contains(text))
+                return true;
+        }
     }
-    return QSortFilterProxyModel::lessThan(left, right);
+    return false;
+}
+
+void FilterProxyModel::testAll()
+{
+    const int rows = m_model ? m_model->rowCount() : 0;
+    m_accepted.assign(size_t(rows), 1);
+    if (m_source && !m_query.isEmpty()) {
+        for (int r = 0; r < rows; ++r)
+            m_accepted[size_t(r)] = accepts(r) ? 1 : 0;
+    }
+    m_lastTested = rows;
+}
+
+bool FilterProxyModel::lessThan(int a, int b) const
+{
+    int order = 0;
+    if (m_source) {
+        order = m_source->compareRows(a, b, m_sortColumn);
+        if (order == 0) {
+            // Ties by id keep the order stable across refreshes.
+            const qint64 ia = m_source->idAt(a);
+            const qint64 ib = m_source->idAt(b);
+            order = ia < ib ? -1 : (ib < ia ? 1 : 0);
+        }
+    } else {
+        const QVariant va = m_model->index(a, m_sortColumn).data();
+        const QVariant vb = m_model->index(b, m_sortColumn).data();
+        order = QVariant::compare(va, vb) == QPartialOrdering::Less ? -1
+            : QVariant::compare(vb, va) == QPartialOrdering::Less   ? 1
+                                                                     : 0;
+    }
+    if (order == 0)
+        order = a < b ? -1 : (b < a ? 1 : 0);
+    return m_sortOrder == Qt::AscendingOrder ? order < 0 : order > 0;
+}
+
+void FilterProxyModel::sortOrderOf(std::vector<int> *rows) const
+{
+    std::sort(rows->begin(), rows->end(), [this](int a, int b) { return lessThan(a, b); });
+}
+
+void FilterProxyModel::rebuildOrder()
+{
+    m_order.clear();
+    if (m_sortColumn < 0 || !m_model)
+        return;
+    m_order.resize(size_t(m_model->rowCount()));
+    std::iota(m_order.begin(), m_order.end(), 0);
+    sortOrderOf(&m_order);
+}
+
+void FilterProxyModel::rebuildRows()
+{
+    m_rows.clear();
+    m_proxyOf.assign(m_accepted.size(), -1);
+    auto take = [this](int sourceRow) {
+        if (m_accepted[size_t(sourceRow)]) {
+            m_proxyOf[size_t(sourceRow)] = int(m_rows.size());
+            m_rows.push_back(sourceRow);
+        }
+    };
+    if (m_sortColumn >= 0) {
+        for (int sourceRow : m_order)
+            take(sourceRow);
+    } else {
+        for (int sourceRow = 0; sourceRow < int(m_accepted.size()); ++sourceRow)
+            take(sourceRow);
+    }
+}
+
+void FilterProxyModel::publish()
+{
+    // One layout change for the whole new row set (QSortFilterProxyModel::invalidate() does the
+    // same); persistent indexes (selection, current row) follow their source rows.
+    emit layoutAboutToBeChanged();
+    const QModelIndexList from = persistentIndexList();
+    std::vector<std::pair<int, int>> sources;
+    sources.reserve(size_t(from.size()));
+    for (const QModelIndex &index : from) {
+        const bool valid = index.isValid() && size_t(index.row()) < m_rows.size();
+        sources.emplace_back(valid ? m_rows[size_t(index.row())] : -1, index.column());
+    }
+    rebuildRows();
+    QModelIndexList to;
+    to.reserve(from.size());
+    for (const auto &[sourceRow, column] : sources) {
+        const int row = sourceRow < 0 ? -1 : m_proxyOf[size_t(sourceRow)];
+        to << (row < 0 ? QModelIndex() : index(row, column));
+    }
+    changePersistentIndexList(from, to);
+    emit layoutChanged();
+}
+
+void FilterProxyModel::sort(int column, Qt::SortOrder order)
+{
+    if (column == m_sortColumn && order == m_sortOrder)
+        return;
+    m_sortColumn = m_model && column < m_model->columnCount() ? column : -1;
+    m_sortOrder = order;
+    rebuildOrder();
+    publish();
+}
+
+QModelIndex FilterProxyModel::index(int row, int column, const QModelIndex &parent) const
+{
+    if (parent.isValid() || row < 0 || column < 0 || row >= rowCount() || column >= columnCount())
+        return {};
+    return createIndex(row, column);
+}
+
+QModelIndex FilterProxyModel::parent(const QModelIndex &child) const
+{
+    Q_UNUSED(child)
+    return {};
+}
+
+int FilterProxyModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int FilterProxyModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() || !m_model ? 0 : m_model->columnCount();
+}
+
+bool FilterProxyModel::hasChildren(const QModelIndex &parent) const
+{
+    return !parent.isValid() && !m_rows.empty();
+}
+
+QModelIndex FilterProxyModel::mapToSource(const QModelIndex &proxyIndex) const
+{
+    if (!m_model || !proxyIndex.isValid() || proxyIndex.model() != this || size_t(proxyIndex.row()) >= m_rows.size())
+        return {};
+    return m_model->index(m_rows[size_t(proxyIndex.row())], proxyIndex.column());
+}
+
+QModelIndex FilterProxyModel::mapFromSource(const QModelIndex &sourceIndex) const
+{
+    if (!m_model || !sourceIndex.isValid() || sourceIndex.model() != m_model
+        || size_t(sourceIndex.row()) >= m_proxyOf.size())
+        return {};
+    const int row = m_proxyOf[size_t(sourceIndex.row())];
+    return row < 0 ? QModelIndex() : index(row, sourceIndex.column());
+}
+
+void FilterProxyModel::onSourceAboutToBeReset()
+{
+    beginResetModel();
+}
+
+void FilterProxyModel::onSourceReset()
+{
+    clearMemos(); // a reset renumbers the model's texts
+    testAll();
+    rebuildOrder();
+    rebuildRows();
+    endResetModel();
+}
+
+void FilterProxyModel::onRowsInserted(const QModelIndex &parent, int first, int last)
+{
+    if (parent.isValid())
+        return;
+    // Rows arrive in the middle only from other models; shift every stored source row.
+    const int count = last - first + 1;
+    for (int &r : m_order) {
+        if (r >= first)
+            r += count;
+    }
+    m_accepted.insert(m_accepted.begin() + first, size_t(count), 0);
+    for (int r = first; r <= last; ++r)
+        m_accepted[size_t(r)] = accepts(r) ? 1 : 0;
+    if (m_sortColumn >= 0) {
+        // Merging the sorted newcomers costs one pass, not a sort of every row.
+        std::vector<int> added(static_cast<size_t>(count));
+        std::iota(added.begin(), added.end(), first);
+        sortOrderOf(&added);
+        std::vector<int> merged;
+        merged.reserve(m_order.size() + added.size());
+        std::merge(m_order.cbegin(), m_order.cend(), added.cbegin(), added.cend(), std::back_inserter(merged),
+                   [this](int a, int b) { return lessThan(a, b); });
+        m_order = std::move(merged);
+    }
+    // Rows shown before keep their source rows through m_rows until the layout is rebuilt.
+    for (int &r : m_rows) {
+        if (r >= first)
+            r += count;
+    }
+    publish();
+}
+
+void FilterProxyModel::onRowsAboutToBeRemoved(const QModelIndex &parent, int first, int last)
+{
+    Q_UNUSED(first)
+    Q_UNUSED(last)
+    if (parent.isValid())
+        return;
+    emit layoutAboutToBeChanged();
+    m_removing = persistentIndexList();
+    m_removingSource.clear();
+    for (const QModelIndex &index : std::as_const(m_removing)) {
+        const bool valid = index.isValid() && size_t(index.row()) < m_rows.size();
+        m_removingSource.emplace_back(valid ? m_rows[size_t(index.row())] : -1, index.column());
+    }
+}
+
+void FilterProxyModel::onRowsRemoved(const QModelIndex &parent, int first, int last)
+{
+    if (parent.isValid())
+        return;
+    const int count = last - first + 1;
+    auto shifted = [&](int r) { return r < first ? r : (r > last ? r - count : -1); };
+    m_accepted.erase(m_accepted.begin() + first, m_accepted.begin() + last + 1);
+    if (m_sortColumn >= 0) {
+        std::vector<int> kept;
+        kept.reserve(m_order.size());
+        for (int r : m_order) {
+            const int s = shifted(r);
+            if (s >= 0)
+                kept.push_back(s);
+        }
+        m_order = std::move(kept);
+    }
+    rebuildRows();
+    QModelIndexList to;
+    to.reserve(m_removing.size());
+    for (const auto &[sourceRow, column] : m_removingSource) {
+        const int s = sourceRow < 0 ? -1 : shifted(sourceRow);
+        const int row = s < 0 ? -1 : m_proxyOf[size_t(s)];
+        to << (row < 0 ? QModelIndex() : index(row, column));
+    }
+    changePersistentIndexList(m_removing, to);
+    m_removing.clear();
+    m_removingSource.clear();
+    emit layoutChanged();
+}
+
+void FilterProxyModel::onDataChanged(const QModelIndex &topLeft, const QModelIndex &bottomRight, const QList<int> &roles)
+{
+    if (!topLeft.isValid() || !bottomRight.isValid() || topLeft.parent().isValid())
+        return;
+    const int first = topLeft.row();
+    const int last = bottomRight.row();
+    bool layout = false;
+    if (sortRelevant(roles)) {
+        for (int r = first; r <= last; ++r) {
+            const quint8 now = accepts(r) ? 1 : 0;
+            if (now != m_accepted[size_t(r)]) {
+                m_accepted[size_t(r)] = now;
+                layout = true;
+            }
+        }
+        if (m_sortColumn >= 0 && m_sortColumn >= topLeft.column() && m_sortColumn <= bottomRight.column()) {
+            // Take the changed rows out of the order and merge them back in at their new places.
+            std::vector<int> kept;
+            kept.reserve(m_order.size());
+            std::copy_if(m_order.cbegin(), m_order.cend(), std::back_inserter(kept),
+                         [&](int r) { return r < first || r > last; });
+            std::vector<int> changed(static_cast<size_t>(last - first + 1));
+            std::iota(changed.begin(), changed.end(), first);
+            sortOrderOf(&changed);
+            std::vector<int> merged;
+            merged.reserve(m_order.size());
+            std::merge(kept.cbegin(), kept.cend(), changed.cbegin(), changed.cend(), std::back_inserter(merged),
+                       [this](int a, int b) { return lessThan(a, b); });
+            layout = layout || merged != m_order;
+            m_order = std::move(merged);
+        }
+    }
+    if (layout) {
+        publish();
+        return;
+    }
+    int low = -1;
+    int high = -1;
+    for (int r = first; r <= last; ++r) {
+        const int p = m_proxyOf[size_t(r)];
+        if (p < 0)
+            continue;
+        low = low < 0 ? p : std::min(low, p);
+        high = std::max(high, p);
+    }
+    if (low >= 0)
+        emit dataChanged(index(low, topLeft.column()), index(high, bottomRight.column()), roles);
 }
 
 } // namespace OpsDeck

@@ -474,6 +474,13 @@ int ResourceModel::textIdAt(int row, int field) const
     return cell == kNull ? -1 : int(cell);
 }
 
+QStringView ResourceModel::textOfId(int textId) const
+{
+    if (textId < 0 || textId >= m_strings.size())
+        return {};
+    return m_strings.at(textId);
+}
+
 int ResourceModel::compareRows(int rowA, int rowB, int field) const
 {
     const int rows = rowCount();

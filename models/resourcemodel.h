@@ -69,6 +69,8 @@ public:
     // The interned index of a Text/State/Json cell (equal texts, equal index), else -1. Indices
     // stay valid until a reset (replaceAll()).
     int textIdAt(int row, int field) const;
+    // The text of an interned index textIdAt() gave; valid until the model changes.
+    QStringView textOfId(int textId) const;
     // Orders two rows by one field's raw value (texts case-insensitively, nulls last): what
     // sorting by SortRole means, without building QVariants.
     int compareRows(int rowA, int rowB, int field) const;
