@@ -515,7 +515,7 @@ int main(int argc, char **argv)
             {instancesModel->kind().fieldIndex(instancesModel->kind().stateField),
              deliveriesModel->kind().fieldIndex(deliveriesModel->kind().stateField)});
         QList<QJsonObject> turn;
-        for (qsizetype i = 0; i < ResourceModel::kRowsPerTurn; ++i) {
+        for (qsizetype i = 0; i < std::min(changed.size(), ResourceModel::kRowsPerTurn); ++i) {
             QJsonObject object = changed.at(i);
             object.insert(QLatin1String("version"), object.value(QLatin1String("version")).toInteger() + 1);
             turn << object;
@@ -525,7 +525,7 @@ int main(int argc, char **argv)
         instancesModel->upsert(turn);
         instancesModel->flush();
         std::printf("    alone: the dashboard's state count over %d rows %.1f ms; one flush of %d changed rows %.1f ms\n",
-                    instancesModel->rowCount() + deliveriesModel->rowCount(), countMs, int(ResourceModel::kRowsPerTurn),
+                    instancesModel->rowCount() + deliveriesModel->rowCount(), countMs, int(turn.size()),
                     flushClock.nsecsElapsed() / 1e6);
         std::fflush(stdout);
     }
