@@ -75,8 +75,6 @@ bool ControlPlane::start(Problem *error)
     }
     if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
         return false;
-    if (!OutboxService::prepare(*m_db, error))
-        return false;
     m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);
     connect(m_feed, &ChangeFeed::appended, this, &ControlPlane::eventsAppended);
     m_apis = std::make_unique<Apis>(ApiContext{*m_db, *m_journal, *m_feed, *m_tokens, m_options});

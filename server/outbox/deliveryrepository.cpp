@@ -77,23 +77,6 @@ QString DeliveryRepository::giveUpAt(const QDateTime &firstAttemptAt) const
     return timestamp(m_schedule.giveUpAt(firstAttemptAt));
 }
 
-bool DeliveryRepository::ensureSchema(Database &db, Problem *error)
-{
-    // Replicas may race to create them; a loser finds the table there on the second look.
-    const QStringList statements = {
-        QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_secret_grace (instance_id BIGINT PRIMARY KEY,"
-                       " previous_secret TEXT NOT NULL, valid_until TEXT NOT NULL)"),
-        QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_endpoint_streaks (endpoint_id BIGINT PRIMARY KEY,"
-                       " failing_since TEXT NOT NULL)"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS deliveries_lease ON deliveries(lease_owner)"),
-    };
-    for (const QString &sql : statements) {
-        if (!db.exec(sql, error) && !db.exec(sql, error))
-            return false;
-    }
-    return true;
-}
-
 const QString &DeliveryRepository::deliveryColumns()
 {
     static const QString columns = QStringLiteral(

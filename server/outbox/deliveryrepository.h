@@ -93,9 +93,6 @@ public:
     // When a delivery whose first attempt is due at `firstAttemptAt` gives up at the latest.
     QString giveUpAt(const QDateTime &firstAttemptAt) const;
 
-    // Tables the outbox keeps next to the schema's: rotation grace secrets and failure streaks.
-    static bool ensureSchema(Database &db, Problem *error);
-
     static const QString &deliveryColumns(); // SELECT list (alias d) that deliveryJson() reads
     static QJsonObject deliveryJson(const QSqlQuery &row, int first = 0);
     static const QString &endpointColumns(); // SELECT list (aliases e, s) that endpointJson() reads

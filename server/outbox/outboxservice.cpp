@@ -1,10 +1,10 @@
 // Runs the delivery worker in its own thread and connects it to the control plane's feed.
 #include "outboxservice.h"
 
-#include "deliveryrepository.h"
 #include "deliveryworker.h"
 
 #include "server/feed/changefeed.h"
+#include "server/storage/database.h"
 
 #include <QDebug>
 #include <QThread>
@@ -20,7 +20,13 @@ OutboxService::OutboxService(const ServerOptions &options, ChangeFeed &feed, QOb
 
 bool OutboxService::prepare(Database &db, Problem *error)
 {
-    return DeliveryRepository::ensureSchema(db, error);
+    // The outbox's tables are schema migration 2 now; a migrated database needs nothing more.
+    if (db.schemaVersion() >= 2)
+        return true;
+    if (error)
+        *error = Problem::make(500, QStringLiteral("storage-unavailable"), QStringLiteral("Storage unavailable"),
+                               QStringLiteral("the database is not migrated (schema version %1)").arg(db.schemaVersion()));
+    return false;
 }
 
 OutboxService::~OutboxService()

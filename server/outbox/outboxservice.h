@@ -24,7 +24,8 @@ public:
     // feed is not owned; it must outlive stop().
     OutboxService(const ServerOptions &options, ChangeFeed &feed, QObject *parent = nullptr);
 
-    // Creates the outbox's own tables on the given (HTTP thread) connection; before start().
+    // Checks that the outbox's tables are there (schema migration 2); Database::migrate() creates
+    // them, so this is only a guard for callers that open a database themselves.
     static bool prepare(Database &db, Problem *error);
     ~OutboxService() override;
 

@@ -70,6 +70,17 @@ const QList<Migration> &migrations()
                             " error_class TEXT, error TEXT)"),
              QStringLiteral("CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id, attempt)"),
          }},
+        // The outbox's rotation grace secrets, failure streaks and lease index. Servers before
+        // version 2 created them on the fly, so a version 1 database may already have them: IF
+        // NOT EXISTS keeps those (and their rows) and creates what is missing.
+        {2,
+         {
+             QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_secret_grace (instance_id BIGINT PRIMARY KEY,"
+                            " previous_secret TEXT NOT NULL, valid_until TEXT NOT NULL)"),
+             QStringLiteral("CREATE TABLE IF NOT EXISTS outbox_endpoint_streaks (endpoint_id BIGINT PRIMARY KEY,"
+                            " failing_since TEXT NOT NULL)"),
+             QStringLiteral("CREATE INDEX IF NOT EXISTS deliveries_lease ON deliveries(lease_owner)"),
+         }},
     };
     return list;
 }
