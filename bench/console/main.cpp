@@ -480,7 +480,8 @@ int main(int argc, char **argv)
         }
         SyncEngine *engine = syncEngineOf(*window);
         int applied = 0;
-        QObject::connect(engine, &SyncEngine::eventsApplied, engine, [&](int count, qint64) { applied += count; });
+        const QMetaObject::Connection counting = QObject::connect(engine, &SyncEngine::eventsApplied, engine,
+                                                                  [&applied](int count, qint64) { applied += count; });
         StallMeter meter;
         meter.start();
         clock.restart();
@@ -505,6 +506,7 @@ int main(int argc, char **argv)
         waitUntil([&] { return applied >= events && !instancesModel->hasPendingChanges(); }, 300000, "the burst to be applied");
         const double burstSeconds = clock.nsecsElapsed() / 1e9;
         meter.stop();
+        QObject::disconnect(counting); // `applied` ends with this block
         std::printf("(d) %d change events applied in %.2f s: longest event-loop stall %.1f ms, p99 gap %.1f ms (goal < 50 ms)\n",
                     events, burstSeconds, meter.longestMs(), meter.p99Ms());
         // Two candidates for the longest turn, timed alone: the dashboard's state count over
