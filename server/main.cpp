@@ -4,16 +4,21 @@
 #include "server/demoseeder.h"
 #include "server/storage/database.h"
 
+#include "core/retryschedule.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTextStream>
 #include <QTimer>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 
 using namespace OpsDeck;
 
@@ -38,12 +43,117 @@ int fail(int code, const QString &message)
 const char *const kUsageText =
     "usage: opsdeck-server serve [--listen HOST:PORT] [--database URL] [--config FILE]\n"
     "                            [--tls-cert F --tls-key F] [--allow-private-callbacks]\n"
+    "                            [--retry-schedule LIST] [--delivery-timeout SECONDS]\n"
+    "                            [--instance-retention DURATION] [--auto-pause-window DURATION]\n"
+    "                            [--delivery-concurrency N] [--endpoint-concurrency N] [--feed-retention N]\n"
     "       opsdeck-server migrate --database URL\n"
     "       opsdeck-server token create --database URL --role operator|provider|owner [--subject ID] [--name TEXT]\n"
     "       opsdeck-server token list --database URL\n"
     "       opsdeck-server token revoke ID --database URL\n"
     "       opsdeck-server seed --database URL --demo [--instances N]\n"
-    "URL: sqlite:///abs/path.db (default: under the XDG data directory) or postgresql://user[:pass]@host[:port]/db\n";
+    "URL: sqlite:///abs/path.db (default: under the XDG data directory) or postgresql://user[:pass]@host[:port]/db\n"
+    "LIST: delays between attempts, e.g. 5s,5m,30m,2h,5h,10h,14h,20h,24h (units ms, s, m, h, d)\n"
+    "DURATION: a number with a unit ms, s, m, h or d (plain number: seconds), e.g. 7d, 36h, 90s\n";
+
+// The delivery settings: each a command-line flag and the same setting as a --config key.
+struct Setting
+{
+    QString flag;
+    QString key;
+};
+
+const QList<Setting> &deliverySettings()
+{
+    static const QList<Setting> settings = {
+        {QStringLiteral("retry-schedule"), QStringLiteral("retry_schedule")},
+        {QStringLiteral("delivery-timeout"), QStringLiteral("delivery_timeout")},
+        {QStringLiteral("instance-retention"), QStringLiteral("instance_retention")},
+        {QStringLiteral("auto-pause-window"), QStringLiteral("auto_pause_window")},
+        {QStringLiteral("delivery-concurrency"), QStringLiteral("delivery_concurrency")},
+        {QStringLiteral("endpoint-concurrency"), QStringLiteral("endpoint_concurrency")},
+        {QStringLiteral("feed-retention"), QStringLiteral("feed_retention")},
+    };
+    return settings;
+}
+
+// "90", "90s", "500ms", "5m", "36h", "7d"; nullopt unless positive and at most ten years.
+std::optional<std::chrono::milliseconds> parseDuration(const QString &text)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?$"));
+    const QRegularExpressionMatch m = re.match(text.trimmed());
+    if (!m.hasMatch())
+        return std::nullopt;
+    const QString unit = m.captured(2);
+    const double perUnit = unit == QLatin1String("ms") ? 1.0
+                           : unit == QLatin1String("m") ? 60e3
+                           : unit == QLatin1String("h") ? 3600e3
+                           : unit == QLatin1String("d") ? 86400e3
+                                                        : 1e3;
+    const double ms = m.captured(1).toDouble() * perUnit;
+    if (!(ms >= 1.0) || ms > 3650.0 * 86400e3)
+        return std::nullopt;
+    return std::chrono::milliseconds(qint64(ms));
+}
+
+std::optional<int> parseCount(const QString &text, int max)
+{
+    bool ok = false;
+    const int n = text.trimmed().toInt(&ok);
+    return ok && n >= 1 && n <= max ? std::optional<int>(n) : std::nullopt;
+}
+
+// Applies one delivery setting given as text; false with a message naming `label` when the value
+// is not one the server can use (the caller exits with the usage code rather than guessing).
+bool applySetting(const QString &flag, const QString &label, const QString &value, ServerOptions *options, QString *error)
+{
+    if (flag == QLatin1String("retry-schedule")) {
+        const auto parsed = RetrySchedule::parseDelays(value);
+        if (!parsed.ok()) {
+            *error = QStringLiteral("%1 expects delays like 5s,5m,30m,2h: %2").arg(label, parsed.error);
+            return false;
+        }
+        options->retrySchedule = value;
+        return true;
+    }
+    if (flag == QLatin1String("delivery-timeout")) {
+        bool ok = false;
+        const double seconds = value.trimmed().toDouble(&ok);
+        if (!ok || !(seconds >= 0.001) || seconds > 3600) {
+            *error = QStringLiteral("%1 expects seconds, more than 0 and at most 3600, got \"%2\"").arg(label, value);
+            return false;
+        }
+        options->deliveryTimeout = std::chrono::milliseconds(qint64(seconds * 1000));
+        return true;
+    }
+    if (flag == QLatin1String("instance-retention") || flag == QLatin1String("auto-pause-window")) {
+        const auto d = parseDuration(value);
+        if (!d) {
+            *error = QStringLiteral("%1 expects a duration like 90s, 36h or 7d, got \"%2\"").arg(label, value);
+            return false;
+        }
+        if (flag == QLatin1String("auto-pause-window"))
+            options->autoPauseWindow = *d;
+        else if (d->count() < 1000) {
+            *error = QStringLiteral("%1 is counted in whole seconds; at least 1s, got \"%2\"").arg(label, value);
+            return false;
+        } else
+            options->instanceRetention = std::chrono::duration_cast<std::chrono::seconds>(*d);
+        return true;
+    }
+    const int max = flag == QLatin1String("feed-retention") ? 1000000000 : 100000;
+    const auto n = parseCount(value, max);
+    if (!n) {
+        *error = QStringLiteral("%1 expects a whole number from 1 to %2, got \"%3\"").arg(label).arg(max).arg(value);
+        return false;
+    }
+    if (flag == QLatin1String("delivery-concurrency"))
+        options->deliveryConcurrency = *n;
+    else if (flag == QLatin1String("endpoint-concurrency"))
+        options->endpointConcurrency = *n;
+    else
+        options->feedRetention = *n;
+    return true;
+}
 
 bool openDatabase(Database &db, QString *message)
 {
@@ -75,9 +185,27 @@ int serve(const QCommandLineParser &parser)
         options.allowPrivateCallbacks = c.value(QStringLiteral("allow_private_callbacks")).toBool();
         options.tlsCert = c.value(QStringLiteral("tls_cert")).toString();
         options.tlsKey = c.value(QStringLiteral("tls_key")).toString();
-        options.feedRetention = c.value(QStringLiteral("feed_retention")).toInt(options.feedRetention);
         options.instanceRetention = std::chrono::seconds(
             c.value(QStringLiteral("instance_retention_seconds")).toInteger(options.instanceRetention.count()));
+        for (const Setting &setting : deliverySettings()) {
+            if (!c.contains(setting.key))
+                continue;
+            const QJsonValue v = c.value(setting.key);
+            const QString label = QStringLiteral("%1: \"%2\"").arg(file.fileName(), setting.key);
+            if (!v.isString() && !v.isDouble())
+                return fail(kUsage, QStringLiteral("%1 expects a string or a number").arg(label));
+            const QString text = v.isString() ? v.toString() : QString::number(v.toDouble(), 'g', 17);
+            QString message;
+            if (!applySetting(setting.flag, label, text, &options, &message))
+                return fail(kUsage, message);
+        }
+    }
+    for (const Setting &setting : deliverySettings()) {
+        if (!parser.isSet(setting.flag))
+            continue;
+        QString message;
+        if (!applySetting(setting.flag, QStringLiteral("--") + setting.flag, parser.value(setting.flag), &options, &message))
+            return fail(kUsage, message);
     }
     if (parser.isSet(QStringLiteral("listen"))) {
         const QString listen = parser.value(QStringLiteral("listen"));
@@ -203,6 +331,13 @@ int main(int argc, char **argv)
         {QStringLiteral("tls-cert"), QStringLiteral("PEM certificate for HTTPS."), QStringLiteral("F")},
         {QStringLiteral("tls-key"), QStringLiteral("PEM private key for HTTPS."), QStringLiteral("F")},
         {QStringLiteral("allow-private-callbacks"), QStringLiteral("Allow callback URLs on loopback and private networks.")},
+        {QStringLiteral("retry-schedule"), QStringLiteral("Delays between callback attempts, e.g. 5s,5m,30m,2h."), QStringLiteral("LIST")},
+        {QStringLiteral("delivery-timeout"), QStringLiteral("Seconds one callback attempt may take (default 15)."), QStringLiteral("SECONDS")},
+        {QStringLiteral("instance-retention"), QStringLiteral("How long a STOPPED instance is kept before destruction (default 7d)."), QStringLiteral("DURATION")},
+        {QStringLiteral("auto-pause-window"), QStringLiteral("How long an endpoint may fail before it is paused (default 5d)."), QStringLiteral("DURATION")},
+        {QStringLiteral("delivery-concurrency"), QStringLiteral("Callback attempts in flight per process (default 256)."), QStringLiteral("N")},
+        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Callback attempts in flight per endpoint (default 6)."), QStringLiteral("N")},
+        {QStringLiteral("feed-retention"), QStringLiteral("Change-feed events kept (default 100000)."), QStringLiteral("N")},
         {QStringLiteral("role"), QStringLiteral("Token role."), QStringLiteral("operator|provider|owner")},
         {QStringLiteral("subject"), QStringLiteral("Token subject: provider id or owner name."), QStringLiteral("ID")},
         {QStringLiteral("name"), QStringLiteral("Token name."), QStringLiteral("TEXT")},

@@ -21,6 +21,9 @@ private slots:
     void tokenLifecycle();
     void seedDemo();
     void serveFromConfigFile();
+    void serveWithDeliveryFlags();
+    void badConfigValues_data();
+    void badConfigValues();
     void usageErrors_data();
     void usageErrors();
     void failures_data();
@@ -121,6 +124,95 @@ void tst_Cli::serveFromConfigFile()
     QCOMPARE(server.terminate(), 0);
 }
 
+void tst_Cli::serveWithDeliveryFlags()
+{
+    TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    const CommandResult token = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                    db.url(), QStringLiteral("--role"), QStringLiteral("operator")});
+    QCOMPARE(token.exitCode, 0);
+    const QString bearer = QString::fromUtf8(token.out.trimmed());
+    ServerProcess server;
+    QVERIFY2(server.start(db.url(), {QStringLiteral("--allow-private-callbacks"), QStringLiteral("--retry-schedule"),
+                                     QStringLiteral("2s, 7s"), QStringLiteral("--delivery-timeout"), QStringLiteral("1.5"),
+                                     QStringLiteral("--instance-retention"), QStringLiteral("36h"),
+                                     QStringLiteral("--auto-pause-window"), QStringLiteral("90s"),
+                                     QStringLiteral("--delivery-concurrency"), QStringLiteral("8"),
+                                     QStringLiteral("--endpoint-concurrency"), QStringLiteral("2"),
+                                     QStringLiteral("--feed-retention"), QStringLiteral("50")}),
+             qPrintable(server.error()));
+    const auto post = [&](const QString &path, const QByteArray &body, const QString &as) {
+        return TestServer::send(server.baseUrl(), "POST", path, body, as);
+    };
+    const qint64 org = post(QStringLiteral("/api/v1/organizations"), R"({"name": "Acme"})", bearer).json().value(QStringLiteral("id")).toInteger();
+    QVERIFY(org > 0);
+    const qint64 provider = post(QStringLiteral("/api/v1/providers"),
+                                 QStringLiteral(R"({"name": "crm", "organization_id": %1, "applications": ["crm"]})").arg(org).toUtf8(), bearer)
+                                .json()
+                                .value(QStringLiteral("id"))
+                                .toInteger();
+    QVERIFY(provider > 0);
+    const qint64 instance = post(QStringLiteral("/api/v1/instances"),
+                                 QStringLiteral(R"({"name": "i", "organization_id": %1, "provider_id": %2, "application": "crm", "owner": "alice"})")
+                                     .arg(org)
+                                     .arg(provider)
+                                     .toUtf8(),
+                                 bearer)
+                                .json()
+                                .value(QStringLiteral("id"))
+                                .toInteger();
+    QVERIFY(instance > 0);
+    const CommandResult providerToken = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                            db.url(), QStringLiteral("--role"), QStringLiteral("provider"),
+                                                            QStringLiteral("--subject"), QString::number(provider)});
+    QCOMPARE(providerToken.exitCode, 0);
+    const Reply registered = post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  R"({"callback_url": "http://127.0.0.1:9/hook"})", QString::fromUtf8(providerToken.out.trimmed()));
+    QVERIFY2(registered.status == 200, registered.body.constData());
+    const Reply list = TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), {}, bearer);
+    QCOMPARE(list.items().size(), 1);
+    const QJsonObject d = list.items().first().toObject();
+    const auto created = QDateTime::fromString(d.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
+    const auto giveUp = QDateTime::fromString(d.value(QStringLiteral("give_up_at")).toString(), Qt::ISODateWithMs);
+    QVERIFY2(created.isValid() && giveUp.isValid(), list.body.constData());
+    // The flag's schedule, not the default: (2 s + 7 s) at their 10% jitter maximum.
+    QCOMPARE(created.msecsTo(giveUp), qint64(9900));
+    QCOMPARE(server.terminate(), 0);
+}
+
+void tst_Cli::badConfigValues_data()
+{
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QJsonValue>("value");
+    QTest::newRow("retry schedule") << QStringLiteral("retry_schedule") << QJsonValue(QStringLiteral("5s,,whenever"));
+    QTest::newRow("delivery timeout") << QStringLiteral("delivery_timeout") << QJsonValue(-3);
+    QTest::newRow("instance retention") << QStringLiteral("instance_retention") << QJsonValue(QStringLiteral("a week"));
+    QTest::newRow("auto-pause window") << QStringLiteral("auto_pause_window") << QJsonValue(true);
+    QTest::newRow("delivery concurrency") << QStringLiteral("delivery_concurrency") << QJsonValue(2.5);
+    QTest::newRow("endpoint concurrency") << QStringLiteral("endpoint_concurrency") << QJsonValue(0);
+    QTest::newRow("feed retention") << QStringLiteral("feed_retention") << QJsonValue(QStringLiteral("all"));
+}
+
+void tst_Cli::badConfigValues()
+{
+    QFETCH(QString, key);
+    QFETCH(QJsonValue, value);
+    TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    QFile config(db.dir() + QStringLiteral("/bad.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(QJsonDocument(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
+                                           {QStringLiteral("database"), db.url()},
+                                           {key, value}})
+                     .toJson());
+    config.close();
+    // Refused before it listens: a bad value never becomes a silent default.
+    const CommandResult r = ServerProcess::run({QStringLiteral("serve"), QStringLiteral("--config"), config.fileName()}, 20000);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.startsWith("opsdeck-server: ") && r.err.contains(key.toUtf8()), r.err.constData());
+    QVERIFY(!r.out.contains("listening on"));
+}
+
 void tst_Cli::usageErrors_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -135,6 +227,21 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("revoke without id") << QStringList{QStringLiteral("token"), QStringLiteral("revoke")};
     QTest::newRow("seed without demo") << QStringList{QStringLiteral("seed")};
     QTest::newRow("migrate without database") << QStringList{QStringLiteral("migrate")};
+    const auto serve = [](const char *flag, const char *value) {
+        return QStringList{QStringLiteral("serve"), QString::fromLatin1(flag), QString::fromLatin1(value)};
+    };
+    QTest::newRow("retry schedule not delays") << serve("--retry-schedule", "5s,soon");
+    QTest::newRow("retry schedule empty") << serve("--retry-schedule", "");
+    QTest::newRow("retry schedule over a week") << serve("--retry-schedule", "5s,8d");
+    QTest::newRow("delivery timeout zero") << serve("--delivery-timeout", "0");
+    QTest::newRow("delivery timeout text") << serve("--delivery-timeout", "fast");
+    QTest::newRow("instance retention no number") << serve("--instance-retention", "forever");
+    QTest::newRow("instance retention under a second") << serve("--instance-retention", "10ms");
+    QTest::newRow("auto-pause window negative") << serve("--auto-pause-window", "-5m");
+    QTest::newRow("auto-pause window bad unit") << serve("--auto-pause-window", "5y");
+    QTest::newRow("delivery concurrency zero") << serve("--delivery-concurrency", "0");
+    QTest::newRow("endpoint concurrency text") << serve("--endpoint-concurrency", "many");
+    QTest::newRow("feed retention negative") << serve("--feed-retention", "-1");
 }
 
 void tst_Cli::usageErrors()
@@ -142,7 +249,7 @@ void tst_Cli::usageErrors()
     QFETCH(QStringList, args);
     const CommandResult r = ServerProcess::run(args);
     QCOMPARE(r.exitCode, 2);
-    QVERIFY(r.err.startsWith("opsdeck-server: "));
+    QVERIFY2(r.err.startsWith("opsdeck-server: "), r.err.constData());
     QVERIFY(r.out.isEmpty());
 }
 
