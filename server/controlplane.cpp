@@ -15,6 +15,7 @@
 #include "server/outbox/deliveryapi.h"
 #include "server/outbox/deliveryschedule.h"
 #include "server/outbox/outboxservice.h"
+#include "server/outbox/workerhealth.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 
@@ -37,6 +38,7 @@ struct ControlPlane::Apis
     }
     ApiContext ctx;
     Metrics metrics;
+    WorkerHealth workerHealth;
     std::unique_ptr<IdempotencyStore> idempotency;
     std::unique_ptr<SystemApi> system;
     std::unique_ptr<OrganizationsApi> organizations;
@@ -123,7 +125,7 @@ bool ControlPlane::start(Problem *error)
         return false;
     }
     if (m_options.deliveryWorker) {
-        m_apis->outbox = std::make_unique<OutboxService>(m_options, *m_feed);
+        m_apis->outbox = std::make_unique<OutboxService>(m_options, *m_feed, &m_apis->workerHealth);
         connect(m_feed, &ChangeFeed::appended, m_apis->outbox.get(), &OutboxService::wake);
         m_apis->outbox->start();
     }
@@ -201,7 +203,7 @@ const Router &ControlPlane::router() const
 
 void ControlPlane::registerRoutes()
 {
-    m_apis->system = std::make_unique<SystemApi>(m_apis->ctx, m_apis->metrics, *m_router);
+    m_apis->system = std::make_unique<SystemApi>(m_apis->ctx, m_apis->metrics, m_apis->workerHealth, *m_router);
     m_apis->system->addRoutes(*m_router);
     m_apis->organizations = std::make_unique<OrganizationsApi>(m_apis->ctx);
     m_apis->organizations->addRoutes(*m_router);

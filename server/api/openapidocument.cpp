@@ -158,8 +158,16 @@ QJsonObject schemas()
                                                  {QStringLiteral("failure_rate"), QJsonObject{{QStringLiteral("type"), QStringLiteral("number")}}},
                                                  {QStringLiteral("version"), integer()}},
                                                 {QStringLiteral("id"), QStringLiteral("url"), QStringLiteral("state"), QStringLiteral("version")}));
-    s.insert(QStringLiteral("Health"), object({{QStringLiteral("status"), str()}, {QStringLiteral("database"), enumOf({QStringLiteral("sqlite"), QStringLiteral("postgresql")})}},
-                                              {QStringLiteral("status"), QStringLiteral("database")}));
+    s.insert(QStringLiteral("WorkerHealth"),
+             object({{QStringLiteral("status"), enumOf({QStringLiteral("ok"), QStringLiteral("failing"), QStringLiteral("disabled")})},
+                     {QStringLiteral("last_error"), nullableStr()},
+                     {QStringLiteral("last_error_at"), timestamp(true)},
+                     {QStringLiteral("since"), timestamp(true)},
+                     {QStringLiteral("failures"), integer()}},
+                    {QStringLiteral("status"), QStringLiteral("last_error"), QStringLiteral("since"), QStringLiteral("failures")}));
+    s.insert(QStringLiteral("Health"), object({{QStringLiteral("status"), str()}, {QStringLiteral("database"), enumOf({QStringLiteral("sqlite"), QStringLiteral("postgresql")})},
+                                               {QStringLiteral("delivery_worker"), ref(QStringLiteral("WorkerHealth"))}},
+                                              {QStringLiteral("status"), QStringLiteral("database"), QStringLiteral("delivery_worker")}));
     for (const char *name : {"Organization", "Provider", "Instance", "Token", "AuditEntry", "Delivery", "Endpoint"})
         s.insert(QLatin1String(name) + QStringLiteral("List"), listOf(QLatin1String(name)));
     s.insert(QStringLiteral("AnyObject"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}});
@@ -195,7 +203,7 @@ struct Operation
 const QList<Operation> &operations()
 {
     static const QList<Operation> ops = {
-        {"get", "/healthz", "Liveness and database reachability", "system", 200, "Health", nullptr, {}, false, false},
+        {"get", "/healthz", "Liveness, database reachability and the delivery worker's storage health", "system", 200, "Health", nullptr, {}, false, false},
         {"get", "/metrics", "Prometheus metrics (text exposition format)", "system", 200, nullptr, nullptr, {}, false, false},
         {"get", "/api/v1/openapi.json", "This document", "system", 200, "AnyObject", nullptr, {}, false, false},
         {"get", "/api/v1/organizations", "List organizations", "organizations", 200, "OrganizationList", nullptr, {QStringLiteral("status")}, true},

@@ -5,6 +5,7 @@
 #include "server/feed/changefeed.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
+#include "server/outbox/workerhealth.h"
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 
@@ -13,9 +14,10 @@
 
 namespace OpsDeck {
 
-SystemApi::SystemApi(ApiContext context, Metrics &metrics, const Router &router)
+SystemApi::SystemApi(ApiContext context, Metrics &metrics, const WorkerHealth &workerHealth, const Router &router)
     : m_ctx(context)
     , m_metrics(metrics)
+    , m_workerHealth(workerHealth)
     , m_router(router)
 {
 }
@@ -24,8 +26,11 @@ void SystemApi::addRoutes(Router &router)
 {
     router.add("GET", QStringLiteral("/healthz"), {}, false, [this](Request &) {
         const bool up = m_ctx.db.exec(QStringLiteral("SELECT 1"));
+        // A failing delivery worker is reported, not turned into a 503: the API still serves, and
+        // a load balancer taking the replica out would not mend the worker's storage.
         return Response::json(up ? 200 : 503, {{QStringLiteral("status"), up ? QStringLiteral("ok") : QStringLiteral("degraded")},
-                                               {QStringLiteral("database"), m_ctx.db.backendName()}});
+                                               {QStringLiteral("database"), m_ctx.db.backendName()},
+                                               {QStringLiteral("delivery_worker"), m_workerHealth.toJson()}});
     });
     router.add("GET", QStringLiteral("/metrics"), {}, false, [this](Request &) {
         const qint64 last = m_ctx.feed.lastSeq();
@@ -48,6 +53,7 @@ void SystemApi::addRoutes(Router &router)
         gauges += "# HELP opsdeck_feed_watchers WebSocket watchers of the change feed.\n"
                   "# TYPE opsdeck_feed_watchers gauge\nopsdeck_feed_watchers "
                   + QByteArray::number(m_ctx.feed.watcherCount()) + '\n';
+        gauges += m_workerHealth.metrics();
         return Response::text(200, m_metrics.text(gauges), QByteArrayLiteral("text/plain; version=0.0.4"));
     });
     router.add("GET", QStringLiteral("/api/v1/openapi.json"), {}, false, [this](Request &) {

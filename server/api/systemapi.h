@@ -7,17 +7,19 @@ namespace OpsDeck {
 
 class Metrics;
 class Router;
+class WorkerHealth;
 
 class SystemApi final
 {
 public:
-    // metrics and router are not owned.
-    SystemApi(ApiContext context, Metrics &metrics, const Router &router);
+    // metrics, workerHealth and router are not owned.
+    SystemApi(ApiContext context, Metrics &metrics, const WorkerHealth &workerHealth, const Router &router);
     void addRoutes(Router &router);
 
 private:
     ApiContext m_ctx;
     Metrics &m_metrics;
+    const WorkerHealth &m_workerHealth;
     const Router &m_router;
 };
 

@@ -42,7 +42,7 @@ void DeliveryWorker::start()
     m_db = std::make_unique<Database>(m_options.databaseUrl);
     Problem problem;
     if (!m_db->open(&problem)) {
-        Q_EMIT failed(problem.detail);
+        reportFailure(problem.detail);
         return;
     }
     m_journal = std::make_unique<Journal>(*m_db);
@@ -89,16 +89,28 @@ void DeliveryWorker::poll()
     if (!m_running)
         return;
     m_mayHaveWork = true; // retries fall due and leases expire with time
+    m_cycleFailed = false;
     Problem problem;
     const int superseded = m_repository->supersedeStale(&problem);
     if (superseded < 0)
-        Q_EMIT failed(problem.detail);
+        reportFailure(problem.detail);
     const int swept = m_destruction->run(&problem);
     if (swept < 0)
-        Q_EMIT failed(problem.detail);
+        reportFailure(problem.detail);
     if (superseded > 0 || swept > 0)
         Q_EMIT committed();
     pump();
+    if (m_failing && !m_cycleFailed) {
+        m_failing = false;
+        Q_EMIT recovered();
+    }
+}
+
+void DeliveryWorker::reportFailure(const QString &detail)
+{
+    m_failing = true;
+    m_cycleFailed = true;
+    Q_EMIT failed(detail);
 }
 
 int DeliveryWorker::endpointLimit(qint64 endpointId) const
@@ -152,11 +164,12 @@ void DeliveryWorker::pump()
     const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), 32));
     const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, batch, busy, &problem);
     if (!problem.isNull())
-        Q_EMIT failed(problem.detail);
+        reportFailure(problem.detail);
     int waiting = 0;
     for (const DeliveryTarget &t : targets) {
-        // An older notification of the instance is still being sent by this worker (it was
-        // superseded meanwhile, which ends its lease): the newer one waits, so they arrive in order.
+        // An older notification of the instance is still being sent by this worker (its lease
+        // already holds the newer one back from the claim; this guards the rest): the newer one
+        // waits, so they arrive in order.
         if (m_busyInstances.contains(t.instanceId)) {
             m_repository->release(t.id, m_owner);
             ++waiting;
@@ -255,7 +268,7 @@ void DeliveryWorker::flushDone()
         for (const AttemptRecord &r : done)
             m_repository->release(r.target.id, m_owner);
         m_mayHaveWork = true;
-        Q_EMIT failed(problem.detail);
+        reportFailure(problem.detail);
     } else {
         for (const AttemptRecord &r : done) {
             const bool delivered = r.outcome.verdict == AttemptOutcome::Verdict::Delivered;

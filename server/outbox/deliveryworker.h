@@ -53,6 +53,8 @@ Q_SIGNALS:
     void committed();
     // A storage or configuration failure the worker could not handle itself.
     void failed(const QString &detail);
+    // After failed(): a whole poll cycle (supersede, destruction sweep, claim) went through again.
+    void recovered();
     // An attempt was recorded (for metrics and tests).
     void attemptRecorded(qint64 deliveryId, bool delivered);
 
@@ -65,6 +67,7 @@ private:
     // Records every attempt that finished since the last turn in one transaction.
     void flushDone();
     int endpointLimit(qint64 endpointId) const;
+    void reportFailure(const QString &detail);
 
     struct Claimed
     {
@@ -91,6 +94,8 @@ private:
     bool m_mayHaveWork = true;              // claiming could find something
     bool m_flushQueued = false;
     bool m_running = false;
+    bool m_failing = false;                 // failed() was the last report
+    bool m_cycleFailed = false;             // something failed since the current poll began
 };
 
 } // namespace OpsDeck

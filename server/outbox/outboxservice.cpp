@@ -2,6 +2,7 @@
 #include "outboxservice.h"
 
 #include "deliveryworker.h"
+#include "workerhealth.h"
 
 #include "server/feed/changefeed.h"
 #include "server/storage/database.h"
@@ -11,11 +12,14 @@
 
 namespace OpsDeck {
 
-OutboxService::OutboxService(const ServerOptions &options, ChangeFeed &feed, QObject *parent)
+OutboxService::OutboxService(const ServerOptions &options, ChangeFeed &feed, WorkerHealth *health, QObject *parent)
     : QObject(parent)
     , m_options(options)
     , m_feed(feed)
+    , m_health(health)
 {
+    if (m_health)
+        m_health->setEnabled(true);
 }
 
 bool OutboxService::prepare(Database &db, Problem *error)
@@ -47,6 +51,7 @@ void OutboxService::start()
     connect(m_thread, &QThread::finished, worker, &QObject::deleteLater);
     connect(worker, &DeliveryWorker::committed, &m_feed, &ChangeFeed::notifyAppended, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::failed, this, &OutboxService::onWorkerFailed, Qt::QueuedConnection);
+    connect(worker, &DeliveryWorker::recovered, this, &OutboxService::onWorkerRecovered, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::attemptRecorded, this, &OutboxService::attemptRecorded, Qt::QueuedConnection);
     m_thread->start();
 }
@@ -71,9 +76,18 @@ void OutboxService::wake()
 
 void OutboxService::onWorkerFailed(const QString &detail)
 {
-    // Storage hiccups are retried by the worker on its next poll; the last one stays visible.
+    // Storage hiccups are retried by the worker on its next poll; /healthz and /metrics show
+    // them until a poll cycle goes through again.
     m_lastError = detail;
+    if (m_health)
+        m_health->recordFailure(detail, QDateTime::currentDateTimeUtc());
     qWarning().noquote() << "delivery worker:" << detail;
+}
+
+void OutboxService::onWorkerRecovered()
+{
+    if (m_health)
+        m_health->recordRecovery();
 }
 
 } // namespace OpsDeck

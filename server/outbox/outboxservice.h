@@ -14,6 +14,7 @@ namespace OpsDeck {
 class ChangeFeed;
 class Database;
 class DeliveryWorker;
+class WorkerHealth;
 
 class OutboxService final : public QObject
 {
@@ -21,8 +22,9 @@ class OutboxService final : public QObject
     Q_DISABLE_COPY_MOVE(OutboxService)
 
 public:
-    // feed is not owned; it must outlive stop().
-    OutboxService(const ServerOptions &options, ChangeFeed &feed, QObject *parent = nullptr);
+    // feed and health are not owned; they must outlive stop(). health may be null.
+    OutboxService(const ServerOptions &options, ChangeFeed &feed, WorkerHealth *health = nullptr,
+                  QObject *parent = nullptr);
 
     // Checks that the outbox's tables are there (schema migration 2); Database::migrate() creates
     // them, so this is only a guard for callers that open a database themselves.
@@ -42,11 +44,13 @@ Q_SIGNALS:
 
 private:
     void onWorkerFailed(const QString &detail);
+    void onWorkerRecovered();
 
     ServerOptions m_options;
     ChangeFeed &m_feed;
     QThread *m_thread = nullptr;          // child
     QPointer<DeliveryWorker> m_worker;    // lives in m_thread, deleted when it finishes
+    WorkerHealth *m_health = nullptr;     // not owned
     QString m_lastError;
 };
 

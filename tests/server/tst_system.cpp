@@ -1,6 +1,8 @@
 // Health, metrics, routing errors and authentication of the HTTP front.
 #include "testserver.h"
 
+#include "server/storage/database.h"
+
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QtTest>
@@ -20,6 +22,7 @@ private slots:
     void routingErrors();
     void servesTls();
     void survivesLostDatabaseConnection();
+    void deliveryWorkerFailureVisible();
 
 private:
     std::unique_ptr<TestServer> m_server;
@@ -144,6 +147,49 @@ void tst_System::survivesLostDatabaseConnection()
     QCOMPARE(server.get(QStringLiteral("/api/v1/organizations"), token).items().size(), 1);
     QVERIFY(server.createOrganization(QStringLiteral("After")));
     QCOMPARE(server.get(QStringLiteral("/healthz"), {}).status, 200);
+}
+
+void tst_System::deliveryWorkerFailureVisible()
+{
+    ServerOptions options;
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const auto worker = [&server] {
+        return server.get(QStringLiteral("/healthz"), {}).json().value(QStringLiteral("delivery_worker")).toObject();
+    };
+    const auto metric = [&server](const QByteArray &name) {
+        for (const QByteArray &line : server.get(QStringLiteral("/metrics"), {}).body.split('\n'))
+            if (line.startsWith(name + ' '))
+                return line.mid(name.size() + 1).toDouble();
+        return -1.0;
+    };
+    QTRY_COMPARE(worker().value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(worker().value(QStringLiteral("since")), QJsonValue());
+    QCOMPARE(metric("opsdeck_delivery_worker_failing"), 0.0);
+
+    // The worker's storage breaks under it (the HTTP side does not need that table for /healthz).
+    Database admin(server.databaseUrl());
+    Problem problem;
+    QVERIFY2(admin.open(&problem), qPrintable(problem.detail));
+    QVERIFY2(admin.exec(QStringLiteral("ALTER TABLE deliveries RENAME TO deliveries_away"), &problem), qPrintable(problem.detail));
+    QTRY_COMPARE(worker().value(QStringLiteral("status")).toString(), QStringLiteral("failing"));
+    const QJsonObject failing = worker();
+    QVERIFY2(failing.value(QStringLiteral("last_error")).toString().startsWith(QLatin1String("storage")),
+             qPrintable(failing.value(QStringLiteral("last_error")).toString()));
+    QVERIFY(failing.value(QStringLiteral("since")).isString());
+    QVERIFY(failing.value(QStringLiteral("failures")).toInteger() >= 1);
+    QCOMPARE(server.get(QStringLiteral("/healthz"), {}).status, 200);
+    QCOMPARE(metric("opsdeck_delivery_worker_failing"), 1.0);
+    QVERIFY(metric("opsdeck_delivery_worker_failures_total") >= 1.0);
+    QVERIFY(metric("opsdeck_delivery_worker_failing_since_timestamp_seconds") > 0.0);
+
+    QVERIFY2(admin.exec(QStringLiteral("ALTER TABLE deliveries_away RENAME TO deliveries"), &problem), qPrintable(problem.detail));
+    QTRY_COMPARE(worker().value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(worker().value(QStringLiteral("since")), QJsonValue());
+    QVERIFY(worker().value(QStringLiteral("last_error")).isString());
+    QCOMPARE(metric("opsdeck_delivery_worker_failing"), 0.0);
+    QCOMPARE(metric("opsdeck_delivery_worker_failing_since_timestamp_seconds"), 0.0);
 }
 
 QTEST_GUILESS_MAIN(tst_System)

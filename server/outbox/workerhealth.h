@@ -1,0 +1,41 @@
+// Whether the delivery worker is getting through to storage, for /healthz and /metrics.
+#pragma once
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QString>
+
+namespace OpsDeck {
+
+// Lives in the HTTP thread; the worker's reports reach it by queued signals through the
+// OutboxService. "since" is the first failure of the current streak, so an operator sees how
+// long deliveries have been stuck, not only the newest message.
+class WorkerHealth final
+{
+public:
+    enum class Status { Disabled, Ok, Failing };
+
+    void setEnabled(bool enabled);
+    void recordFailure(const QString &detail, const QDateTime &at);
+    void recordRecovery();
+
+    Status status() const { return m_status; }
+    QString lastError() const { return m_lastError; }
+    QDateTime since() const { return m_since; }
+    quint64 failures() const { return m_failures; }
+
+    // {"status": "ok"|"failing"|"disabled", "last_error", "last_error_at", "since", "failures"}
+    QJsonObject toJson() const;
+    // Prometheus lines (HELP/TYPE included) for the /metrics gauges.
+    QByteArray metrics() const;
+
+private:
+    Status m_status = Status::Disabled;
+    QString m_lastError;
+    QDateTime m_lastErrorAt;
+    QDateTime m_since;
+    quint64 m_failures = 0;
+};
+
+} // namespace OpsDeck
