@@ -82,6 +82,9 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
             << connect(model, &QAbstractItemModel::dataChanged, this, &FilterProxyModel::onDataChanged)
             << connect(model, &QAbstractItemModel::headerDataChanged, this, &QAbstractItemModel::headerDataChanged);
     }
+    if (m_source) // the end of a batch: settle its changed rows in the same turn
+        m_connections << connect(m_source, &ResourceModel::batchApplied, this, &FilterProxyModel::applyChangedRows);
+    m_changed.clear();
     m_query = {};
     m_error = {};
     if (m_source) {
@@ -119,7 +122,17 @@ void FilterProxyModel::reparse()
     m_error = parsed.error;
     if (parsed.ok()) {
         const bool narrows = queryNarrows(parsed.query, m_query);
+        const bool same = narrows && queryNarrows(m_query, parsed.query);
+        const bool wasTimed = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(),
+                                          [](const QueryTerm &t) { return t.ageMs.has_value(); });
         m_query = std::move(parsed.query);
+        if (same && !wasTimed) {
+            // "state:running" -> "state:running ": the same rows; the memos stay right too.
+            m_lastTested = 0;
+            if (oldMessage != m_error.message || oldPosition != m_error.position)
+                emit errorChanged(m_error.message, m_error.position);
+            return;
+        }
         clearMemos();
         m_now = m_clock();
         const bool timed = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(),
@@ -129,10 +142,16 @@ void FilterProxyModel::reparse()
         else
             m_ageTimer.stop();
         if (narrows) {
-            // Only the rows shown can still match; the others keep their "no".
-            for (int sourceRow : m_rows)
-                m_accepted[size_t(sourceRow)] = accepts(sourceRow) ? 1 : 0;
-            m_lastTested = qsizetype(m_rows.size());
+            // Only the rows shown can still match; the others keep their "no". Walked in source
+            // order: the cells are read in memory order, not scattered by the sort.
+            qsizetype tested = 0;
+            for (size_t r = 0; r < m_accepted.size(); ++r) {
+                if (m_accepted[r]) {
+                    m_accepted[r] = accepts(int(r)) ? 1 : 0;
+                    ++tested;
+                }
+            }
+            m_lastTested = tested;
         } else {
             testAll();
         }
@@ -263,7 +282,9 @@ bool FilterProxyModel::lessThan(int a, int b) const
 {
     int order = 0;
     if (m_source) {
-        order = m_source->compareRows(a, b, m_sortColumn);
+        const int ra = textRank(a);
+        const int rb = textRank(b);
+        order = ra >= 0 && rb >= 0 ? (ra < rb ? -1 : (rb < ra ? 1 : 0)) : m_source->compareRows(a, b, m_sortColumn);
         if (order == 0) {
             // Ties by id keep the order stable across refreshes.
             const qint64 ia = m_source->idAt(a);
@@ -282,6 +303,14 @@ bool FilterProxyModel::lessThan(int a, int b) const
     return m_sortOrder == Qt::AscendingOrder ? order < 0 : order > 0;
 }
 
+int FilterProxyModel::textRank(int sourceRow) const
+{
+    if (m_rank.empty())
+        return -1;
+    const int id = m_source->textIdAt(sourceRow, m_sortColumn);
+    return id >= 0 && size_t(id) < m_rank.size() ? m_rank[size_t(id)] : -1;
+}
+
 void FilterProxyModel::sortOrderOf(std::vector<int> *rows) const
 {
     std::sort(rows->begin(), rows->end(), [this](int a, int b) { return lessThan(a, b); });
@@ -290,9 +319,36 @@ void FilterProxyModel::sortOrderOf(std::vector<int> *rows) const
 void FilterProxyModel::rebuildOrder()
 {
     m_order.clear();
+    m_rank.clear();
     if (m_sortColumn < 0 || !m_model)
         return;
-    m_order.resize(size_t(m_model->rowCount()));
+    m_rank.clear();
+    const int rows = m_model->rowCount();
+    if (m_source && isInterned(m_source->kind().fields.at(m_sortColumn).type)) {
+        // Case-insensitive string comparisons dominate a sort of 250k texts: rank each distinct
+        // text once by its case-folded form, then rows compare by integers. Texts interned later
+        // have no rank and compare as strings, which orders them the same way.
+        std::vector<int> ids;
+        for (int r = 0; r < rows; ++r) {
+            const int id = m_source->textIdAt(r, m_sortColumn);
+            if (id >= 0)
+                ids.push_back(id);
+        }
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        std::vector<QString> folded(ids.empty() ? 0 : size_t(ids.back()) + 1);
+        for (int id : ids)
+            folded[size_t(id)] = m_source->textOfId(id).toString().toCaseFolded();
+        std::sort(ids.begin(), ids.end(), [&](int x, int y) { return folded[size_t(x)] < folded[size_t(y)]; });
+        m_rank.assign(folded.size(), -1);
+        int rank = -1;
+        for (size_t i = 0; i < ids.size(); ++i) {
+            if (i == 0 || folded[size_t(ids[i])] != folded[size_t(ids[i - 1])])
+                ++rank;
+            m_rank[size_t(ids[i])] = rank;
+        }
+    }
+    m_order.resize(size_t(rows));
     std::iota(m_order.begin(), m_order.end(), 0);
     sortOrderOf(&m_order);
 }
@@ -400,6 +456,7 @@ void FilterProxyModel::onSourceAboutToBeReset()
 
 void FilterProxyModel::onSourceReset()
 {
+    m_changed.clear();
     clearMemos(); // a reset renumbers the model's texts
     testAll();
     rebuildOrder();
@@ -413,30 +470,24 @@ void FilterProxyModel::onRowsInserted(const QModelIndex &parent, int first, int 
         return;
     // Rows arrive in the middle only from other models; shift every stored source row.
     const int count = last - first + 1;
-    for (int &r : m_order) {
-        if (r >= first)
-            r += count;
-    }
+    auto shift = [&](std::vector<int> *rows) {
+        for (int &r : *rows) {
+            if (r >= first)
+                r += count;
+        }
+    };
+    shift(&m_order);
+    shift(&m_changed);
+    // The newcomers stay hidden until the batch ends: a ResourceModel changes the cells of other
+    // rows before it inserts, so the order can only be merged once every changed row is known.
     m_accepted.insert(m_accepted.begin() + first, size_t(count), 0);
+    rebuildRows(); // the same rows in the same places, renumbered
     for (int r = first; r <= last; ++r)
-        m_accepted[size_t(r)] = accepts(r) ? 1 : 0;
-    if (m_sortColumn >= 0) {
-        // Merging the sorted newcomers costs one pass, not a sort of every row.
-        std::vector<int> added(static_cast<size_t>(count));
-        std::iota(added.begin(), added.end(), first);
-        sortOrderOf(&added);
-        std::vector<int> merged;
-        merged.reserve(m_order.size() + added.size());
-        std::merge(m_order.cbegin(), m_order.cend(), added.cbegin(), added.cend(), std::back_inserter(merged),
-                   [this](int a, int b) { return lessThan(a, b); });
-        m_order = std::move(merged);
+        m_changed.push_back(r);
+    if (!m_changeScheduled) {
+        m_changeScheduled = true;
+        QMetaObject::invokeMethod(this, &FilterProxyModel::applyChangedRows, Qt::QueuedConnection);
     }
-    // Rows shown before keep their source rows through m_rows until the layout is rebuilt.
-    for (int &r : m_rows) {
-        if (r >= first)
-            r += count;
-    }
-    publish();
 }
 
 void FilterProxyModel::onRowsAboutToBeRemoved(const QModelIndex &parent, int first, int last)
@@ -445,6 +496,7 @@ void FilterProxyModel::onRowsAboutToBeRemoved(const QModelIndex &parent, int fir
     Q_UNUSED(last)
     if (parent.isValid())
         return;
+    applyChangedRows(); // their row numbers are about to shift
     emit layoutAboutToBeChanged();
     m_removing = persistentIndexList();
     m_removingSource.clear();
@@ -491,36 +543,8 @@ void FilterProxyModel::onDataChanged(const QModelIndex &topLeft, const QModelInd
         return;
     const int first = topLeft.row();
     const int last = bottomRight.row();
-    bool layout = false;
-    if (sortRelevant(roles)) {
-        for (int r = first; r <= last; ++r) {
-            const quint8 now = accepts(r) ? 1 : 0;
-            if (now != m_accepted[size_t(r)]) {
-                m_accepted[size_t(r)] = now;
-                layout = true;
-            }
-        }
-        if (m_sortColumn >= 0 && m_sortColumn >= topLeft.column() && m_sortColumn <= bottomRight.column()) {
-            // Take the changed rows out of the order and merge them back in at their new places.
-            std::vector<int> kept;
-            kept.reserve(m_order.size());
-            std::copy_if(m_order.cbegin(), m_order.cend(), std::back_inserter(kept),
-                         [&](int r) { return r < first || r > last; });
-            std::vector<int> changed(static_cast<size_t>(last - first + 1));
-            std::iota(changed.begin(), changed.end(), first);
-            sortOrderOf(&changed);
-            std::vector<int> merged;
-            merged.reserve(m_order.size());
-            std::merge(kept.cbegin(), kept.cend(), changed.cbegin(), changed.cend(), std::back_inserter(merged),
-                       [this](int a, int b) { return lessThan(a, b); });
-            layout = layout || merged != m_order;
-            m_order = std::move(merged);
-        }
-    }
-    if (layout) {
-        publish();
-        return;
-    }
+    // The new values are shown at once where the rows are; whether they still pass the filter and
+    // where they sort is settled once per batch (a batch signals one range per changed row).
     int low = -1;
     int high = -1;
     for (int r = first; r <= last; ++r) {
@@ -532,6 +556,55 @@ void FilterProxyModel::onDataChanged(const QModelIndex &topLeft, const QModelInd
     }
     if (low >= 0)
         emit dataChanged(index(low, topLeft.column()), index(high, bottomRight.column()), roles);
+    if (!sortRelevant(roles))
+        return;
+    for (int r = first; r <= last; ++r)
+        m_changed.push_back(r);
+    if (!m_changeScheduled) {
+        m_changeScheduled = true;
+        QMetaObject::invokeMethod(this, &FilterProxyModel::applyChangedRows, Qt::QueuedConnection);
+    }
+}
+
+void FilterProxyModel::applyChangedRows()
+{
+    m_changeScheduled = false;
+    if (m_changed.empty())
+        return;
+    std::vector<int> changed;
+    changed.swap(m_changed);
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    const int rows = int(m_accepted.size());
+    while (!changed.empty() && changed.back() >= rows)
+        changed.pop_back(); // gone since (removals are applied before they arrive here)
+    bool layout = false;
+    for (int r : changed) {
+        const quint8 now = accepts(r) ? 1 : 0;
+        if (now != m_accepted[size_t(r)]) {
+            m_accepted[size_t(r)] = now;
+            layout = true;
+        }
+    }
+    if (m_sortColumn >= 0 && !changed.empty()) {
+        // Take the changed rows out of the order and merge them back in at their new places.
+        std::vector<quint8> isChanged(m_accepted.size(), 0);
+        for (int r : changed)
+            isChanged[size_t(r)] = 1;
+        std::vector<int> kept;
+        kept.reserve(m_order.size());
+        std::copy_if(m_order.cbegin(), m_order.cend(), std::back_inserter(kept),
+                     [&](int r) { return !isChanged[size_t(r)]; });
+        sortOrderOf(&changed);
+        std::vector<int> merged;
+        merged.reserve(m_order.size());
+        std::merge(kept.cbegin(), kept.cend(), changed.cbegin(), changed.cend(), std::back_inserter(merged),
+                   [this](int a, int b) { return lessThan(a, b); });
+        layout = layout || merged != m_order;
+        m_order = std::move(merged);
+    }
+    if (layout)
+        publish();
 }
 
 } // namespace OpsDeck

@@ -85,6 +85,9 @@ private:
     void onRowsAboutToBeRemoved(const QModelIndex &parent, int first, int last);
     void onRowsRemoved(const QModelIndex &parent, int first, int last);
     void onDataChanged(const QModelIndex &topLeft, const QModelIndex &bottomRight, const QList<int> &roles);
+    // Re-tests and re-places the rows changed since the last call, with at most one layout change.
+    void applyChangedRows();
+    int textRank(int sourceRow) const;
 
     QPointer<QAbstractItemModel> m_model;
     QPointer<ResourceModel> m_source; // m_model when it is a ResourceModel
@@ -94,6 +97,9 @@ private:
     std::vector<int> m_proxyOf;   // source row -> proxy row, -1 when filtered out
     std::vector<quint8> m_accepted; // per source row
     std::vector<int> m_order;     // every source row in sort order; empty while unsorted
+    std::vector<int> m_rank;      // by text id: the text's place in the sort column's order
+    std::vector<int> m_changed;   // source rows whose values changed, until applyChangedRows()
+    bool m_changeScheduled = false;
     int m_sortColumn = -1;
     Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
 

@@ -101,7 +101,77 @@ private slots:
     void errorText();
     void noCrashOnOddInput_data();
     void noCrashOnOddInput();
+    void narrows_data();
+    void narrows();
+    void containsIgnoringCaseAsQt_data();
+    void containsIgnoringCaseAsQt();
 };
+
+void tst_Query::narrows_data()
+{
+    QTest::addColumn<QString>("narrower");
+    QTest::addColumn<QString>("wider");
+    QTest::addColumn<bool>("expected");
+
+    QTest::newRow("same") << "state:running acme" << "state:running acme" << true;
+    QTest::newRow("word grew") << "dataviz-ac" << "dataviz-a" << true;
+    QTest::newRow("word added") << "dataviz acme" << "dataviz" << true;
+    QTest::newRow("term added") << "state:running dataviz" << "dataviz" << true;
+    QTest::newRow("state prefix grew") << "state:runn" << "state:ru" << true;
+    QTest::newRow("state alias") << "status:running" << "state:run" << true;
+    QTest::newRow("text term grew") << "name:viz-ac" << "name:viz" << true;
+    QTest::newRow("alternative dropped") << "state:running" << "state:running,stopped" << true;
+    QTest::newRow("alternative added") << "state:running,stopped" << "state:running" << false;
+    QTest::newRow("word shrank") << "dataviz-a" << "dataviz-ac" << false;
+    QTest::newRow("term removed") << "dataviz" << "state:running dataviz" << false;
+    QTest::newRow("negated word shrank") << "-acm" << "-acme" << true;
+    QTest::newRow("negated word grew") << "-acme" << "-acm" << false;
+    QTest::newRow("negated state shrank") << "-state:fa" << "-state:failed" << true;
+    QTest::newRow("negated state grew") << "-state:failed" << "-state:fa" << false;
+    QTest::newRow("equal is exact") << "state=runn" << "state=ru" << false;
+    QTest::newRow("ages depend on the clock") << "age>1h" << "age>1h" << false;
+    QTest::newRow("different numbers") << "provider:8" << "provider:7" << false;
+    QTest::newRow("everything narrows nothing") << "acme" << "" << true;
+    QTest::newRow("nothing is narrower than everything") << "" << "acme" << false;
+}
+
+void tst_Query::narrows()
+{
+    QFETCH(QString, narrower);
+    QFETCH(QString, wider);
+    QFETCH(bool, expected);
+    const ResourceKind &kind = *resourceKindByName(u"instances");
+    const QueryParse n = parseQuery(narrower, kind);
+    const QueryParse w = parseQuery(wider, kind);
+    QVERIFY(n.ok());
+    QVERIFY(w.ok());
+    QCOMPARE(queryNarrows(n.query, w.query), expected);
+}
+
+void tst_Query::containsIgnoringCaseAsQt_data()
+{
+    QTest::addColumn<QString>("haystack");
+    QTest::addColumn<QString>("needle");
+
+    QTest::newRow("ascii hit") << "Dataviz-ACME-01" << "acme-0";
+    QTest::newRow("ascii miss") << "Dataviz-ACME-01" << "acme-1";
+    QTest::newRow("at the end") << "billing" << "ING";
+    QTest::newRow("longer than text") << "crm" << "crm-acme";
+    QTest::newRow("empty needle") << "crm" << "";
+    QTest::newRow("empty text") << "" << "a";
+    QTest::newRow("non-ascii needle") << "wiki-ÄRGER" << "ärger";
+    QTest::newRow("kelvin sign folds to k") << "KELVIN-\u212A" << "kelvin-k";
+    QTest::newRow("kelvin sign inside a match") << "ab\u212Acd" << "abkc";
+    QTest::newRow("partial overlaps") << "aaab" << "aab";
+}
+
+void tst_Query::containsIgnoringCaseAsQt()
+{
+    QFETCH(QString, haystack);
+    QFETCH(QString, needle);
+    const bool expected = haystack.contains(needle, Qt::CaseInsensitive);
+    QCOMPARE(containsIgnoringCase(haystack, needle, needle.toCaseFolded()), expected);
+}
 
 void tst_Query::parseValid_data()
 {

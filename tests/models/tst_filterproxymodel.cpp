@@ -9,6 +9,8 @@
 #include <QStringListModel>
 #include <QTest>
 
+#include <algorithm>
+
 using namespace OpsDeck;
 
 namespace {
@@ -80,7 +82,153 @@ private slots:
     void completions();
     void nonResourceSourcePassesAll();
     void wordsStayRightAcrossResets();
+    void typingEqualsBruteForce_data();
+    void typingEqualsBruteForce();
+    void narrowingTestsOnlyShownRows();
+    void batchesWhileFilteredEqualBruteForce();
+    void selectionFollowsItsRow();
 };
+
+namespace {
+
+const QStringList kNames{QStringLiteral("dataviz-acme"), QStringLiteral("Dataviz-Globex"), QStringLiteral("crm-acme"),
+                         QStringLiteral("wiki-ÄRGER"), QStringLiteral("billing"), QStringLiteral("KELVIN-\u212A")};
+const QStringList kStates{QStringLiteral("RUNNING"), QStringLiteral("STOPPED"), QStringLiteral("FAILED"),
+                          QStringLiteral("PENDING")};
+
+QJsonObject generated(qint64 id, int salt)
+{
+    return instance(id, kNames.at((id + salt) % kNames.size()) + QString::number(id % 7),
+                    kStates.at((id * 3 + salt) % kStates.size()), 7 + (id % 2),
+                    QStringLiteral("2026-11-2%1T10:00:00Z").arg(id % 9 + 1), 1 + salt);
+}
+
+// The rows a query must show, in source-id order, by the generic matcher on each row's object.
+QList<qint64> bruteForce(const ResourceModel &model, const QString &text)
+{
+    const QueryParse parsed = parseQuery(text, model.kind());
+    QList<qint64> ids;
+    for (int r = 0; r < model.rowCount(); ++r) {
+        const QJsonObject object = model.objectAt(r);
+        if (matches(parsed.query, JsonQueryRow(model.kind(), object), kNow))
+            ids << model.idAt(r);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+QList<qint64> sortedIds(const QAbstractItemModel &proxy)
+{
+    QList<qint64> ids = proxyIds(proxy);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+} // namespace
+
+void tst_FilterProxyModel::typingEqualsBruteForce_data()
+{
+    QTest::addColumn<QString>("query");
+
+    QTest::newRow("state and words") << "state:running dataviz-ac";
+    QTest::newRow("negated word") << "-acme crm";
+    QTest::newRow("negated state grows") << "-state:fa dataviz";
+    QTest::newRow("alternatives") << "state:run,sto acme";
+    QTest::newRow("name term") << "name:viz-gl";
+    QTest::newRow("non-ascii word") << "ärger";
+    QTest::newRow("kelvin folds to k") << "kelvin-k";
+    QTest::newRow("id digits") << "1 4";
+    QTest::newRow("provider and age") << "provider:8 age>1d";
+}
+
+void tst_FilterProxyModel::typingEqualsBruteForce()
+{
+    QFETCH(QString, query);
+    Fixture f;
+    QList<QJsonObject> rows;
+    for (qint64 id = 1; id <= 300; ++id)
+        rows << generated(id, 0);
+    f.model.replaceAll(rows);
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    // Typed and erased one character at a time, as the query line sends it.
+    QList<QString> keystrokes;
+    for (qsizetype n = 1; n <= query.size(); ++n)
+        keystrokes << query.left(n);
+    for (qsizetype n = query.size() - 1; n >= 0; --n)
+        keystrokes << query.left(n);
+    QString lastGood;
+    for (const QString &text : std::as_const(keystrokes)) {
+        if (f.proxy.setQuery(text))
+            lastGood = text;
+        QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, lastGood));
+    }
+}
+
+void tst_FilterProxyModel::narrowingTestsOnlyShownRows()
+{
+    Fixture f;
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    QCOMPARE(f.proxy.lastTestedRows(), 4);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running bil")));
+    QCOMPARE(f.proxy.lastTestedRows(), 2); // the two running rows only
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{1});
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running bil ")));
+    QCOMPARE(f.proxy.lastTestedRows(), 0); // the same query
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running bi")));
+    QCOMPARE(f.proxy.lastTestedRows(), 4); // wider: every row again
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{1});
+}
+
+void tst_FilterProxyModel::batchesWhileFilteredEqualBruteForce()
+{
+    Fixture f;
+    QList<QJsonObject> rows;
+    for (qint64 id = 1; id <= 200; ++id)
+        rows << generated(id, 0);
+    f.model.replaceAll(rows);
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"), Qt::DescendingOrder);
+    const QString query = QStringLiteral("state:running,pending acme");
+    QVERIFY(f.proxy.setQuery(query));
+    for (int round = 1; round <= 5; ++round) {
+        // Changed rows (new states and names), new rows, and scattered removals in one batch.
+        QList<QJsonObject> batch;
+        for (qint64 id = round; id <= 200; id += 3)
+            batch << generated(id, round);
+        for (qint64 id = 200 + round * 10; id < 200 + round * 10 + 10; ++id)
+            batch << generated(id, round);
+        f.model.upsert(batch);
+        QList<qint64> removed;
+        for (qint64 id = round * 7; id <= 200; id += 17)
+            removed << id;
+        f.model.remove(removed);
+        f.model.flush();
+        QTRY_VERIFY(!f.model.hasPendingChanges());
+        QTRY_COMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
+        // Still in name order, descending, ties by id.
+        for (int r = 1; r < f.proxy.rowCount(); ++r) {
+            const QString a = f.proxy.index(r - 1, 1).data(ResourceModel::SortRole).toString();
+            const QString b = f.proxy.index(r, 1).data(ResourceModel::SortRole).toString();
+            QVERIFY2(a.compare(b, Qt::CaseInsensitive) >= 0, qPrintable(a + QLatin1String(" before ") + b));
+        }
+    }
+}
+
+void tst_FilterProxyModel::selectionFollowsItsRow()
+{
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    const QPersistentModelIndex payroll(f.proxy.index(3, 0)); // Alpha wiki, billing, crm, payroll
+    QCOMPARE(payroll.data(ResourceModel::IdRole).toLongLong(), 3);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    QVERIFY(payroll.isValid());
+    QCOMPARE(payroll.row(), 1);
+    QCOMPARE(payroll.data(ResourceModel::IdRole).toLongLong(), 3);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:stopped")));
+    QVERIFY(!payroll.isValid());
+}
 
 void tst_FilterProxyModel::filters_data()
 {
