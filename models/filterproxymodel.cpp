@@ -11,6 +11,8 @@ namespace OpsDeck {
 namespace {
 
 constexpr int kAgeRefreshMs = 30 * 1000;
+// A byte per source row each: 16 results of 250k rows hold 4 MB.
+constexpr size_t kRememberedQueries = 16;
 
 // Reads one source row straight from the model's cells, without building display strings.
 class ModelRow final : public QueryRow
@@ -85,6 +87,7 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
     if (m_source) // the end of a batch: settle its changed rows in the same turn
         m_connections << connect(m_source, &ResourceModel::batchApplied, this, &FilterProxyModel::applyChangedRows);
     m_changed.clear();
+    forgetResults();
     m_query = {};
     m_error = {};
     if (m_source) {
@@ -141,7 +144,9 @@ void FilterProxyModel::reparse()
             m_ageTimer.start();
         else
             m_ageTimer.stop();
-        if (narrows) {
+        if (!timed && recall()) {
+            m_lastTested = 0;
+        } else if (narrows) {
             // Only the rows shown can still match; the others keep their "no". Walked in source
             // order: the cells are read in memory order, not scattered by the sort.
             qsizetype tested = 0;
@@ -155,6 +160,8 @@ void FilterProxyModel::reparse()
         } else {
             testAll();
         }
+        if (!timed)
+            remember();
         publish();
     }
     if (oldMessage != m_error.message || oldPosition != m_error.position)
@@ -163,6 +170,7 @@ void FilterProxyModel::reparse()
 
 void FilterProxyModel::refreshTimeFilter()
 {
+    forgetResults();
     m_now = m_clock();
     testAll();
     publish();
@@ -185,6 +193,7 @@ QStringList FilterProxyModel::completions(const QString &token) const
 
 void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
 {
+    forgetResults();
     m_lookup = std::move(lookup);
     clearMemos();
     testAll();
@@ -193,10 +202,30 @@ void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
 
 void FilterProxyModel::setClock(std::function<qint64()> clock)
 {
+    forgetResults();
     m_clock = std::move(clock);
     m_now = m_clock();
     testAll();
     publish();
+}
+
+void FilterProxyModel::remember()
+{
+    const auto it = std::find_if(m_recent.begin(), m_recent.end(), [this](const Remembered &r) { return r.text == m_text; });
+    if (it != m_recent.end())
+        m_recent.erase(it);
+    if (m_recent.size() >= kRememberedQueries)
+        m_recent.erase(m_recent.begin());
+    m_recent.push_back(Remembered{m_text, m_accepted});
+}
+
+bool FilterProxyModel::recall()
+{
+    const auto it = std::find_if(m_recent.cbegin(), m_recent.cend(), [this](const Remembered &r) { return r.text == m_text; });
+    if (it == m_recent.cend() || it->accepted.size() != m_accepted.size())
+        return false;
+    m_accepted = it->accepted;
+    return true;
 }
 
 bool FilterProxyModel::accepts(int sourceRow) const
@@ -456,6 +485,7 @@ void FilterProxyModel::onSourceAboutToBeReset()
 
 void FilterProxyModel::onSourceReset()
 {
+    forgetResults();
     m_changed.clear();
     clearMemos(); // a reset renumbers the model's texts
     testAll();
@@ -469,6 +499,7 @@ void FilterProxyModel::onRowsInserted(const QModelIndex &parent, int first, int 
     if (parent.isValid())
         return;
     // Rows arrive in the middle only from other models; shift every stored source row.
+    forgetResults();
     const int count = last - first + 1;
     auto shift = [&](std::vector<int> *rows) {
         for (int &r : *rows) {
@@ -510,6 +541,7 @@ void FilterProxyModel::onRowsRemoved(const QModelIndex &parent, int first, int l
 {
     if (parent.isValid())
         return;
+    forgetResults();
     const int count = last - first + 1;
     auto shifted = [&](int r) { return r < first ? r : (r > last ? r - count : -1); };
     m_accepted.erase(m_accepted.begin() + first, m_accepted.begin() + last + 1);
@@ -571,6 +603,7 @@ void FilterProxyModel::applyChangedRows()
     m_changeScheduled = false;
     if (m_changed.empty())
         return;
+    forgetResults();
     std::vector<int> changed;
     changed.swap(m_changed);
     std::sort(changed.begin(), changed.end());

@@ -88,6 +88,10 @@ private:
     // Re-tests and re-places the rows changed since the last call, with at most one layout change.
     void applyChangedRows();
     int textRank(int sourceRow) const;
+    // Results of recent queries, so erasing a character does not test every row again.
+    void remember();
+    bool recall();
+    void forgetResults() { m_recent.clear(); }
 
     QPointer<QAbstractItemModel> m_model;
     QPointer<ResourceModel> m_source; // m_model when it is a ResourceModel
@@ -107,6 +111,12 @@ private:
     QModelIndexList m_removing;
     std::vector<std::pair<int, int>> m_removingSource;
 
+    struct Remembered
+    {
+        QString text;
+        std::vector<quint8> accepted;
+    };
+    std::vector<Remembered> m_recent; // newest last; cleared by any change of the source rows
     QString m_text;
     Query m_query;
     QueryError m_error;

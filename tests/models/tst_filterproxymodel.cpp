@@ -178,6 +178,18 @@ void tst_FilterProxyModel::narrowingTestsOnlyShownRows()
     QVERIFY(f.proxy.setQuery(QStringLiteral("state:running bi")));
     QCOMPARE(f.proxy.lastTestedRows(), 4); // wider: every row again
     QCOMPARE(proxyIds(f.proxy), QList<qint64>{1});
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    QCOMPARE(f.proxy.lastTestedRows(), 0); // erased back to a remembered query
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{1, 3}));
+    // Changed rows make remembered results useless.
+    f.model.upsert({instance(2, QStringLiteral("Alpha wiki"), QStringLiteral("RUNNING"), 7,
+                             QStringLiteral("2026-11-28T09:00:00Z"), 2)});
+    f.model.flush();
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{1, 2, 3}));
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running bil")));
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:running")));
+    QCOMPARE(f.proxy.lastTestedRows(), 4);
+    QCOMPARE(proxyIds(f.proxy), (QList<qint64>{1, 2, 3}));
 }
 
 void tst_FilterProxyModel::batchesWhileFilteredEqualBruteForce()
