@@ -96,4 +96,10 @@ void Cache::loadCursor()
     QMetaObject::invokeMethod(worker, [worker] { worker->loadCursor(); }, Qt::QueuedConnection);
 }
 
+void Cache::verify()
+{
+    CacheWorker *worker = m_worker;
+    QMetaObject::invokeMethod(worker, [worker] { worker->verify(); }, Qt::QueuedConnection);
+}
+
 } // namespace OpsDeck

@@ -37,7 +37,11 @@ public:
     void replaceKind(const QString &kind, const QList<QJsonObject> &rows); // after a relist
     void clearAll();
     void saveCursor(qint64 seq);
-    void loadCursor();                         // -> cursorLoaded(seq), -1 when none
+    void loadCursor();                         // -> cursorLoaded(seq), -1 when none; then verify()
+    // The full integrity check of a file that open() adopted (open() only checks its header and
+    // schema version, so the first rows show at once). Damage found here is handled as at open:
+    // moved aside, a fresh file, cacheRebuilt(); whatever was loaded from it must be relisted.
+    void verify();
 
 signals:
     void opened(bool ok, const QString &error);

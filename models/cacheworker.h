@@ -18,6 +18,8 @@ class CacheWorker final : public QObject
 public:
     static constexpr int kSchemaVersion = 1;
     static constexpr int kLoadChunk = 5000;
+    // The first chunk of a load is small so the table can paint before the rest is parsed.
+    static constexpr int kFirstLoadChunk = 500;
 
     explicit CacheWorker(QObject *parent = nullptr);
     ~CacheWorker() override;
@@ -31,6 +33,8 @@ public:
     void clearAll();
     void saveCursor(qint64 seq);
     void loadCursor();
+    // The full integrity check (PRAGMA quick_check) of a file adopted at open; runs once.
+    void verify();
 
 signals:
     void opened(bool ok, const QString &error);
@@ -50,6 +54,7 @@ private:
     QString m_path;
     QString m_connection; // QSqlDatabase connection name, unique per worker
     bool m_open = false;
+    bool m_verifyPending = false; // an existing file was adopted and not yet fully checked
 };
 
 } // namespace OpsDeck

@@ -77,6 +77,17 @@ void setUserVersion(const QString &path, int version)
     QSqlDatabase::removeDatabase(QStringLiteral("tamper"));
 }
 
+// A damage only the full check sees: the header's free-page count no longer matches the
+// free list (rows still read and write).
+void breakFreelistCount(const QString &path)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QVERIFY(file.seek(36));
+    const char count[4] = {0, 0, 0, 7};
+    QCOMPARE(file.write(count, 4), qint64(4));
+}
+
 } // namespace
 
 class tst_Cache final : public QObject
@@ -93,6 +104,8 @@ private slots:
     void schemaMismatchRebuilt();
     void garbageFileRebuilt_data();
     void garbageFileRebuilt();
+    void damageFoundAfterRowsAreOut();
+    void verifyKeepsAHealthyFile();
     void workerThreadOwnsTheConnection();
     void defaultPathIsPerProfile();
 };
@@ -180,7 +193,9 @@ void tst_Cache::largeLoadComesInChunks()
     QSignalSpy spy(&cache, &Cache::rowsLoaded);
     cache.load(QStringLiteral("instances"));
     QTRY_VERIFY(!spy.isEmpty() && spy.last().at(2).toBool());
-    QCOMPARE(spy.count(), 3); // 5000 + 5000 + 2000
+    QCOMPARE(spy.count(), 4); // a first screenful of 500 on its own, then 5000 + 5000 + 1500
+    QCOMPARE(spy.first().at(1).value<QList<QJsonObject>>().size(), 500);
+    QCOMPARE(spy.first().at(1).value<QList<QJsonObject>>().first(), row(1, 1));
     int total = 0;
     for (const auto &args : spy)
         total += int(args.at(1).value<QList<QJsonObject>>().size());
@@ -241,6 +256,58 @@ void tst_Cache::garbageFileRebuilt()
     QCOMPARE(kept.readAll(), content); // moved aside untouched, for inspection
     cache.store(QStringLiteral("instances"), {row(1, 1)});
     QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{row(1, 1)});
+}
+
+void tst_Cache::damageFoundAfterRowsAreOut()
+{
+    const QString path = Test::scratchDir() + QStringLiteral("/late-check.sqlite");
+    QList<QJsonObject> rows;
+    for (int i = 1; i <= 300; ++i)
+        rows << row(i, 1);
+    {
+        Cache cache(path);
+        QVERIFY(openCache(cache));
+        cache.store(QStringLiteral("instances"), rows);
+        cache.saveCursor(42);
+        QCOMPARE(cursorOf(cache), qint64(42));
+    }
+    breakFreelistCount(path);
+    if (QTest::currentTestFailed())
+        return;
+    Cache cache(path);
+    QStringList order;
+    connect(&cache, &Cache::cursorLoaded, &cache, [&order](qint64 seq) { order << QStringLiteral("cursor %1").arg(seq); });
+    connect(&cache, &Cache::cacheRebuilt, &cache, [&order](const QString &reason) { order << reason; });
+    // Opening only reads the header: the rows and the cursor come out before the full check.
+    QVERIFY(openCache(cache));
+    QCOMPARE(loadAll(cache, QStringLiteral("instances")), rows);
+    QCOMPARE(cursorOf(cache), qint64(42));
+    QTRY_COMPARE(order.size(), 2);
+    QCOMPARE(order.first(), QStringLiteral("cursor 42"));
+    QVERIFY2(order.last().contains(QStringLiteral("damaged")), qPrintable(order.last()));
+    QCOMPARE(asideFiles(path).size(), 1);
+    QCOMPARE(cursorOf(cache), qint64(-1)); // a fresh file
+    QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{});
+    cache.store(QStringLiteral("instances"), {row(7, 1)});
+    QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{row(7, 1)});
+}
+
+void tst_Cache::verifyKeepsAHealthyFile()
+{
+    const QString path = Test::scratchDir() + QStringLiteral("/healthy.sqlite");
+    {
+        Cache cache(path);
+        QVERIFY(openCache(cache));
+        cache.store(QStringLiteral("instances"), {row(1, 1)});
+    }
+    Cache cache(path);
+    QSignalSpy rebuilt(&cache, &Cache::cacheRebuilt);
+    QVERIFY(openCache(cache));
+    cache.verify();
+    QCOMPARE(cursorOf(cache), qint64(-1)); // answered after the check, in order
+    QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{row(1, 1)});
+    QCOMPARE(rebuilt.count(), 0);
+    QVERIFY(asideFiles(path).isEmpty());
 }
 
 void tst_Cache::workerThreadOwnsTheConnection()
