@@ -372,6 +372,12 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
         result.problem = Problem::fromJson(status, result.body);
         if (status == 401)
             emit unauthenticated(*result.problem);
+    } else {
+        emit reply->bodyReceived(result.body);
+        if (reply->m_aborted) { // abort() above already scheduled its deletion
+            uncount(*call);
+            return;
+        }
     }
 
     const QByteArray contentType = network->header(QNetworkRequest::ContentTypeHeader).toByteArray();

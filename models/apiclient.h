@@ -65,6 +65,9 @@ public:
     void abort();
 
 signals:
+    // A 2xx body as it arrived, before it is decoded: a pager can ask for the next page while
+    // this one is still being parsed. finished() follows.
+    void bodyReceived(const QByteArray &body);
     void finished(const OpsDeck::ApiResult &result);
 
 private:

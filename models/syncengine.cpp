@@ -23,7 +23,67 @@ constexpr int kFeedPageLimit = 1000;
 // Audit entries trail the events that caused them; one read per burst is enough.
 constexpr int kTailDelayMs = 300;
 
+// The `next` of a list page, read from the end of its body before the body is decoded: the
+// server writes {"items": [...], "next": "<cursor>"|null} with next last. *known is false when
+// the tail does not have that exact shape; the decoded page has the final word either way.
+QString nextCursorInTail(const QByteArray &body, bool *known)
+{
+    *known = false;
+    constexpr qsizetype kTail = 1024;
+    const QByteArrayView tail = QByteArrayView(body).last(std::min(kTail, body.size()));
+    const qsizetype key = tail.lastIndexOf(QByteArrayView("\"next\""));
+    if (key < 0)
+        return {};
+    qsizetype i = key + 6;
+    auto skipSpace = [&] {
+        while (i < tail.size() && (tail[i] == ' ' || tail[i] == '\n' || tail[i] == '\r' || tail[i] == '\t'))
+            ++i;
+    };
+    skipSpace();
+    if (i >= tail.size() || tail[i] != ':')
+        return {};
+    ++i;
+    skipSpace();
+    QString cursor;
+    if (tail.sliced(i).startsWith("null")) {
+        i += 4;
+    } else if (i < tail.size() && tail[i] == '"') {
+        const qsizetype end = tail.indexOf('"', i + 1);
+        if (end < 0)
+            return {};
+        const QByteArrayView text = tail.sliced(i + 1, end - i - 1);
+        if (text.isEmpty() || text.contains('\\'))
+            return {};
+        cursor = QString::fromUtf8(text);
+        i = end + 1;
+    } else {
+        return {};
+    }
+    skipSpace();
+    if (i >= tail.size() || tail[i] != '}')
+        return {};
+    ++i;
+    skipSpace();
+    if (i != tail.size())
+        return {};
+    *known = true;
+    return cursor;
+}
+
 } // namespace
+
+// One requested list page. next/nextKnown come from the body's tail (or, failing that, from the
+// decoded page); nextRequested once the following page was asked for (or there is none).
+struct SyncEngine::Page
+{
+    QString cursor;
+    QPointer<ApiReply> reply;
+    ApiResult result;
+    bool done = false;
+    QString next;
+    bool nextKnown = false;
+    bool nextRequested = false;
+};
 
 SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     : QObject(parent)
@@ -46,6 +106,7 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     if (m_cache) {
         connect(m_cache, &Cache::rowsLoaded, this, &SyncEngine::onCacheRows);
         connect(m_cache, &Cache::cursorLoaded, this, &SyncEngine::onCacheCursor);
+        connect(m_cache, &Cache::cacheRebuilt, this, &SyncEngine::onCacheRebuilt);
     }
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, [this] {
@@ -119,6 +180,15 @@ void SyncEngine::setBackoff(int baseMs, int maxMs)
     m_backoffMaxMs = std::max(m_backoffBaseMs, maxMs);
 }
 
+QStringList SyncEngine::kindsInOrder() const
+{
+    QStringList kinds = m_kinds;
+    const qsizetype at = kinds.indexOf(m_priorityKind);
+    if (at > 0)
+        kinds.move(at, 0);
+    return kinds;
+}
+
 void SyncEngine::start()
 {
     if (m_running)
@@ -126,14 +196,16 @@ void SyncEngine::start()
     m_running = true;
     ++m_generation;
     m_failures = 0;
+    m_cacheCursorRead = false;
     m_status->setState(ConnectionStatus::State::Connecting);
     if (!m_cache) {
         beginListing({});
         return;
     }
-    // The worker answers in order: every kind's rows, then the cursor, which starts the network part.
+    // The worker answers in order: every kind's rows (the one on screen first), then the cursor,
+    // which starts the network part; the file's full check runs after that.
     m_cache->open();
-    for (const QString &kind : std::as_const(m_kinds))
+    for (const QString &kind : kindsInOrder())
         m_cache->load(kind);
     m_cache->loadCursor();
 }
@@ -153,6 +225,7 @@ void SyncEngine::stop()
         m_tailRequest->abort();
     if (m_request)
         m_request->abort();
+    abortPages();
     if (m_socket) {
         QWebSocket *socket = m_socket;
         m_socket = nullptr;
@@ -193,12 +266,22 @@ void SyncEngine::onCacheCursor(qint64 seq)
 {
     if (!m_running)
         return;
+    m_cacheCursorRead = true;
     if (seq >= 0) {
         m_cursor = seq;
         watch();
     } else {
         beginListing({});
     }
+}
+
+void SyncEngine::onCacheRebuilt(const QString &reason)
+{
+    // Damage found by the check after the rows were shown: they and the cursor came from that
+    // file, so everything is listed again (rows the server does not list are dropped then).
+    // Damage found at open never got that far: the cursor will read as none and list anyway.
+    if (m_running && m_cacheCursorRead)
+        beginListing(reason);
 }
 
 void SyncEngine::beginListing(const QString &reason)
@@ -209,6 +292,7 @@ void SyncEngine::beginListing(const QString &reason)
     m_reconnectTimer.stop();
     if (m_request)
         m_request->abort();
+    abortPages();
     if (m_socket) {
         QWebSocket *socket = m_socket;
         m_socket = nullptr;
@@ -237,7 +321,7 @@ void SyncEngine::beginListing(const QString &reason)
         }
         m_status->touch();
         m_listSeq = result.object().value(QLatin1String("last_seq")).toInteger(0);
-        m_listQueue = m_kinds;
+        m_listQueue = kindsInOrder();
         listNextKind();
     });
 }
@@ -264,43 +348,102 @@ void SyncEngine::listPage(const QString &kind, const QString &cursor)
     QString path = QStringLiteral("/%1?limit=%2").arg(kind).arg(m_pageSize);
     if (!cursor.isEmpty())
         path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
-    m_request = m_client->get(path);
-    connect(m_request, &ApiReply::finished, this, [this, generation, kind, cursor](const ApiResult &result) {
+    auto page = std::make_shared<Page>();
+    page->cursor = cursor;
+    page->reply = m_client->get(path);
+    m_pages.append(page);
+    connect(page->reply, &ApiReply::bodyReceived, this, [this, generation, kind, page](const QByteArray &body) {
+        if (generation == m_generation)
+            onPageBody(kind, page, body);
+    });
+    connect(page->reply, &ApiReply::finished, this, [this, generation, kind, page](const ApiResult &result) {
         if (generation != m_generation)
             return;
-        if (result.ok() && resourceKindByName(kind)->feedKind.isEmpty())
-            m_tailCursor.insert(kind, cursor);
-        onPage(kind, result);
+        page->result = result;
+        page->done = true;
+        applyPages(kind);
     });
 }
 
-void SyncEngine::onPage(const QString &kind, const ApiResult &result)
+void SyncEngine::onPageBody(const QString &kind, const std::shared_ptr<Page> &page, const QByteArray &body)
 {
+    if (page->nextKnown)
+        return;
+    page->next = nextCursorInTail(body, &page->nextKnown);
+    fillPipeline(kind);
+}
+
+void SyncEngine::fillPipeline(const QString &kind)
+{
+    if (m_pages.isEmpty() || m_pages.size() >= kMaxPagesInFlight)
+        return;
+    Page &last = *m_pages.last();
+    if (!last.nextKnown || last.nextRequested)
+        return;
+    last.nextRequested = true;
+    if (!last.next.isEmpty())
+        listPage(kind, last.next);
+}
+
+void SyncEngine::abortPages()
+{
+    const QList<std::shared_ptr<Page>> pages = std::exchange(m_pages, {});
+    for (const std::shared_ptr<Page> &page : pages) {
+        if (page->reply)
+            page->reply->abort();
+    }
+}
+
+// Pages are applied in the order they were asked for, whatever order their answers come in.
+void SyncEngine::applyPages(const QString &kind)
+{
+    while (!m_pages.isEmpty() && m_pages.first()->done) {
+        const std::shared_ptr<Page> page = m_pages.takeFirst();
+        if (!onPage(kind, page))
+            return; // the kind is finished, skipped, or the listing failed
+        fillPipeline(kind);
+    }
+}
+
+bool SyncEngine::onPage(const QString &kind, const std::shared_ptr<Page> &page)
+{
+    const ApiResult &result = page->result;
     ResourceModel *model = m_models.value(kind);
     if (!result.ok()) {
+        abortPages();
         // A kind this server or this role does not offer is simply not synced.
         if (result.status == 403 || result.status == 404 || result.status == 405) {
             m_listQueue.removeFirst();
             listNextKind();
-            return;
+            return false;
         }
         if (result.status == 401)
             emit problem(*result.problem);
         failed(result.problem ? result.problem->detail : tr("no answer"));
-        return;
+        return false;
     }
+    if (resourceKindByName(kind)->feedKind.isEmpty())
+        m_tailCursor.insert(kind, page->cursor);
     m_status->touch();
-    const QJsonObject page = result.object();
-    const QJsonArray items = page.value(QLatin1String("items")).toArray();
+    const QJsonObject object = result.object();
+    const QString next = object.value(QLatin1String("next")).toString();
+    if (page->nextRequested && page->next != next) {
+        // The tail read the wrong cursor: whatever was asked for after this page is not it.
+        abortPages();
+        page->nextRequested = false;
+    }
+    page->next = next;
+    page->nextKnown = true;
+    const QJsonArray items = object.value(QLatin1String("items")).toArray();
     QList<QJsonObject> objects;
     objects.reserve(items.size());
     for (const QJsonValue &item : items) {
-        const QJsonObject object = item.toObject();
-        const QJsonValue id = object.value(QLatin1String("id"));
+        QJsonObject row = item.toObject();
+        const QJsonValue id = row.value(QLatin1String("id"));
         if (!id.isDouble())
             continue;
         m_seen.insert(id.toInteger());
-        objects.append(object);
+        objects.append(std::move(row));
     }
     model->upsert(objects);
     if (m_cache) {
@@ -311,10 +454,12 @@ void SyncEngine::onPage(const QString &kind, const ApiResult &result)
     }
     m_firstPage = false;
     emit listProgress(kind, int(m_seen.size()));
-    const QString next = page.value(QLatin1String("next")).toString();
     if (!next.isEmpty()) {
-        listPage(kind, next);
-        return;
+        if (!page->nextRequested) {
+            page->nextRequested = true;
+            listPage(kind, next);
+        }
+        return true;
     }
     // Rows the server no longer lists are gone (deleted while we were away).
     model->flush();
@@ -332,6 +477,7 @@ void SyncEngine::onPage(const QString &kind, const ApiResult &result)
     m_seen.clear();
     m_listQueue.removeFirst();
     listNextKind();
+    return false;
 }
 
 void SyncEngine::watch()
@@ -536,6 +682,7 @@ void SyncEngine::failed(const QString &error)
     if (!m_running)
         return;
     ++m_generation;
+    abortPages();
     ++m_failures;
     const qint64 exponential = qint64(m_backoffBaseMs) << std::min(m_failures - 1, 20);
     const qint64 capped = std::min<qint64>(exponential, m_backoffMaxMs);

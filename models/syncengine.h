@@ -14,6 +14,8 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <memory>
+
 class QWebSocket;
 
 namespace OpsDeck {
@@ -55,6 +57,13 @@ public:
     void setPingInterval(int ms) { m_pingTimer.setInterval(ms); }
     // Reconnect delays: base * 2^n, capped, each drawn in [50%, 100%] of that.
     void setBackoff(int baseMs, int maxMs);
+    // The kind on screen: its cached rows are loaded and its pages listed before the others'.
+    // Default "instances", the view the console opens on. Takes effect at the next start/relist.
+    void setPriorityKind(const QString &kindName) { m_priorityKind = kindName; }
+    QString priorityKind() const { return m_priorityKind; }
+    // Pages of one kind requested and not yet applied, at most (the next page is asked for as
+    // soon as a page's body arrives, while that one is being decoded).
+    static constexpr int kMaxPagesInFlight = 2;
 
     void start();
     void stop();
@@ -80,10 +89,17 @@ signals:
 private:
     void onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last);
     void onCacheCursor(qint64 seq);
+    void onCacheRebuilt(const QString &reason);
+    QStringList kindsInOrder() const;
     void beginListing(const QString &reason);
     void listNextKind();
     void listPage(const QString &kind, const QString &cursor);
-    void onPage(const QString &kind, const ApiResult &result);
+    struct Page;
+    void onPageBody(const QString &kind, const std::shared_ptr<Page> &page, const QByteArray &body);
+    void fillPipeline(const QString &kind);
+    void applyPages(const QString &kind);
+    bool onPage(const QString &kind, const std::shared_ptr<Page> &page);
+    void abortPages();
     void watch();
     void openWebSocket();
     void onWebSocketMessage(const QString &message);
@@ -102,6 +118,7 @@ private:
     ConnectionStatus *m_status; // child
     QHash<QString, ResourceModel *> m_models; // children, by kind name
     QStringList m_kinds;
+    QString m_priorityKind = QStringLiteral("instances");
 
     int m_pageSize = 1000;
     bool m_webSocketEnabled = true;
@@ -116,6 +133,7 @@ private:
     quint64 m_generation = 0;       // bumps on start/stop/relist: answers to older requests are dropped
     qint64 m_cursor = -1;
     int m_cacheKindsPending = 0;
+    bool m_cacheCursorRead = false; // the cache's rows and cursor were taken for this start
 
     // Listing state
     QStringList m_listQueue;
@@ -123,6 +141,7 @@ private:
     QSet<qint64> m_seen;            // ids of the kind being listed, to drop vanished rows afterwards
     int m_listedRows = 0;
     bool m_firstPage = true;
+    QList<std::shared_ptr<Page>> m_pages; // requested pages of the kind being listed, in order
 
     // Kinds without feed events (audit) are followed by re-reading from the cursor of their last
     // page whenever other events arrive: the server's list cursor is reused, never made up.

@@ -12,6 +12,9 @@
 #include <QNetworkRequest>
 #include <QJsonDocument>
 #include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -62,6 +65,28 @@ void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QSt
     engine.setLongPollWait(2);
 }
 
+// List requests of kindName the client has sent and not yet had answered.
+int listRequestsOnTheWire(ApiClient &client, const QString &kindName)
+{
+    int count = 0;
+    const auto replies = client.networkAccessManager()->findChildren<QNetworkReply *>();
+    for (const QNetworkReply *reply : replies) {
+        if (!reply->isFinished() && reply->url().path().endsWith(u'/' + kindName))
+            ++count;
+    }
+    return count;
+}
+
+// A damage only the cache's full check sees (the header's free-page count is wrong).
+void breakFreelistCount(const QString &path)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QVERIFY(file.seek(36));
+    const char count[4] = {0, 0, 0, 7};
+    QCOMPARE(file.write(count, 4), qint64(4));
+}
+
 } // namespace
 
 class tst_SyncEngine final : public QObject
@@ -71,6 +96,10 @@ class tst_SyncEngine final : public QObject
 private slots:
     void initTestCase();
     void initialListInPages();
+    void nextPageAskedBeforeThisOneIsApplied();
+    void priorityKindFirst_data();
+    void priorityKindFirst();
+    void damageFoundAfterCachedRowsRelists();
     void liveChangesOverWebSocket();
     void longPollFallback();
     void resumeFromCachedCursor();
@@ -125,6 +154,138 @@ void tst_SyncEngine::initialListInPages()
     ResourceModel *instances = engine.model(QStringLiteral("instances"));
     const int providerColumn = instances->kind().fieldIndex(u"provider_id");
     QCOMPARE(instances->index(0, providerColumn).data().toString(), QStringLiteral("acme-apps"));
+}
+
+void tst_SyncEngine::nextPageAskedBeforeThisOneIsApplied()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server, 25);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    engine.setKinds({QStringLiteral("instances")});
+    // When each page is applied: how many later pages are already asked for.
+    QList<QPair<int, int>> seen;
+    connect(&engine, &SyncEngine::listProgress, &engine, [&seen, &client](const QString &kind, int rows) {
+        if (kind == QLatin1String("instances"))
+            seen.append({rows, listRequestsOnTheWire(client, kind)});
+    });
+    QSignalSpy synced(&engine, &SyncEngine::synced);
+    engine.start();
+    QTRY_COMPARE(synced.count(), 1);
+    // Pages 2 and 3 were on their way while 1 and 2 were decoded and applied (never more than
+    // one ahead); after the last page nothing is.
+    QCOMPARE(seen, (QList<QPair<int, int>>{{10, 1}, {20, 1}, {25, 0}}));
+    QCOMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 25);
+}
+
+void tst_SyncEngine::priorityKindFirst_data()
+{
+    QTest::addColumn<QString>("priority");
+    QTest::addColumn<QString>("first");
+    QTest::newRow("default: instances") << QString() << QStringLiteral("instances");
+    QTest::newRow("providers") << QStringLiteral("providers") << QStringLiteral("providers");
+}
+
+void tst_SyncEngine::priorityKindFirst()
+{
+    QFETCH(QString, priority);
+    QFETCH(QString, first);
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server, 3);
+    const QString path = Test::scratchDir() + QStringLiteral("/priority-%1.sqlite").arg(first);
+    QStringList loadOrder;
+    QStringList listOrder;
+    for (int pass = 0; pass < 2; ++pass) {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        engine.setKinds({QStringLiteral("organizations"), QStringLiteral("providers"), QStringLiteral("instances")});
+        if (!priority.isEmpty())
+            engine.setPriorityKind(priority);
+        connect(&cache, &Cache::rowsLoaded, &engine, [&loadOrder](const QString &kind, const QList<QJsonObject> &, bool last) {
+            if (last)
+                loadOrder << kind;
+        });
+        connect(&engine, &SyncEngine::listed, &engine, [&listOrder](const QString &kind) { listOrder << kind; });
+        QSignalSpy synced(&engine, &SyncEngine::synced);
+        engine.start();
+        if (pass == 0) {
+            QTRY_COMPARE(synced.count(), 1);
+            QCOMPARE(listOrder.size(), 3);
+            QCOMPARE(listOrder.first(), first);
+        } else {
+            // Second start: from the cache, the kind on screen first.
+            QTRY_COMPARE(loadOrder.size(), 6);
+            QCOMPARE(loadOrder.at(3), first);
+            QTRY_COMPARE(engine.status()->state(), State::Live);
+        }
+        QCOMPARE(loadOrder.first(), first);
+    }
+}
+
+void tst_SyncEngine::damageFoundAfterCachedRowsRelists()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 5);
+    const QString path = Test::scratchDir() + QStringLiteral("/damaged.sqlite");
+    {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        QSignalSpy synced(&engine, &SyncEngine::synced);
+        engine.start();
+        QTRY_COMPARE(synced.count(), 1);
+        engine.stop();
+    }
+    breakFreelistCount(path);
+    if (QTest::currentTestFailed())
+        return;
+
+    {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        QSignalSpy rebuilt(&cache, &Cache::cacheRebuilt);
+        QSignalSpy relisting(&engine, &SyncEngine::relisting);
+        QSignalSpy synced(&engine, &SyncEngine::synced);
+        QList<int> rowsWhenRebuilt;
+        connect(&cache, &Cache::cacheRebuilt, &engine, [&rowsWhenRebuilt, &engine] {
+            ResourceModel *instances = engine.model(QStringLiteral("instances"));
+            instances->flush(); // rows handed over but not yet shown count as shown
+            rowsWhenRebuilt << instances->rowCount();
+        });
+        engine.start();
+        // The cached rows were shown before the check found the damage; then everything is listed
+        // again into a fresh file.
+        QTRY_COMPARE(rebuilt.count(), 1);
+        QVERIFY2(rebuilt.first().first().toString().contains(QStringLiteral("damaged")),
+                 qPrintable(rebuilt.first().first().toString()));
+        QCOMPARE(rowsWhenRebuilt, QList<int>{5});
+        QTRY_COMPARE(relisting.count(), 1);
+        QTRY_COMPARE(synced.count(), 1);
+        QCOMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 5);
+        QTRY_COMPARE(engine.status()->state(), State::Live);
+        const QFileInfo info(path);
+        QCOMPARE(QDir(info.absolutePath()).entryList({info.fileName() + QStringLiteral(".corrupt-*")}, QDir::Files).size(), 1);
+        engine.stop();
+    } // the cache finishes its queued writes before closing
+    // The fresh file holds the relisted rows.
+    Cache again(path);
+    QSignalSpy loaded(&again, &Cache::rowsLoaded);
+    again.open();
+    again.load(QStringLiteral("instances"));
+    QTRY_VERIFY(!loaded.isEmpty() && loaded.last().at(2).toBool());
+    int rows = 0;
+    for (const auto &args : loaded)
+        rows += int(args.at(1).value<QList<QJsonObject>>().size());
+    QCOMPARE(rows, s.instances.size());
 }
 
 void tst_SyncEngine::liveChangesOverWebSocket()
