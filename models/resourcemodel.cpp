@@ -465,12 +465,14 @@ QString ResourceModel::cellText(int row, int field) const
 
 int ResourceModel::textIdAt(int row, int field) const
 {
-    if (row < 0 || row >= rowCount() || field < 0 || field >= m_fieldCount)
+    // The filter calls this for every row on a keystroke: no division by the row width here.
+    const size_t at = size_t(row) * size_t(m_fieldCount) + size_t(field);
+    if (row < 0 || field < 0 || field >= m_fieldCount || at >= m_cells.size())
         return -1;
     const FieldSpec::Type type = m_kind.fields.at(field).type;
     if (type != FieldSpec::Type::Text && type != FieldSpec::Type::State && type != FieldSpec::Type::Json)
         return -1;
-    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(field)];
+    const Cell cell = m_cells[at];
     return cell == kNull ? -1 : int(cell);
 }
 
