@@ -145,10 +145,26 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
                            QStringLiteral("Idempotency-Key is longer than 255 characters"));
         return runIdempotent(req, match, key);
     }
-    try {
-        return route.handler(req);
-    } catch (...) {
-        return problem(500, "internal", "Internal error", QStringLiteral("unexpected failure"));
+    return runHandler(route, req);
+}
+
+Response HttpServer::runHandler(const Route &route, Request &req)
+{
+    constexpr int kMaxAttempts = 5;
+    for (int attempt = 1;; ++attempt) {
+        Response r;
+        try {
+            r = route.handler(req);
+        } catch (...) {
+            return problem(500, "internal", "Internal error", QStringLiteral("unexpected failure"));
+        }
+        // Everything the handler wrote was rolled back with its transaction; nothing was
+        // answered yet (a deferred long-poll is never a conflict).
+        const bool conflict = !r.deferred && r.status == 503 && Database::isConflict(Problem::fromJson(r.status, r.body));
+        if (!conflict)
+            return r;
+        if (attempt == kMaxAttempts)
+            return r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
     }
 }
 
@@ -179,12 +195,7 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     if (!m_idempotency.begin(caller, k, fp))
         return problem(409, "idempotency-key-in-use", "Idempotency key in use",
                        QStringLiteral("the original request with this Idempotency-Key is still running"));
-    Response r;
-    try {
-        r = match.route->handler(req);
-    } catch (...) {
-        r = problem(500, "internal", "Internal error", QStringLiteral("unexpected failure"));
-    }
+    Response r = runHandler(*match.route, req);
     if (r.status >= 500 || r.deferred) {
         m_idempotency.abandon(caller, k);
     } else {

@@ -9,6 +9,7 @@ class Database;
 class IdempotencyStore;
 class Metrics;
 class Router;
+struct Route;
 class TokenStore;
 struct Request;
 struct Response;
@@ -33,6 +34,9 @@ protected:
 private:
     Response dispatch(Request &request, const RouteMatch &match);
     Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
+    // The route's handler, run again (a bounded number of times) when storage gave its
+    // transaction up to a deadlock or serialization failure, so the client sees no 500 for it.
+    Response runHandler(const Route &route, Request &request);
 
     Database &m_db;
     Router &m_router;

@@ -196,16 +196,19 @@ Response DeliveryApi::list(Request &req)
     return listResponse(items, page->limit, last);
 }
 
-void DeliveryApi::lockRow(const QString &table, qint64 id)
+std::optional<Problem> DeliveryApi::lockRow(const QString &table, qint64 id)
 {
     // Inside a write transaction: SQLite already holds the database's write lock; PostgreSQL
     // locks the row, so the worker recording an attempt meanwhile cannot make this a 412.
     if (m_ctx.db.backend() != Database::Backend::Postgres)
-        return;
+        return std::nullopt;
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT id FROM %1 WHERE id = ? FOR UPDATE").arg(table));
     q.addBindValue(id);
-    q.exec();
+    std::optional<Problem> failure;
+    if (!q.exec())
+        failure = Database::sqlProblem(q); // a deadlock victim: the router runs the request again
     q.finish();
+    return failure;
 }
 
 std::optional<QJsonObject> DeliveryApi::visibleDelivery(const Caller &who, qint64 id, Problem *error)
@@ -289,8 +292,13 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     q.addBindValue(now);
     q.addBindValue(id);
     q.addBindValue(version);
-    const bool updated = q.exec() && q.numRowsAffected() == 1;
+    const bool executed = q.exec();
+    const bool updated = executed && q.numRowsAffected() == 1;
+    if (!executed)
+        *error = Database::sqlProblem(q);
     q.finish();
+    if (!executed)
+        return false;
     if (!updated) {
         *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
                                QStringLiteral("the delivery changed meanwhile"));
@@ -315,7 +323,8 @@ Response DeliveryApi::retry(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
-    lockRow(QStringLiteral("deliveries"), req.id());
+    if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
+        return Response::problem(*p);
     Problem problem;
     const auto before = visibleDelivery(req.who(), req.id(), &problem);
     if (!before)
@@ -337,7 +346,8 @@ Response DeliveryApi::cancel(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
-    lockRow(QStringLiteral("deliveries"), req.id());
+    if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
+        return Response::problem(*p);
     Problem problem;
     const auto before = visibleDelivery(req.who(), req.id(), &problem);
     if (!before)
@@ -506,7 +516,8 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
-    lockRow(QStringLiteral("endpoints"), req.id());
+    if (auto p = lockRow(QStringLiteral("endpoints"), req.id()))
+        return Response::problem(*p);
     Problem problem;
     const auto before = visibleEndpoint(req.who(), req.id(), &problem);
     if (!before)
@@ -541,7 +552,9 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
     q.addBindValue(now);
     q.addBindValue(req.id());
     q.addBindValue(version);
-    const bool updated = q.exec() && q.numRowsAffected() == 1;
+    if (!q.exec())
+        return failedQuery(q);
+    const bool updated = q.numRowsAffected() == 1;
     q.finish();
     if (!updated)
         return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
@@ -550,14 +563,28 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
         // A fresh start: the auto-pause window counts from the next failure, and what waited goes now.
         QSqlQuery &streak = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
         streak.addBindValue(req.id());
-        streak.exec();
+        if (!streak.exec())
+            return failedQuery(streak);
         streak.finish();
+        // Every writer locks an endpoint before its deliveries and deliveries in id order (the
+        // worker's group commit too), so this cannot deadlock with a batch being recorded.
+        if (m_ctx.db.backend() == Database::Backend::Postgres) {
+            QSqlQuery &lock = m_ctx.db.query(QStringLiteral(
+                "SELECT id FROM deliveries WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"
+                " ORDER BY id FOR UPDATE"));
+            lock.addBindValue(req.id());
+            lock.addBindValue(now);
+            if (!lock.exec())
+                return failedQuery(lock);
+            lock.finish();
+        }
         QSqlQuery &due = m_ctx.db.query(QStringLiteral(
             "UPDATE deliveries SET next_attempt_at = ? WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"));
         due.addBindValue(now);
         due.addBindValue(req.id());
         due.addBindValue(now);
-        due.exec();
+        if (!due.exec())
+            return failedQuery(due);
         due.finish();
     }
     const qint64 provider = before->value(QStringLiteral("provider_id")).toInteger();

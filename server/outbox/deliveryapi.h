@@ -50,7 +50,8 @@ private:
     // (query values) and restricts a provider to its own deliveries.
     std::optional<Filter> readFilter(const Caller &who, const std::function<QString(const QString &)> &value,
                                      const std::function<bool(const QString &)> &has, Problem *error);
-    void lockRow(const QString &table, qint64 id);
+    // PostgreSQL: the row's lock, or the problem (a deadlock victim gets "storage-conflict").
+    std::optional<Problem> lockRow(const QString &table, qint64 id);
     std::optional<QJsonObject> visibleDelivery(const Caller &who, qint64 id, Problem *error);
     std::optional<QJsonObject> visibleEndpoint(const Caller &who, qint64 id, Problem *error);
     // One delivery transition inside the caller's transaction: state, audit and feed event.

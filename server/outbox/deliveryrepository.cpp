@@ -270,19 +270,64 @@ bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString
                                      std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
                                      Problem *error)
 {
-    // One lock order for every worker (endpoint, then delivery), so two replicas recording
-    // batches on PostgreSQL cannot deadlock on each other's rows.
     std::sort(records.begin(), records.end(), [](const AttemptRecord &a, const AttemptRecord &b) {
         return std::pair(a.target.endpointId, a.target.id) < std::pair(b.target.endpointId, b.target.id);
     });
+    // A deadlock victim's transaction was rolled back whole: recording it again is safe, and
+    // better than releasing the batch, which would send those attempts a second time.
+    constexpr int kMaxAttempts = 3;
+    for (int attempt = 1;; ++attempt) {
+        Problem problem;
+        if (recordBatchOnce(records, owner, autoPauseWindow, results, &problem))
+            return true;
+        if (attempt == kMaxAttempts || !Database::isConflict(problem)) {
+            *error = problem;
+            return false;
+        }
+    }
+}
+
+bool DeliveryRepository::lockForRecording(const QList<AttemptRecord> &records, Problem *error)
+{
+    // The one lock order of every writer on PostgreSQL: endpoints before deliveries, each in id
+    // order (an endpoint resume and a bulk retry take theirs the same way), so a batch and an
+    // API call never wait on each other in a cycle.
+    if (m_db.backend() != Database::Backend::Postgres || records.isEmpty())
+        return true;
+    QList<qint64> endpoints;
+    QList<qint64> deliveries;
+    for (const AttemptRecord &r : records) {
+        endpoints.append(r.target.endpointId);
+        deliveries.append(r.target.id);
+    }
+    for (QList<qint64> *ids : {&endpoints, &deliveries}) {
+        std::sort(ids->begin(), ids->end());
+        ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+    }
+    QSqlQuery q(m_db.connection());
+    q.setForwardOnly(true);
+    if (!q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id IN (%1) ORDER BY id FOR UPDATE").arg(idList(endpoints)))
+        || !q.exec(QStringLiteral("SELECT id FROM deliveries WHERE id IN (%1) ORDER BY id FOR UPDATE").arg(idList(deliveries)))) {
+        *error = failed(q);
+        return false;
+    }
+    return true;
+}
+
+bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
+                                         std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
+                                         Problem *error)
+{
     WriteTransaction tx(m_db);
     if (!tx.isActive()) {
         *error = Problem::make(500, QStringLiteral("storage-unavailable"), QStringLiteral("Storage unavailable"),
                                QStringLiteral("cannot begin a transaction: %1").arg(m_db.connection().lastError().text()));
         return false;
     }
+    if (!lockForRecording(records, error))
+        return false;
     QList<RecordResult> done;
-    for (const AttemptRecord &r : std::as_const(records)) {
+    for (const AttemptRecord &r : records) {
         RecordResult one = recordOne(r.target, r.attempt, r.outcome, owner, autoPauseWindow, error);
         if (!one.ok)
             return false;

@@ -132,6 +132,9 @@ public:
     static QString newWebhookId();
 
 private:
+    bool recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
+                         std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error);
+    bool lockForRecording(const QList<AttemptRecord> &records, Problem *error);
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                            const QString &owner, std::chrono::milliseconds autoPauseWindow, Problem *error);
     bool updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,

@@ -232,8 +232,26 @@ void Database::rollback()
 
 Problem Database::sqlProblem(const QSqlQuery &query)
 {
+    const QSqlError error = query.lastError();
+    if (isConflict(error))
+        return Problem::make(503, QString(ConflictCode), QStringLiteral("Storage conflict"),
+                             QStringLiteral("storage: %1; the transaction was rolled back, retry it").arg(error.text()))
+            .with(QStringLiteral("sqlstate"), error.nativeErrorCode());
     return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
-                         QStringLiteral("storage: %1").arg(query.lastError().text()));
+                         QStringLiteral("storage: %1").arg(error.text()));
+}
+
+bool Database::isConflict(const QSqlError &error)
+{
+    // PostgreSQL's deadlock_detected and serialization_failure: the server rolled the whole
+    // transaction back, so running it again from the start is safe.
+    const QString state = error.nativeErrorCode();
+    return state == QLatin1String("40P01") || state == QLatin1String("40001");
+}
+
+bool Database::isConflict(const Problem &problem)
+{
+    return problem.code == QLatin1String(ConflictCode);
 }
 
 } // namespace OpsDeck

@@ -4,6 +4,7 @@
 #include "core/problem.h"
 
 #include <QHash>
+#include <QSqlError>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QString>
@@ -57,8 +58,13 @@ public:
     // Never NULL: a null QString binds as SQL NULL, which NOT NULL text columns refuse.
     static QString text(const QString &value) { return value.isNull() ? QString(QLatin1String("")) : value; }
 
-    // A 500 "internal" problem naming the failed statement, for the log and the client.
+    // A 500 "internal" problem naming the failed statement, for the log and the client; a 503
+    // "storage-conflict" one (ConflictCode) when PostgreSQL gave up the transaction to a deadlock
+    // or a serialization failure, which callers run again from the start a bounded number of times.
     static Problem sqlProblem(const QSqlQuery &query);
+    static constexpr const char *ConflictCode = "storage-conflict";
+    static bool isConflict(const QSqlError &error);
+    static bool isConflict(const Problem &problem);
 
 private:
     QString m_url;

@@ -2,12 +2,18 @@
 #include "testserver.h"
 #include "testsupport.h"
 
+#include "server/storage/database.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QSqlQuery>
 #include <QTcpServer>
+#include <QThread>
 #include <QtTest>
+
+#include <atomic>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -60,6 +66,7 @@ private slots:
     void autoPauseAfterWindow();
     void invalidRequests_data();
     void invalidRequests();
+    void resumeSurvivesDeadlock();
 
 private:
     qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
@@ -251,6 +258,78 @@ void tst_Endpoints::invalidRequests()
     QCOMPARE(r.status, status);
     QCOMPARE(r.code(), code);
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+}
+
+void tst_Endpoints::resumeSurvivesDeadlock()
+{
+    if (!m_server->testDatabase().isPostgres())
+        QSKIP("row locks and deadlocks are PostgreSQL's; SQLite has one writer at a time");
+    ServerOptions options;
+    options.deliveryWorker = false;
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    DemoProvider nobody;
+    QString secret;
+    const qint64 instance = registerInstance(server, &nobody, QStringLiteral("/ok/d"), &secret);
+    QVERIFY(instance > 0);
+    const QJsonObject d = deliveries(server, instance).at(0).toObject();
+    const qint64 deliveryId = d.value(QStringLiteral("id")).toInteger();
+    const qint64 endpointId = d.value(QStringLiteral("endpoint_id")).toInteger();
+    QCOMPARE(server.post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpointId), {}, server.operatorToken()).status, 200);
+    {
+        // Parked far ahead, so that the resume must bring it forward (and lock it to do so).
+        Database admin(server.databaseUrl());
+        QVERIFY(admin.open());
+        QVERIFY(admin.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2999-01-01T00:00:00.000Z' WHERE id = %1")
+                               .arg(deliveryId)));
+    }
+
+    // Another transaction (as the delivery worker's group commit used to) holds the delivery and
+    // then wants the endpoint the resume holds: PostgreSQL breaks the cycle by failing the
+    // transaction that waited first, the resume's.
+    std::atomic<int> phase{0};
+    std::atomic<bool> tookEndpoint{false};
+    const QString url = server.databaseUrl();
+    std::unique_ptr<QThread> other(QThread::create([&] {
+        Database db(url);
+        if (!db.open() || !db.begin()) {
+            phase = -1;
+            return;
+        }
+        QSqlQuery q(db.connection());
+        if (!q.exec(QStringLiteral("SELECT id FROM deliveries WHERE id = %1 FOR UPDATE").arg(deliveryId))) {
+            phase = -1;
+            return;
+        }
+        phase = 1;
+        QElapsedTimer waited;
+        waited.start();
+        bool resumeWaits = false;
+        while (!resumeWaits && waited.elapsed() < 20000) {
+            resumeWaits = q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                                " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
+                          && q.next() && q.value(0).toInt() > 0;
+            if (!resumeWaits)
+                QThread::msleep(5);
+        }
+        tookEndpoint = resumeWaits && q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id = %1 FOR UPDATE").arg(endpointId));
+        db.commit();
+        phase = 2;
+    }));
+    other->start();
+    QTRY_VERIFY(phase.load() != 0);
+    QCOMPARE(phase.load(), 1);
+
+    const Reply resumed = server.post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId),
+                                      {{QStringLiteral("reason"), QStringLiteral("back")}}, server.operatorToken());
+    QVERIFY(other->wait(30000));
+    QVERIFY(tookEndpoint.load());
+    // The deadlock victim was run again: no 500 for the client, and the resume took effect.
+    QVERIFY2(resumed.status == 200, resumed.body.constData());
+    QCOMPARE(resumed.json().value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
+    const QJsonObject after = server.get(QStringLiteral("/api/v1/deliveries/%1").arg(deliveryId), server.operatorToken()).json();
+    QVERIFY2(after.value(QStringLiteral("next_attempt_at")).toString() < QLatin1String("2999"),
+             qPrintable(QJsonDocument(after).toJson()));
 }
 
 QTEST_MAIN(tst_Endpoints)
