@@ -76,6 +76,7 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
     QAbstractProxyModel::setSourceModel(model);
     if (model) {
         m_connections
+            << connect(model, &QObject::destroyed, this, &FilterProxyModel::onSourceDestroyed)
             << connect(model, &QAbstractItemModel::modelAboutToBeReset, this, &FilterProxyModel::onSourceAboutToBeReset)
             << connect(model, &QAbstractItemModel::modelReset, this, &FilterProxyModel::onSourceReset)
             << connect(model, &QAbstractItemModel::rowsInserted, this, &FilterProxyModel::onRowsInserted)
@@ -476,6 +477,20 @@ QModelIndex FilterProxyModel::mapFromSource(const QModelIndex &sourceIndex) cons
         return {};
     const int row = m_proxyOf[size_t(sourceIndex.row())];
     return row < 0 ? QModelIndex() : index(row, sourceIndex.column());
+}
+
+void FilterProxyModel::onSourceDestroyed()
+{
+    // No row may stay behind pointing into a model that is gone.
+    beginResetModel();
+    m_rows.clear();
+    m_proxyOf.clear();
+    m_accepted.clear();
+    m_order.clear();
+    m_rank.clear();
+    m_changed.clear();
+    forgetResults();
+    endResetModel();
 }
 
 void FilterProxyModel::onSourceAboutToBeReset()

@@ -79,6 +79,7 @@ private:
     void publish();
     void rebuildRows();
 
+    void onSourceDestroyed();
     void onSourceAboutToBeReset();
     void onSourceReset();
     void onRowsInserted(const QModelIndex &parent, int first, int last);

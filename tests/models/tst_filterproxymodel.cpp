@@ -87,6 +87,7 @@ private slots:
     void narrowingTestsOnlyShownRows();
     void batchesWhileFilteredEqualBruteForce();
     void selectionFollowsItsRow();
+    void sourceDestroyedLeavesNoRows();
 };
 
 namespace {
@@ -361,6 +362,18 @@ void tst_FilterProxyModel::wordsStayRightAcrossResets()
     QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{8, 9}));
     QVERIFY(f.proxy.setQuery(QStringLiteral("-alpha")));
     QCOMPARE(proxyIds(f.proxy), QList<qint64>{7});
+}
+
+void tst_FilterProxyModel::sourceDestroyedLeavesNoRows()
+{
+    FilterProxyModel proxy;
+    {
+        ResourceModel model(*resourceKindByName(u"instances"));
+        model.replaceAll(fixture());
+        proxy.setSourceModel(&model);
+        QCOMPARE(proxy.rowCount(), 4);
+    }
+    QCOMPARE(proxy.rowCount(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_FilterProxyModel)
