@@ -117,6 +117,9 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
         else
             beginListing({});
     });
+    m_cacheFeedTimer.setSingleShot(true);
+    m_cacheFeedTimer.setInterval(0);
+    connect(&m_cacheFeedTimer, &QTimer::timeout, this, &SyncEngine::feedCacheBacklog);
     m_tailTimer.setSingleShot(true);
     m_tailTimer.setInterval(kTailDelayMs);
     connect(&m_tailTimer, &QTimer::timeout, this, [this] {
@@ -197,6 +200,7 @@ void SyncEngine::start()
     ++m_generation;
     m_failures = 0;
     m_cacheCursorRead = false;
+    m_firstCacheChunkShown = false;
     m_status->setState(ConnectionStatus::State::Connecting);
     if (!m_cache) {
         beginListing({});
@@ -219,6 +223,9 @@ void SyncEngine::stop()
     m_reconnectTimer.stop();
     m_pingTimer.stop();
     m_tailTimer.stop();
+    m_cacheFeedTimer.stop();
+    m_cacheBacklog.clear();
+    m_backlogCursor = -2;
     m_tailQueue.clear();
     m_tailAgain = false;
     if (m_tailRequest)
@@ -256,10 +263,32 @@ void SyncEngine::apply(const QString &kindName, const QJsonObject &object)
 void SyncEngine::onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last)
 {
     Q_UNUSED(last)
-    if (!m_running || rows.isEmpty())
+    if (!m_running || rows.isEmpty() || !m_models.contains(kind))
         return;
-    if (ResourceModel *m = m_models.value(kind))
-        m->upsert(rows);
+    if (!m_firstCacheChunkShown) {
+        m_firstCacheChunkShown = true;
+        ResourceModel *model = m_models.value(kind);
+        model->upsert(rows);
+        model->flush();
+        return;
+    }
+    m_cacheBacklog.append({kind, rows});
+    if (!m_cacheFeedTimer.isActive())
+        m_cacheFeedTimer.start();
+}
+
+void SyncEngine::feedCacheBacklog()
+{
+    if (!m_running || m_cacheBacklog.isEmpty())
+        return;
+    const auto [kind, rows] = m_cacheBacklog.takeFirst();
+    m_models.value(kind)->upsert(rows);
+    if (!m_cacheBacklog.isEmpty()) {
+        m_cacheFeedTimer.start();
+        return;
+    }
+    if (m_backlogCursor != -2)
+        useCacheCursor(std::exchange(m_backlogCursor, -2));
 }
 
 void SyncEngine::onCacheCursor(qint64 seq)
@@ -267,6 +296,15 @@ void SyncEngine::onCacheCursor(qint64 seq)
     if (!m_running)
         return;
     m_cacheCursorRead = true;
+    if (!m_cacheBacklog.isEmpty()) {
+        m_backlogCursor = seq; // the feed's events must not land before older cached rows
+        return;
+    }
+    useCacheCursor(seq);
+}
+
+void SyncEngine::useCacheCursor(qint64 seq)
+{
     if (seq >= 0) {
         m_cursor = seq;
         watch();
@@ -293,6 +331,10 @@ void SyncEngine::beginListing(const QString &reason)
     if (m_request)
         m_request->abort();
     abortPages();
+    // The listing brings every row and replaces what the cursor would have resumed.
+    m_cacheFeedTimer.stop();
+    m_cacheBacklog.clear();
+    m_backlogCursor = -2;
     if (m_socket) {
         QWebSocket *socket = m_socket;
         m_socket = nullptr;

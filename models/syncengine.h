@@ -90,6 +90,8 @@ private:
     void onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last);
     void onCacheCursor(qint64 seq);
     void onCacheRebuilt(const QString &reason);
+    void useCacheCursor(qint64 seq);
+    void feedCacheBacklog();
     QStringList kindsInOrder() const;
     void beginListing(const QString &reason);
     void listNextKind();
@@ -134,6 +136,12 @@ private:
     qint64 m_cursor = -1;
     int m_cacheKindsPending = 0;
     bool m_cacheCursorRead = false; // the cache's rows and cursor were taken for this start
+    // Cached rows after the first chunk go to the models one chunk per event-loop turn, so the
+    // first screenful is laid out and painted before the rest is encoded; the cursor waits for them.
+    bool m_firstCacheChunkShown = false;
+    QList<QPair<QString, QList<QJsonObject>>> m_cacheBacklog;
+    qint64 m_backlogCursor = -2;    // the cursor that arrived while rows were still waiting; -2 none
+    QTimer m_cacheFeedTimer;
 
     // Listing state
     QStringList m_listQueue;

@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include <memory>
+#include <numeric>
 
 using namespace OpsDeck;
 
@@ -100,6 +101,7 @@ private slots:
     void priorityKindFirst_data();
     void priorityKindFirst();
     void damageFoundAfterCachedRowsRelists();
+    void firstCachedScreenfulShownOnItsOwn();
     void liveChangesOverWebSocket();
     void longPollFallback();
     void resumeFromCachedCursor();
@@ -286,6 +288,41 @@ void tst_SyncEngine::damageFoundAfterCachedRowsRelists()
     for (const auto &args : loaded)
         rows += int(args.at(1).value<QList<QJsonObject>>().size());
     QCOMPARE(rows, s.instances.size());
+}
+
+void tst_SyncEngine::firstCachedScreenfulShownOnItsOwn()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const QString path = Test::scratchDir() + QStringLiteral("/screenful.sqlite");
+    {
+        Cache cache(path);
+        QSignalSpy opened(&cache, &Cache::opened);
+        cache.open();
+        QVERIFY(opened.wait());
+        QList<QJsonObject> rows;
+        for (int id = 1; id <= 1200; ++id)
+            rows << QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("version"), 1},
+                                {QStringLiteral("name"), QStringLiteral("cached-%1").arg(id)}};
+        cache.store(QStringLiteral("instances"), rows);
+    }
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    ResourceModel *instances = engine.model(QStringLiteral("instances"));
+    QList<int> inserted;
+    connect(instances, &QAbstractItemModel::rowsInserted, &engine,
+            [&inserted](const QModelIndex &, int first, int last) { inserted << last - first + 1; });
+    QSignalSpy listed(&engine, &SyncEngine::listed);
+    engine.start();
+    QTRY_VERIFY(!listed.isEmpty());
+    // The first chunk (500) goes in at once and alone; the rest follows in a later turn.
+    QVERIFY(inserted.size() >= 2);
+    QCOMPARE(inserted.first(), 500);
+    QCOMPARE(std::accumulate(inserted.cbegin(), inserted.cend(), 0), 1200);
+    // The server holds none of them: the listing dropped them.
+    QTRY_COMPARE(instances->rowCount(), 0);
 }
 
 void tst_SyncEngine::liveChangesOverWebSocket()
