@@ -189,6 +189,14 @@ bool Database::migrate(Problem *error)
 QSqlQuery &Database::query(const QString &sql)
 {
     auto it = m_queries.find(sql);
+    if (it != m_queries.end() && (*it)->lastError().isValid()) {
+        // QPSQL leaves a statement whose preparation or last run failed (its table was gone, the
+        // connection dropped) without a server-side name, so every later run fails with a syntax
+        // error: prepare it afresh instead. Callers never hold two uses of one text, so no
+        // reference to the dropped statement is still in use.
+        m_queries.erase(it);
+        it = m_queries.end();
+    }
     if (it == m_queries.end()) {
         auto q = std::make_shared<QSqlQuery>(connection());
         q->setForwardOnly(true);
