@@ -587,6 +587,23 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     m_cache->open();
     m_sync->start();
     onConnectionChanged();
+    discoverRole();
+}
+
+void MainWindow::discoverRole()
+{
+    // A profile or token file does not say what the token may do: the server does. Until it
+    // answers (or when it is unreachable) the role given at connection time stays.
+    m_api->get(QStringLiteral("/whoami"), this, [this](const ApiResult &result) {
+        if (!result.ok())
+            return;
+        const auto role = roleFromName(result.object().value(QStringLiteral("role")).toString());
+        if (!role || *role == m_connection.role)
+            return;
+        m_connection.role = *role;
+        m_serverLabel->setText(tr("%1 · %2").arg(m_connection.baseUrl.toString(), actorName(*role)));
+        m_detail->setRole(*role);
+    });
 }
 
 void MainWindow::onConnectionChanged()

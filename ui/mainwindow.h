@@ -93,6 +93,7 @@ private:
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
     void updateWindowTitle();
     void onConnectionChanged();
+    void discoverRole();
     void onCacheRebuilt(const QString &reason);
     void onSslErrors(const QList<QSslError> &errors, const QUrl &url);
 

@@ -41,6 +41,11 @@ void AccessApi::addRoutes(Router &router)
     router.add("POST", QStringLiteral("/api/v1/tokens"), operators, true, [this](Request &r) { return createToken(r); });
     router.add("GET", QStringLiteral("/api/v1/tokens/{id}"), operators, false, [this](Request &r) { return getToken(r); });
     router.add("DELETE", QStringLiteral("/api/v1/tokens/{id}"), operators, true, [this](Request &r) { return revokeToken(r); });
+    // The console asks who its token speaks for, so it enables what the server will allow.
+    router.add("GET", QStringLiteral("/api/v1/whoami"), kUserRoles, false, [](Request &r) {
+        return Response::json(200, QJsonObject{{QStringLiteral("role"), actorName(r.who().role)},
+                                               {QStringLiteral("subject"), r.who().subject}});
+    });
     router.add("GET", QStringLiteral("/api/v1/audit"), kUserRoles, false, [this](Request &r) { return listAudit(r); });
     router.add("GET", QStringLiteral("/api/v1/events"), kUserRoles, false, [this](Request &r) { return events(r); });
 }

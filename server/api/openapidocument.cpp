@@ -226,6 +226,7 @@ const QList<Operation> &operations()
         {"post", "/api/v1/tokens", "Create a token (operator); the bearer token is shown once", "tokens", 201, "Token", "TokenCreate", {}},
         {"get", "/api/v1/tokens/{id}", "Get a token (operator)", "tokens", 200, "Token", nullptr, {}},
         {"delete", "/api/v1/tokens/{id}", "Revoke a token (operator)", "tokens", 200, "Token", "ReasonOnly", {}},
+        {"get", "/api/v1/whoami", "The caller's role and subject ({\"role\", \"subject\"})", "tokens", 200, "AnyObject", nullptr, {}},
         {"get", "/api/v1/audit", "Audit entries of objects visible to the caller", "audit", 200, "AuditEntryList", nullptr, {QStringLiteral("kind"), QStringLiteral("object_id")}, true},
         {"get", "/api/v1/events", "Change feed long-poll", "feed", 200, "EventPage", nullptr, {QStringLiteral("after"), QStringLiteral("wait"), QStringLiteral("limit")}},
         {"get", "/api/v1/watch", "Change feed WebSocket (Upgrade: websocket); one event per text message; close 4410 = cursor gone", "feed", 101, nullptr, nullptr, {QStringLiteral("after")}},

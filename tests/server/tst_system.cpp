@@ -17,6 +17,8 @@ class tst_System : public QObject
 private slots:
     void initTestCase();
     void healthz();
+    void whoami_data();
+    void whoami();
     void metricsCountRequests();
     void routingErrors_data();
     void routingErrors();
@@ -42,6 +44,26 @@ void tst_System::healthz()
     QCOMPARE(r.json().value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
     QCOMPARE(r.json().value(QStringLiteral("database")).toString(),
              m_server->testDatabase().isPostgres() ? QStringLiteral("postgresql") : QStringLiteral("sqlite"));
+}
+
+void tst_System::whoami_data()
+{
+    QTest::addColumn<QString>("role");
+    QTest::addColumn<QString>("subject");
+    QTest::newRow("operator") << "operator" << "";
+    QTest::newRow("provider") << "provider" << "7";
+    QTest::newRow("owner") << "owner" << "alice";
+}
+
+void tst_System::whoami()
+{
+    QFETCH(QString, role);
+    QFETCH(QString, subject);
+    const Reply r = m_server->get(QStringLiteral("/api/v1/whoami"), m_server->token(role, subject));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.json().value(QStringLiteral("role")).toString(), role);
+    QCOMPARE(r.json().value(QStringLiteral("subject")).toString(), subject);
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/whoami"), QString()).status, 401);
 }
 
 void tst_System::metricsCountRequests()

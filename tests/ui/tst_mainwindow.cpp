@@ -44,6 +44,7 @@ private slots:
     void offlineFromCache();
     void corruptCacheIsRebuilt();
     void serverRestartMidSession();
+    void roleComesFromTheServer();
 
 private:
     struct Seeded
@@ -358,6 +359,22 @@ void tst_MainWindow::serverRestartMidSession()
     reply->deleteLater();
     w.showView(QStringLiteral("organizations"));
     QTRY_COMPARE(w.resourceView(QStringLiteral("organizations"))->table()->model()->rowCount(), 1);
+}
+
+void tst_MainWindow::roleComesFromTheServer()
+{
+    // A token file says nothing of its role: the console must not offer an owner the operator's
+    // actions because the profile said "operator".
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    ConsoleConnection c = connectionTo(server, m_dir.filePath(QStringLiteral("role.sqlite")));
+    c.token = server.token(QStringLiteral("owner"), QStringLiteral("alice"));
+    MainWindow w;
+    w.show();
+    w.connectTo(c);
+    auto *label = w.findChild<QLabel *>(QStringLiteral("serverLabel"));
+    QVERIFY(label);
+    QTRY_VERIFY2(label->text().endsWith(QStringLiteral("owner")), qPrintable(label->text()));
 }
 
 QTEST_MAIN(tst_MainWindow)
