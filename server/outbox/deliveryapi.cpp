@@ -317,28 +317,15 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
 
 Response DeliveryApi::retry(Request &req)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
-    WriteTransaction tx(m_ctx.db);
-    if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
-        return Response::problem(*p);
-    Problem problem;
-    const auto before = visibleDelivery(req.who(), req.id(), &problem);
-    if (!before)
-        return Response::problem(problem);
-    if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
-        return Response::problem(*p);
-    QJsonObject after;
-    if (!applyDelivery(req.who(), *before, QStringLiteral("retry"), reason, &after, &problem) || !tx.commit(&problem))
-        return Response::problem(storageFailed(problem));
-    m_ctx.feed.notifyAppended();
-    return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());
+    return deliveryTransition(req, QStringLiteral("retry"));
 }
 
 Response DeliveryApi::cancel(Request &req)
+{
+    return deliveryTransition(req, QStringLiteral("cancel"));
+}
+
+Response DeliveryApi::deliveryTransition(Request &req, const QString &action)
 {
     JsonReader r = bodyReader(req);
     const QString reason = readReason(r, req);
@@ -355,7 +342,7 @@ Response DeliveryApi::cancel(Request &req)
     if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
         return Response::problem(*p);
     QJsonObject after;
-    if (!applyDelivery(req.who(), *before, QStringLiteral("cancel"), reason, &after, &problem) || !tx.commit(&problem))
+    if (!applyDelivery(req.who(), *before, action, reason, &after, &problem) || !tx.commit(&problem))
         return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());

@@ -57,6 +57,8 @@ private:
     // One delivery transition inside the caller's transaction: state, audit and feed event.
     bool applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
                        QJsonObject *after, Problem *error);
+    // Retry or cancel one delivery: reason, row lock, visibility, If-Match, then applyDelivery().
+    Response deliveryTransition(Request &request, const QString &action);
     Response endpointTransition(Request &request, const QStringList &actions);
 
     ApiContext m_ctx;
