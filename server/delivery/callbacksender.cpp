@@ -6,10 +6,8 @@
 
 #include <QElapsedTimer>
 #include <QHostInfo>
-#include <QNetworkAccessManager>
-#include <QNetworkProxy>
-#include <QNetworkReply>
 #include <QTimer>
+#include <QTimerEvent>
 
 namespace OpsDeck {
 
@@ -20,88 +18,73 @@ struct CallbackSender::Job
     AttemptResult result;
     QList<QPair<QByteArray, QByteArray>> headers; // unredacted, as sent
     QElapsedTimer elapsed;
-    QPointer<QTimer> timer; // child of the sender; deleted later, it may be the one calling
+    int timerId = 0;
     int lookupId = -1;
-    QPointer<QNetworkReply> reply;
+    CallbackConnectionPool *pool = nullptr; // not owned; set while the pool holds the request
     bool hasCallback = false;
     QPointer<const QObject> context;
     Callback done;
-    bool timedOut = false;
-    bool aborted = false;
-    bool holdsPool = false;
 };
 
 namespace {
 
-QString classify(QNetworkReply::NetworkError error)
+QString timeoutMessage(std::chrono::milliseconds timeout)
 {
-    switch (error) {
-    case QNetworkReply::HostNotFoundError:
-        return AttemptResult::Dns;
-    case QNetworkReply::TimeoutError:
-        return AttemptResult::Timeout;
-    case QNetworkReply::SslHandshakeFailedError:
-        return AttemptResult::Tls;
-    case QNetworkReply::ConnectionRefusedError:
-    case QNetworkReply::RemoteHostClosedError:
-    case QNetworkReply::TemporaryNetworkFailureError:
-    case QNetworkReply::NetworkSessionFailedError:
-    case QNetworkReply::BackgroundRequestNotAllowedError:
-    case QNetworkReply::UnknownNetworkError:
-    case QNetworkReply::OperationCanceledError:
-    case QNetworkReply::ProxyConnectionRefusedError:
-    case QNetworkReply::ProxyConnectionClosedError:
-    case QNetworkReply::ProxyNotFoundError:
-    case QNetworkReply::ProxyTimeoutError:
-    case QNetworkReply::ProxyAuthenticationRequiredError:
-    case QNetworkReply::UnknownProxyError:
-        return AttemptResult::Connect;
-    case QNetworkReply::InsecureRedirectError:
-    case QNetworkReply::TooManyRedirectsError:
-    case QNetworkReply::ProtocolUnknownError:
-    case QNetworkReply::ProtocolInvalidOperationError:
-        return AttemptResult::InvalidUrl;
-    default:
-        return AttemptResult::Http;
-    }
+    return QStringLiteral("no complete answer within %1 ms").arg(timeout.count());
 }
 
 } // namespace
 
-CallbackSender::CallbackSender(const CallbackUrlGuard &guard, QNetworkAccessManager *manager, QObject *parent)
+CallbackSender::CallbackSender(const CallbackUrlGuard &guard, QObject *parent)
     : QObject(parent)
     , m_guard(guard)
-    , m_manager(manager)
     , m_clock([] { return QDateTime::currentDateTimeUtc(); })
+    , m_idleSweep(new QTimer(this))
 {
-    if (!m_manager) {
-        m_manager = new QNetworkAccessManager(this);
-        // A proxy would resolve the host itself and defeat the address check.
-        m_manager->setProxy(QNetworkProxy::NoProxy);
-    }
-    m_monotonic.start();
-    m_poolSweep = new QTimer(this);
-    m_poolSweep->setInterval(IdlePoolMs / 2);
-    connect(m_poolSweep, &QTimer::timeout, this, &CallbackSender::dropIdlePools);
+    m_idleSweep->setInterval(IdleConnectionMs / 2);
+    connect(m_idleSweep, &QTimer::timeout, this, &CallbackSender::sweepIdle);
+}
+
+CallbackSender::CallbackSender(const CallbackUrlGuard &guard, std::nullptr_t, QObject *parent)
+    : CallbackSender(guard, parent)
+{
 }
 
 CallbackSender::~CallbackSender()
 {
-    // Replies belong to the manager, which may outlive us; none may call back into a dead sender.
+    // The pools (children) go with us and report nothing more; only lookups need stopping.
     for (auto &[id, job] : m_jobs) {
         if (job->lookupId >= 0)
             QHostInfo::abortHostLookup(job->lookupId);
-        if (job->reply) {
-            job->reply->disconnect(this);
-            job->reply->abort();
-            job->reply->deleteLater();
-        }
     }
 }
 
 void CallbackSender::setClock(Clock clock)
 {
     m_clock = std::move(clock);
+}
+
+void CallbackSender::setMaxConnectionsPerPool(int maxConnections)
+{
+    m_maxConnectionsPerPool = qMax(1, maxConnections);
+    for (const PoolEntry &entry : std::as_const(m_pools))
+        entry.pool->setMaxConnections(m_maxConnectionsPerPool);
+}
+
+int CallbackSender::isolatedPools() const
+{
+    int count = 0;
+    for (const PoolEntry &entry : m_pools)
+        count += entry.isolated ? 1 : 0;
+    return count;
+}
+
+int CallbackSender::openConnections() const
+{
+    int count = 0;
+    for (const PoolEntry &entry : m_pools)
+        count += entry.pool->connections();
+    return count;
 }
 
 quint64 CallbackSender::send(const CallbackRequest &request)
@@ -148,10 +131,8 @@ void CallbackSender::start(Job &job)
     job.result.webhookTimestamp = job.result.startedAt.toSecsSinceEpoch();
 
     // Everything ends by the deadline, whatever stage it is in.
-    job.timer = new QTimer(this);
-    job.timer->setSingleShot(true);
-    connect(job.timer, &QTimer::timeout, this, [this, id] { onTimeout(id); });
-    job.timer->start(request.timeout);
+    job.timerId = startTimer(request.timeout);
+    m_deadlines.insert(job.timerId, id);
 
     job.headers = {
         {"Content-Type", "application/json"},
@@ -197,10 +178,11 @@ void CallbackSender::start(Job &job)
     }
 
     const QString host = request.url.host();
-    if (!QHostAddress(host).isNull()) {
+    const QHostAddress literal(host);
+    if (!literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
         QMetaObject::invokeMethod(
-            this, [this, id] { if (Job *j = findJob(id)) post(*j, {}); }, Qt::QueuedConnection);
+            this, [this, id, literal] { if (Job *j = findJob(id)) post(*j, literal); }, Qt::QueuedConnection);
         return;
     }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
@@ -235,97 +217,99 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
             break;
         }
     }
-    post(*j, chosen.toString());
+    post(*j, chosen);
 }
 
-void CallbackSender::post(Job &job, const QString &pinnedAddress)
+void CallbackSender::post(Job &job, const QHostAddress &address)
 {
-    const quint64 id = job.id;
-    QUrl url = job.request.url;
-    QNetworkRequest request;
-    if (!pinnedAddress.isEmpty()) {
-        const QUrl original = job.request.url;
-        url.setHost(pinnedAddress);
-        QByteArray hostHeader = original.host(QUrl::FullyEncoded).toLatin1();
-        if (original.port() >= 0)
-            hostHeader += ':' + QByteArray::number(original.port());
-        request.setRawHeader("Host", hostHeader);
-        request.setPeerVerifyName(original.host());
-    }
-    request.setUrl(url);
+    const QUrl &url = job.request.url;
+    const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    const quint16 port = quint16(url.port(tls ? 443 : 80));
+    QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+    if (host.contains(':'))
+        host = '[' + host + ']';
+    if (url.port() >= 0)
+        host += ':' + QByteArray::number(url.port());
+    QByteArray target = url.path(QUrl::FullyEncoded).toLatin1();
+    if (target.isEmpty())
+        target = "/";
+    if (url.hasQuery())
+        target += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+
+    // Connecting to the vetted address with the original name as Host and TLS peer name: the
+    // name is never resolved again. No cookies, no credentials, no Accept-Encoding: what the
+    // receiver answers is recorded as it came.
+    QByteArray wire;
+    wire.reserve(160 + target.size() + job.request.body.size() + 64 * job.headers.size());
+    wire.append("POST ").append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
     for (const auto &[name, value] : std::as_const(job.headers))
-        request.setRawHeader(name, value);
-    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute, QNetworkRequest::AlwaysNetwork);
-    request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
+        wire.append(name).append(": ").append(value).append("\r\n");
+    wire.append("Content-Length: ").append(QByteArray::number(job.request.body.size())).append("\r\n\r\n");
+    wire.append(job.request.body);
 
-    QNetworkReply *reply = acquire(job.request.isolationKey)->post(request, job.request.body);
-    job.holdsPool = true;
-    job.reply = reply;
-    connect(reply, &QNetworkReply::readyRead, this, [this, id] { onReadyRead(id); });
-    connect(reply, &QNetworkReply::finished, this, [this, id] { onReplyFinished(id); });
+    const QString key = QStringLiteral("%1|%2|%3|%4|%5")
+                            .arg(tls ? QLatin1String("https") : QLatin1String("http"), address.toString())
+                            .arg(port)
+                            .arg(QString::fromLatin1(host), job.request.isolationKey);
+    PoolEntry &entry = m_pools[key];
+    if (!entry.pool) {
+        const CallbackConnection::Target connectionTarget{address, port, tls, url.host()};
+        entry.pool = new CallbackConnectionPool(connectionTarget, m_maxConnectionsPerPool,
+                                                AttemptResult::MaxResponseBodyBytes, this);
+        entry.isolated = !job.request.isolationKey.isEmpty();
+        connect(entry.pool, &CallbackConnectionPool::responded, this, &CallbackSender::onResponse);
+        connect(entry.pool, &CallbackConnectionPool::failed, this,
+                [this](quint64 id, const QString &errorClass, const QString &message) {
+                    if (Job *j = findJob(id))
+                        j->pool = nullptr;
+                    fail(id, errorClass, message);
+                });
+        if (!m_idleSweep->isActive())
+            m_idleSweep->start();
+    }
+    job.pool = entry.pool;
+    entry.pool->submit(job.id, wire);
 }
 
-void CallbackSender::onReadyRead(quint64 id)
+void CallbackSender::onResponse(quint64 id, const HttpResponse &response)
 {
     Job *j = findJob(id);
-    if (!j || !j->reply || !j->reply->isOpen())
+    if (!j)
         return;
-    // Keep the first 4 KiB; read and drop the rest so the connection can be reused.
-    const QByteArray chunk = j->reply->readAll();
-    const qsizetype room = AttemptResult::MaxResponseBodyBytes - j->result.responseBody.size();
-    if (chunk.size() > room)
-        j->result.responseTruncated = true;
-    if (room > 0)
-        j->result.responseBody.append(chunk.left(room));
-}
-
-void CallbackSender::onReplyFinished(quint64 id)
-{
-    Job *j = findJob(id);
-    if (!j || !j->reply)
-        return;
-    QNetworkReply *reply = j->reply;
-    onReadyRead(id);
+    j->pool = nullptr;
     AttemptResult &result = j->result;
-    result.httpStatus = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    result.responseHeaders = reply->rawHeaderPairs();
-    reply->deleteLater();
-    j->reply.clear();
+    result.httpStatus = response.status;
+    result.responseHeaders = response.headers;
+    result.responseBody = response.body;
+    result.responseTruncated = response.bodyTruncated;
+    if (result.httpStatus >= 200 && result.httpStatus < 300) {
+        result.delivered = true;
+        complete(id);
+        return;
+    }
+    result.gone = result.httpStatus == 410;
+    if (result.httpStatus == 429 || result.httpStatus == 503)
+        result.retryAfter = RetrySchedule::parseRetryAfter(response.header("Retry-After"), m_clock());
+    QString message = QStringLiteral("HTTP %1").arg(result.httpStatus);
+    if (!response.reason.isEmpty())
+        message += QLatin1Char(' ') + QString::fromLatin1(response.reason);
+    if (result.httpStatus >= 300 && result.httpStatus < 400) {
+        const QByteArray location = response.header("Location");
+        message += location.isEmpty() ? QStringLiteral(" (redirects are not followed)")
+                                      : QStringLiteral(" to %1 (redirects are not followed)").arg(QString::fromUtf8(location));
+    }
+    fail(id, AttemptResult::Http, message);
+}
 
-    if (j->timedOut) {
-        fail(id, AttemptResult::Timeout, QStringLiteral("no complete answer within %1 ms").arg(j->request.timeout.count()));
+void CallbackSender::timerEvent(QTimerEvent *event)
+{
+    const auto it = m_deadlines.find(event->timerId());
+    if (it == m_deadlines.end()) {
+        QObject::timerEvent(event);
         return;
     }
-    if (j->aborted) {
-        fail(id, AttemptResult::Connect, QStringLiteral("cancelled"));
-        return;
-    }
-    if (result.httpStatus > 0) {
-        if (result.httpStatus >= 200 && result.httpStatus < 300) {
-            result.delivered = true;
-            complete(id);
-            return;
-        }
-        result.gone = result.httpStatus == 410;
-        if (result.httpStatus == 429 || result.httpStatus == 503)
-            result.retryAfter = RetrySchedule::parseRetryAfter(reply->rawHeader("Retry-After"), m_clock());
-        QString message = QStringLiteral("HTTP %1").arg(result.httpStatus);
-        const QString reason = reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString();
-        if (!reason.isEmpty())
-            message += QLatin1Char(' ') + reason;
-        if (result.httpStatus >= 300 && result.httpStatus < 400) {
-            const QByteArray location = reply->rawHeader("Location");
-            message += location.isEmpty() ? QStringLiteral(" (redirects are not followed)")
-                                          : QStringLiteral(" to %1 (redirects are not followed)")
-                                                .arg(QString::fromUtf8(location));
-        }
-        fail(id, AttemptResult::Http, message);
-        return;
-    }
-    fail(id, classify(reply->error()), reply->errorString());
+    const quint64 id = it.value();
+    onTimeout(id);
 }
 
 void CallbackSender::onTimeout(quint64 id)
@@ -333,78 +317,38 @@ void CallbackSender::onTimeout(quint64 id)
     Job *j = findJob(id);
     if (!j)
         return;
-    j->timedOut = true;
-    if (j->reply) {
-        // finished() follows synchronously or soon, and reports the timeout.
-        j->reply->abort();
-        return;
-    }
     if (j->lookupId >= 0) {
         QHostInfo::abortHostLookup(j->lookupId);
         j->lookupId = -1;
     }
-    fail(id, AttemptResult::Timeout,
-         QStringLiteral("no complete answer within %1 ms").arg(j->request.timeout.count()));
+    fail(id, AttemptResult::Timeout, timeoutMessage(j->request.timeout));
 }
 
-QNetworkAccessManager *CallbackSender::acquire(const QString &isolationKey)
+void CallbackSender::sweepIdle()
 {
-    if (isolationKey.isEmpty())
-        return m_manager;
-    auto it = m_pools.find(isolationKey);
-    if (it == m_pools.end()) {
-        if (int(m_pools.size()) >= MaxIsolatedPools)
-            return m_manager;
-        Pool pool;
-        pool.manager = new QNetworkAccessManager(this);
-        pool.manager->setProxy(QNetworkProxy::NoProxy);
-        it = m_pools.emplace(isolationKey, pool).first;
-        if (!m_poolSweep->isActive())
-            m_poolSweep->start();
-    }
-    ++it->second.inFlight;
-    return it->second.manager;
-}
-
-void CallbackSender::release(const QString &isolationKey)
-{
-    const auto it = m_pools.find(isolationKey);
-    // Not found: the key was over the cap and used the shared manager.
-    if (it == m_pools.end())
-        return;
-    --it->second.inFlight;
-    it->second.idleSinceMs = m_monotonic.elapsed();
-}
-
-void CallbackSender::dropIdlePools()
-{
-    const qint64 now = m_monotonic.elapsed();
     for (auto it = m_pools.begin(); it != m_pools.end();) {
-        if (it->second.inFlight == 0 && now - it->second.idleSinceMs >= IdlePoolMs) {
-            it->second.manager->deleteLater();
+        it->pool->closeIdle(IdleConnectionMs);
+        if (it->pool->isUnused()) {
+            it->pool->deleteLater();
             it = m_pools.erase(it);
         } else {
             ++it;
         }
     }
-    if (m_pools.empty())
-        m_poolSweep->stop();
+    if (m_pools.isEmpty())
+        m_idleSweep->stop();
 }
 
 void CallbackSender::abortAll()
 {
     QList<quint64> ids;
+    ids.reserve(qsizetype(m_jobs.size()));
     for (const auto &[id, job] : m_jobs)
         ids.append(id);
-    for (const quint64 id : ids) {
+    for (const quint64 id : std::as_const(ids)) {
         Job *j = findJob(id);
         if (!j)
             continue;
-        j->aborted = true;
-        if (j->reply) {
-            j->reply->abort();
-            continue;
-        }
         if (j->lookupId >= 0) {
             QHostInfo::abortHostLookup(j->lookupId);
             j->lookupId = -1;
@@ -432,17 +376,15 @@ void CallbackSender::complete(quint64 id)
     // Out of the table first: the receiver may well send the next attempt from its slot.
     std::unique_ptr<Job> finishedJob = std::move(it->second);
     m_jobs.erase(it);
-    if (finishedJob->timer) {
-        finishedJob->timer->stop();
-        finishedJob->timer->deleteLater();
+    if (finishedJob->timerId) {
+        killTimer(finishedJob->timerId);
+        m_deadlines.remove(finishedJob->timerId);
     }
+    // Still waiting or on the wire (a timeout, an abort): the pool forgets it, hanging up its
+    // connection if it had one.
+    if (finishedJob->pool)
+        finishedJob->pool->cancel(id);
     finishedJob->result.latencyMs = finishedJob->elapsed.elapsed();
-    if (finishedJob->reply) {
-        finishedJob->reply->disconnect(this);
-        finishedJob->reply->deleteLater();
-    }
-    if (finishedJob->holdsPool)
-        release(finishedJob->request.isolationKey);
     emit finished(id, finishedJob->result);
     if (finishedJob->hasCallback && finishedJob->context && finishedJob->done)
         finishedJob->done(finishedJob->result);

@@ -2,21 +2,22 @@
 #pragma once
 
 #include "attemptresult.h"
+#include "callbackconnectionpool.h"
 #include "callbackrequest.h"
 #include "urlguard.h"
 
-#include <QElapsedTimer>
+#include <QHash>
 #include <QObject>
 #include <QPointer>
 
+#include <cstddef>
 #include <functional>
-#include <map>
+#include <unordered_map>
 #include <memory>
 
 class QHostInfo;
-class QNetworkAccessManager;
-class QNetworkReply;
 class QTimer;
+class QTimerEvent;
 
 namespace OpsDeck {
 
@@ -24,16 +25,14 @@ namespace OpsDeck {
 // guard, resolve the host and check every address it resolves to (DNS rebinding), then POST to
 // the vetted address itself (Host header and TLS peer name keep the original host), so the
 // name cannot be re-resolved inward between the check and the connect. Redirects are never
-// followed: a 3xx is an "http" failure. Cookies are neither stored nor sent.
+// followed: a 3xx is an "http" failure. Cookies are neither stored nor sent, and no proxy is used.
 //
-// Sends run concurrently; the caller bounds concurrency. QNetworkAccessManager opens at most
-// 6 HTTP/1.1 connections per host:port and queues the rest, so a worker that wants more
-// parallelism towards one endpoint gains nothing past 6 (HTTP/2 over TLS multiplexes instead),
-// and 6 hanging attempts would stall everything else bound for that host:port. Requests with an
-// isolation key therefore get a manager (own connections, own network thread) per key, made on
-// first use and dropped after IdlePoolMs without traffic; past MaxIsolatedPools keys they fall
-// back to the shared manager. Give each worker thread its own sender: QNetworkAccessManager is
-// not thread-safe.
+// HTTP/1.1 is spoken directly over QTcpSocket / QSslSocket: keep-alive connections are pooled
+// per (scheme, vetted address, port, Host, isolation key), at most maxConnectionsPerPool() open
+// per pool, further requests of that pool waiting in order. Pools share nothing, so attempts
+// hanging in one pool never hold up another; the caller bounds the total. Connections idle for
+// IdleConnectionMs are closed. Everything runs in the thread the sender lives in, with no
+// thread of its own: give each worker thread its own sender.
 class CallbackSender final : public QObject
 {
     Q_OBJECT
@@ -44,12 +43,15 @@ public:
     using Clock = std::function<QDateTime()>;
 
     static inline const QByteArray UserAgent = QByteArrayLiteral("OpsDeck-Webhooks/1");
-    static constexpr int MaxIsolatedPools = 256;
-    static constexpr int IdlePoolMs = 60 * 1000;
+    static constexpr int DefaultMaxConnectionsPerPool = 6;
+    // Below the keep-alive timeout of common servers (5 s), so that an idle connection is
+    // rarely closed by the server just as a request goes out on it.
+    static constexpr int IdleConnectionMs = 4000;
 
-    // Without a manager the sender makes its own (no proxy). A given manager is not owned.
-    explicit CallbackSender(const CallbackUrlGuard &guard, QNetworkAccessManager *manager = nullptr,
-                            QObject *parent = nullptr);
+    explicit CallbackSender(const CallbackUrlGuard &guard, QObject *parent = nullptr);
+    // Source compatibility with the former (guard, network manager, parent) signature, which
+    // was always given nullptr.
+    CallbackSender(const CallbackUrlGuard &guard, std::nullptr_t, QObject *parent);
     ~CallbackSender() override;
 
     // Starts an attempt and returns its id; finished() always follows, never from inside send().
@@ -62,46 +64,54 @@ public:
     // "cancelled"), so a worker can put its deliveries back.
     void abortAll();
 
+    // Connections a pool opens at most (at least 1); the delivery worker passes its
+    // per-endpoint concurrency. Applies to existing pools too; lowering it closes nothing.
+    void setMaxConnectionsPerPool(int maxConnections);
+    int maxConnectionsPerPool() const { return m_maxConnectionsPerPool; }
+
     // For tests: where webhook-timestamp and startedAt come from (default: the system clock).
     void setClock(Clock clock);
-    // Connection pools currently kept for isolation keys.
-    int isolatedPools() const { return int(m_pools.size()); }
+    // Connection pools currently kept, and those among them for an isolation key.
+    int pools() const { return int(m_pools.size()); }
+    int isolatedPools() const;
+    // Connections currently open (busy or idle) in all pools.
+    int openConnections() const;
     const CallbackUrlGuard &guard() const { return m_guard; }
 
 signals:
     void finished(quint64 sendId, const OpsDeck::AttemptResult &result);
 
+protected:
+    void timerEvent(QTimerEvent *event) override;
+
 private:
     struct Job;
-    struct Pool
-    {
-        QNetworkAccessManager *manager = nullptr; // child
-        int inFlight = 0;
-        qint64 idleSinceMs = 0;
-    };
 
     quint64 enqueue(std::unique_ptr<Job> job);
     void start(Job &job);
     void onResolved(quint64 id, const QHostInfo &info);
-    void post(Job &job, const QString &pinnedAddress);
-    void onReadyRead(quint64 id);
-    void onReplyFinished(quint64 id);
+    void post(Job &job, const QHostAddress &address);
+    void onResponse(quint64 id, const HttpResponse &response);
     void onTimeout(quint64 id);
     void fail(quint64 id, const QString &errorClass, const QString &message);
     void complete(quint64 id);
     Job *findJob(quint64 id);
-    QNetworkAccessManager *acquire(const QString &isolationKey);
-    void release(const QString &isolationKey);
-    void dropIdlePools();
+    CallbackConnectionPool *pool(const Job &job, const QHostAddress &address);
+    void sweepIdle();
 
     CallbackUrlGuard m_guard;
-    QNetworkAccessManager *m_manager; // owned when we created it (child), otherwise borrowed
     Clock m_clock;
-    std::map<QString, Pool> m_pools;
-    QTimer *m_poolSweep; // child
-    QElapsedTimer m_monotonic;
+    int m_maxConnectionsPerPool = DefaultMaxConnectionsPerPool;
+    struct PoolEntry
+    {
+        CallbackConnectionPool *pool = nullptr; // child
+        bool isolated = false;
+    };
+    QHash<QString, PoolEntry> m_pools;
+    QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;
-    std::map<quint64, std::unique_ptr<Job>> m_jobs;
+    std::unordered_map<quint64, std::unique_ptr<Job>> m_jobs;
+    QHash<int, quint64> m_deadlines; // timer id -> attempt id
 };
 
 } // namespace OpsDeck
