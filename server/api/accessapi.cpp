@@ -114,11 +114,9 @@ Response AccessApi::createToken(Request &req)
 
 Response AccessApi::revokeToken(Request &req)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     Transaction tx(m_ctx.db);
     Problem problem;
     const auto before = m_ctx.tokens.find(req.id(), &problem);
@@ -163,29 +161,19 @@ Response AccessApi::listAudit(Request &req)
     else
         q.addBindValue(Database::text(req.who().subject));
     q.addBindValue(page->limit);
-    if (!q.exec()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    QJsonArray items;
-    qint64 last = 0;
-    while (q.next()) {
-        last = q.value(0).toLongLong();
-        items.append(QJsonObject{
-            {QStringLiteral("id"), last},
-            {QStringLiteral("at"), q.value(1).toString()},
-            {QStringLiteral("actor"), QJsonObject{{QStringLiteral("role"), q.value(2).toString()},
-                                                  {QStringLiteral("subject"), q.value(3).toString()}}},
-            {QStringLiteral("action"), q.value(4).toString()},
-            {QStringLiteral("kind"), q.value(5).toString()},
-            {QStringLiteral("object_id"), q.value(6).toLongLong()},
-            {QStringLiteral("from"), q.value(7).isNull() ? QJsonValue() : QJsonValue(q.value(7).toString())},
-            {QStringLiteral("to"), q.value(8).isNull() ? QJsonValue() : QJsonValue(q.value(8).toString())},
-            {QStringLiteral("reason"), q.value(9).toString()}});
-    }
-    q.finish();
-    return listResponse(items, page->limit, last);
+    return listQuery(q, page->limit, [](const QSqlQuery &row) {
+        return QJsonObject{
+            {QStringLiteral("id"), row.value(0).toLongLong()},
+            {QStringLiteral("at"), row.value(1).toString()},
+            {QStringLiteral("actor"), QJsonObject{{QStringLiteral("role"), row.value(2).toString()},
+                                                  {QStringLiteral("subject"), row.value(3).toString()}}},
+            {QStringLiteral("action"), row.value(4).toString()},
+            {QStringLiteral("kind"), row.value(5).toString()},
+            {QStringLiteral("object_id"), row.value(6).toLongLong()},
+            {QStringLiteral("from"), row.value(7).isNull() ? QJsonValue() : QJsonValue(row.value(7).toString())},
+            {QStringLiteral("to"), row.value(8).isNull() ? QJsonValue() : QJsonValue(row.value(8).toString())},
+            {QStringLiteral("reason"), row.value(9).toString()}};
+    });
 }
 
 Response AccessApi::events(Request &req)

@@ -1,6 +1,8 @@
 // Helpers shared by the API resources: problems, If-Match, reasons, paging and query parsing.
 #include "apisupport.h"
 
+#include "server/storage/database.h"
+
 #include <QJsonObject>
 #include <QSet>
 #include <QUrl>
@@ -63,6 +65,21 @@ std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
     return p;
 }
 
+std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
+                                            const QString &kind, const QString &action, Problem *error)
+{
+    if (auto p = checkIfMatch(request, object.value(QStringLiteral("version")).toInteger())) {
+        *error = *p;
+        return std::nullopt;
+    }
+    const QString from = object.value(QStringLiteral("status")).toString();
+    Refusal why;
+    auto t = machine.find(from, action, request.who().role, &why);
+    if (!t)
+        *error = refusal(why, kind, from, action);
+    return t;
+}
+
 JsonReader bodyReader(const Request &request)
 {
     if (request.body.trimmed().isEmpty())
@@ -78,6 +95,16 @@ QString readReason(JsonReader &reader, const Request &request)
     if (!header.isEmpty())
         return QUrl::fromPercentEncoding(header).left(1000);
     return QString(QLatin1String(""));
+}
+
+std::optional<Problem> readReasonOnly(const Request &request, QString *reason)
+{
+    JsonReader r = bodyReader(request);
+    *reason = readReason(r, request);
+    r.rejectUnknown();
+    if (!r.ok())
+        return r.problem();
+    return std::nullopt;
 }
 
 std::optional<Problem> checkQuery(const Request &request, const QStringList &allowed)
@@ -131,6 +158,23 @@ Response listResponse(const QJsonArray &items, int limit, qint64 lastId)
     return Response::json(200, {{QStringLiteral("items"), items},
                                 {QStringLiteral("next"), items.size() >= limit ? QJsonValue(cursorAfter(lastId))
                                                                                : QJsonValue()}});
+}
+
+Response listQuery(QSqlQuery &query, int limit, const std::function<QJsonObject(const QSqlQuery &)> &row)
+{
+    if (!query.exec()) {
+        const Problem p = Database::sqlProblem(query);
+        query.finish();
+        return Response::problem(p);
+    }
+    QJsonArray items;
+    qint64 last = 0;
+    while (query.next()) {
+        last = query.value(0).toLongLong();
+        items.append(row(query));
+    }
+    query.finish();
+    return listResponse(items, limit, last);
 }
 
 std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error)

@@ -10,7 +10,10 @@
 #include <QJsonArray>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
+
+class QSqlQuery;
 
 namespace OpsDeck::ApiSupport {
 
@@ -21,11 +24,19 @@ Problem refusal(const Refusal &refusal, const QString &kind, const QString &stat
 
 // 412 when If-Match is present and names another version ("*" matches anything).
 std::optional<Problem> checkIfMatch(const Request &request, qint64 version);
+// What a state change checks before it writes: the caller's If-Match against the object's
+// "version", then whether the caller's role may take `action` from its "status". The
+// transition, or the problem (412, 409 or 403) in *error.
+std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
+                                            const QString &kind, const QString &action, Problem *error);
 
 // The request body as an object; an empty body reads as {} so body-less mutations work.
 JsonReader bodyReader(const Request &request);
 // "reason" from the body (≤ 1000 characters) or the X-OpsDeck-Reason header (percent-encoded).
 QString readReason(JsonReader &reader, const Request &request);
+// The body of an action that takes nothing but a reason ({} or {"reason": …}); the problem
+// when the body has anything else.
+std::optional<Problem> readReasonOnly(const Request &request, QString *reason);
 
 struct PageRequest
 {
@@ -39,6 +50,9 @@ std::optional<PageRequest> readPage(const Request &request, Problem *error);
 QString cursorAfter(qint64 id);
 // {"items": [...], "next": cursor|null}; next is set when the page is full.
 Response listResponse(const QJsonArray &items, int limit, qint64 lastId);
+// Runs a prepared page query whose first column is the id and answers with its rows as `row`
+// turns them into JSON (or the storage problem).
+Response listQuery(QSqlQuery &query, int limit, const std::function<QJsonObject(const QSqlQuery &)> &row);
 
 std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error);
 

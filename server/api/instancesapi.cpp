@@ -350,13 +350,8 @@ Response InstancesApi::registerInstance(Request &req)
     const auto before = loadVisible(req.who(), req.id(), &problem);
     if (!before)
         return Response::problem(problem);
-    const qint64 version = before->value(QStringLiteral("version")).toInteger();
-    if (auto p = checkIfMatch(req, version))
-        return Response::problem(*p);
-    const QString from = before->value(QStringLiteral("status")).toString();
-    Refusal refusal;
-    if (!Instance::machine().find(from, QStringLiteral("register"), req.who().role, &refusal))
-        return Response::problem(ApiSupport::refusal(refusal, kInstance, from, QStringLiteral("register")));
+    if (!allowedTransition(req, *before, Instance::machine(), kInstance, QStringLiteral("register"), &problem))
+        return Response::problem(problem);
 
     const QString secret = WebhookSignature::generateSecret();
     const qint64 providerId = before->value(QStringLiteral("provider_id")).toInteger();
@@ -415,23 +410,17 @@ Response InstancesApi::start(Request &req)
 
 Response InstancesApi::changeStatus(Request &req, const QString &action)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     Transaction tx(m_ctx.db);
     Problem problem;
     const auto before = loadVisible(req.who(), req.id(), &problem);
     if (!before)
         return Response::problem(problem);
-    if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
-        return Response::problem(*p);
-    const QString from = before->value(QStringLiteral("status")).toString();
-    Refusal refusal;
-    const auto t = Instance::machine().find(from, action, req.who().role, &refusal);
+    const auto t = allowedTransition(req, *before, Instance::machine(), kInstance, action, &problem);
     if (!t)
-        return Response::problem(ApiSupport::refusal(refusal, kInstance, from, action));
+        return Response::problem(problem);
     QJsonObject after;
     if (!writeStatus(req, *before, t->to, action, reason, &after, &problem) || !tx.commit())
         return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);

@@ -92,19 +92,7 @@ Response OrganizationsApi::list(Request &req)
     q.addBindValue(Database::text(status));
     q.addBindValue(Database::text(status));
     q.addBindValue(page->limit);
-    if (!q.exec()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    QJsonArray items;
-    qint64 last = 0;
-    while (q.next()) {
-        last = q.value(0).toLongLong();
-        items.append(organizationJson(q));
-    }
-    q.finish();
-    return listResponse(items, page->limit, last);
+    return listQuery(q, page->limit, organizationJson);
 }
 
 std::optional<QJsonObject> OrganizationsApi::load(qint64 id, Problem *error)
@@ -179,25 +167,20 @@ Response OrganizationsApi::restore(Request &req)
 
 Response OrganizationsApi::transition(Request &req, const QString &action)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
 
     Transaction tx(m_ctx.db);
     Problem problem;
     const auto o = load(req.id(), &problem);
     if (!o)
         return Response::problem(problem);
-    const qint64 version = o->value(QStringLiteral("version")).toInteger();
-    if (auto p = checkIfMatch(req, version))
-        return Response::problem(*p);
-    const QString from = o->value(QStringLiteral("status")).toString();
-    Refusal refusal;
-    const auto t = Organization::machine().find(from, action, req.who().role, &refusal);
+    const auto t = allowedTransition(req, *o, Organization::machine(), kOrganization, action, &problem);
     if (!t)
-        return Response::problem(ApiSupport::refusal(refusal, kOrganization, from, action));
+        return Response::problem(problem);
+    const qint64 version = o->value(QStringLiteral("version")).toInteger();
+    const QString &from = t->from;
 
     if (action == QLatin1String("delete")) {
         QSqlQuery &blocking = m_ctx.db.query(QStringLiteral(
@@ -273,19 +256,7 @@ Response OrganizationsApi::listProviders(Request &req)
     q.addBindValue(org.value_or(0));
     q.addBindValue(org.value_or(0));
     q.addBindValue(page->limit);
-    if (!q.exec()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    QJsonArray items;
-    qint64 last = 0;
-    while (q.next()) {
-        last = q.value(0).toLongLong();
-        items.append(providerJson(q));
-    }
-    q.finish();
-    return listResponse(items, page->limit, last);
+    return listQuery(q, page->limit, providerJson);
 }
 
 Response OrganizationsApi::getProvider(Request &req)

@@ -185,15 +185,7 @@ Response DeliveryApi::list(Request &req)
     for (const QVariant &v : filter->values)
         q.addBindValue(v);
     q.addBindValue(page->limit);
-    if (!q.exec())
-        return failedQuery(q);
-    QJsonArray items;
-    qint64 last = 0;
-    while (q.next()) {
-        last = q.value(0).toLongLong();
-        items.append(DeliveryRepository::deliveryJson(q));
-    }
-    return listResponse(items, page->limit, last);
+    return listQuery(q, page->limit, [](const QSqlQuery &row) { return DeliveryRepository::deliveryJson(row); });
 }
 
 std::optional<Problem> DeliveryApi::lockRow(const QString &table, qint64 id)
@@ -327,11 +319,9 @@ Response DeliveryApi::cancel(Request &req)
 
 Response DeliveryApi::deliveryTransition(Request &req, const QString &action)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
     if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
         return Response::problem(*p);
@@ -463,16 +453,7 @@ Response DeliveryApi::listEndpoints(Request &req)
     q.addBindValue(state);
     q.addBindValue(state);
     q.addBindValue(page->limit);
-    if (!q.exec())
-        return failedQuery(q);
-    QJsonArray items;
-    qint64 last = 0;
-    while (q.next()) {
-        last = q.value(0).toLongLong();
-        items.append(DeliveryRepository::endpointJson(q));
-    }
-    q.finish();
-    return listResponse(items, page->limit, last);
+    return listQuery(q, page->limit, [](const QSqlQuery &row) { return DeliveryRepository::endpointJson(row); });
 }
 
 Response DeliveryApi::getEndpoint(Request &req)
@@ -497,11 +478,9 @@ Response DeliveryApi::resume(Request &req)
 
 Response DeliveryApi::endpointTransition(Request &req, const QStringList &actions)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
     if (auto p = lockRow(QStringLiteral("endpoints"), req.id()))
         return Response::problem(*p);
@@ -587,11 +566,9 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
 
 Response DeliveryApi::test(Request &req)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
     Problem problem;
     const auto endpoint = visibleEndpoint(req.who(), req.id(), &problem);
@@ -634,11 +611,9 @@ Response DeliveryApi::test(Request &req)
 
 Response DeliveryApi::rotateSecret(Request &req)
 {
-    JsonReader r = bodyReader(req);
-    const QString reason = readReason(r, req);
-    r.rejectUnknown();
-    if (!r.ok())
-        return Response::problem(r.problem());
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT provider_id, callback_url, secret, version, owner FROM instances WHERE id = ?"));
     q.addBindValue(req.id());
