@@ -1,5 +1,7 @@
 // The callback sender against the real demo provider: every fault mode's classification,
-// signatures seen valid by the receiver, secret rotation, X-Hub-Signature and the URL guard.
+// signatures seen valid by the receiver, secret rotation, X-Hub-Signature and the URL guard;
+// against loopback servers of its own: TLS peer names, connection reuse and caps, bodies that
+// stall or never end.
 #include "server/delivery/callbacksender.h"
 
 #include "core/webhooksignature.h"
@@ -13,6 +15,10 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
+#include <QSslKey>
+#include <QSslServer>
+#include <QSslSocket>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
 
@@ -58,6 +64,13 @@ private slots:
     void isolationKeepsHangsInTheirPool();
     void providerStatsMatchItsLog();
     void providerServesSeveralPorts();
+    void sequentialSendsShareOneConnection();
+    void connectionCapIsConfigurable();
+    void stalledBodyTimesOut();
+    void endlessBodyIsCutShort();
+    void tlsPeerName_data();
+    void tlsPeerName();
+    void tlsToAPlainServer();
 
 private:
     struct Provider
@@ -435,9 +448,8 @@ void tst_CallbackSender::manyConcurrentSends()
     QSet<quint64> ids;
     constexpr int Count = 40;
     for (int i = 0; i < Count; ++i) {
-        // Half of them hang. They share host:port with the others, so QNetworkAccessManager's
-        // 6 connections per host are taken by hangs until they time out; every attempt must
-        // still end, classified.
+        // Half of them hang. They share one pool with the others, so its 6 connections are
+        // taken by hangs until they time out; every attempt must still end, classified.
         const QString path = i % 2 ? QStringLiteral("/hang/many") : QStringLiteral("/slow/50/many");
         CallbackRequest req = request(m_providerA.baseUrl + path, "msg_many_" + QByteArray::number(i));
         req.timeout = i % 2 ? 1s : 20s;
@@ -504,6 +516,7 @@ void tst_CallbackSender::abortAllReportsEveryAttempt()
 void tst_CallbackSender::isolationKeepsHangsInTheirPool()
 {
     CallbackSender sender(CallbackUrlGuard(true));
+    QCOMPARE(sender.maxConnectionsPerPool(), 6);
     QSignalSpy spy(&sender, &CallbackSender::finished);
     // Eight hanging attempts of one endpoint: they fill that pool's 6 connections, 2 queue.
     for (int i = 0; i < 8; ++i) {
@@ -620,6 +633,235 @@ void tst_CallbackSender::providerServesSeveralPorts()
     process.terminate();
     QVERIFY(process.waitForFinished(10000));
     QCOMPARE(process.exitCode(), 0);
+}
+
+void tst_CallbackSender::sequentialSendsShareOneConnection()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    for (int i = 0; i < 5; ++i) {
+        AttemptResult result;
+        send(sender, request(m_providerA.baseUrl + QStringLiteral("/ok/reuse"), "msg_reuse_" + QByteArray::number(m_nextId++)),
+             &result);
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY2(result.delivered, qPrintable(result.errorMessage));
+        // Kept alive and reused: never more than the one connection.
+        QCOMPARE(sender.openConnections(), 1);
+    }
+    QCOMPARE(sender.pools(), 1);
+    QCOMPARE(sender.isolatedPools(), 0);
+}
+
+void tst_CallbackSender::connectionCapIsConfigurable()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    sender.setMaxConnectionsPerPool(10);
+    QCOMPARE(sender.maxConnectionsPerPool(), 10);
+    QSignalSpy spy(&sender, &CallbackSender::finished);
+    constexpr int Count = 12;
+    for (int i = 0; i < Count; ++i) {
+        CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/hang/wide"), "msg_wide_" + QByteArray::number(i));
+        req.isolationKey = QStringLiteral("endpoint-wide");
+        req.timeout = 60s;
+        sender.send(req);
+    }
+    const auto hangsAtProvider = [this] {
+        int count = 0;
+        for (int i = 0; i < Count; ++i)
+            count += logEntry(m_providerA, "msg_wide_" + QByteArray::number(i)).isEmpty() ? 0 : 1;
+        return count;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), 10, 20000);
+    QCOMPARE(sender.openConnections(), 10);
+
+    // Raised while requests wait: the pool opens more for them.
+    sender.setMaxConnectionsPerPool(Count);
+    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), Count, 20000);
+    QCOMPARE(sender.openConnections(), Count);
+    QCOMPARE(spy.count(), 0);
+
+    sender.abortAll();
+    QCOMPARE(spy.count(), Count);
+    QCOMPARE(sender.openConnections(), 0);
+}
+
+void tst_CallbackSender::stalledBodyTimesOut()
+{
+    // The head and part of the body arrive, the rest never does: the whole-attempt timeout ends it.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    connect(&server, &QTcpServer::newConnection, this, [&server] {
+        QTcpSocket *socket = server.nextPendingConnection();
+        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+            if (socket->readAll().contains("\r\n\r\n"))
+                socket->write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
+        });
+    });
+    CallbackSender sender(CallbackUrlGuard(true));
+    CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/stall").arg(server.serverPort()), "msg_stall");
+    req.timeout = 1s;
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(result.errorClass, QStringLiteral("timeout"));
+    QVERIFY(!result.delivered);
+    QVERIFY(result.errorMessage.contains(QLatin1String("1000 ms")));
+    QCOMPARE(sender.openConnections(), 0); // a connection mid-response is not reused
+}
+
+void tst_CallbackSender::endlessBodyIsCutShort()
+{
+    // 200 with a body announced at 1 GB and streamed on and on: the status decides, 4 KiB are
+    // kept, the rest is neither read nor kept, and the connection is dropped.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    bool hungUp = false;
+    connect(&server, &QTcpServer::newConnection, this, [&server, &hungUp] {
+        QTcpSocket *socket = server.nextPendingConnection();
+        connect(socket, &QTcpSocket::disconnected, socket, [&hungUp] { hungUp = true; });
+        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+            if (!socket->readAll().contains("\r\n\r\n"))
+                return;
+            socket->write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n");
+            auto *pump = new QTimer(socket);
+            connect(pump, &QTimer::timeout, socket, [socket] {
+                if (socket->bytesToWrite() < 256 * 1024)
+                    socket->write(QByteArray(64 * 1024, 'b'));
+            });
+            pump->start(1);
+        });
+    });
+    CallbackSender sender(CallbackUrlGuard(true));
+    CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/endless").arg(server.serverPort()), "msg_endless");
+    req.timeout = 60s;
+    AttemptResult result;
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(result.delivered, qPrintable(result.errorMessage));
+    QCOMPARE(result.httpStatus, 200);
+    QCOMPARE(result.responseBody, QByteArray(AttemptResult::MaxResponseBodyBytes, 'b'));
+    QVERIFY(result.responseTruncated);
+    QCOMPARE(sender.openConnections(), 0);
+    QTRY_VERIFY(hungUp);
+}
+
+void tst_CallbackSender::tlsPeerName_data()
+{
+    QTest::addColumn<QString>("certificateName");
+    QTest::addColumn<bool>("trusted");
+    QTest::addColumn<QString>("errorClass");
+    QTest::addColumn<QString>("message");
+    // The URL names "localhost"; the sender connects to the address it resolved to, and the
+    // certificate must still be valid for the name.
+    QTest::newRow("trusted, name matches") << "localhost" << true << "" << "";
+    QTest::newRow("trusted, other name") << "other.example" << true << "tls" << "host name";
+    QTest::newRow("self-signed, not trusted") << "localhost" << false << "tls" << "self";
+}
+
+void tst_CallbackSender::tlsPeerName()
+{
+    QFETCH(QString, certificateName);
+    QFETCH(bool, trusted);
+    QFETCH(QString, errorClass);
+    QFETCH(QString, message);
+    if (!QSslSocket::supportsSsl())
+        QSKIP("no TLS backend");
+    const QString openssl = QStandardPaths::findExecutable(QStringLiteral("openssl"));
+    if (openssl.isEmpty())
+        QSKIP("openssl is needed to make a certificate");
+
+    const QString dir = Test::scratchDir();
+    const QString keyPath = dir + QStringLiteral("/tls-key.pem");
+    const QString certificatePath = dir + QStringLiteral("/tls-certificate.pem");
+    QProcess make;
+    make.start(openssl, {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("ec"),
+                         QStringLiteral("-pkeyopt"), QStringLiteral("ec_paramgen_curve:prime256v1"), QStringLiteral("-nodes"),
+                         QStringLiteral("-keyout"), keyPath, QStringLiteral("-out"), certificatePath, QStringLiteral("-days"),
+                         QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=") + certificateName,
+                         QStringLiteral("-addext"), QStringLiteral("subjectAltName=DNS:") + certificateName});
+    QVERIFY(make.waitForFinished(30000));
+    QCOMPARE(make.exitCode(), 0);
+    QFile keyFile(keyPath);
+    QFile certificateFile(certificatePath);
+    QVERIFY(keyFile.open(QIODevice::ReadOnly) && certificateFile.open(QIODevice::ReadOnly));
+    const QSslCertificate certificate(certificateFile.readAll(), QSsl::Pem);
+    const QSslKey key(keyFile.readAll(), QSsl::Ec, QSsl::Pem);
+    QVERIFY(!certificate.isNull());
+    QVERIFY(!key.isNull());
+
+    QSslConfiguration serverConfiguration = QSslConfiguration::defaultConfiguration();
+    serverConfiguration.setLocalCertificate(certificate);
+    serverConfiguration.setPrivateKey(key);
+    serverConfiguration.setPeerVerifyMode(QSslSocket::VerifyNone);
+    QSslServer server;
+    server.setSslConfiguration(serverConfiguration);
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    QByteArray hostSeen;
+    connect(&server, &QTcpServer::pendingConnectionAvailable, this, [&server, &hostSeen] {
+        auto *socket = qobject_cast<QSslSocket *>(server.nextPendingConnection());
+        QVERIFY(socket);
+        connect(socket, &QSslSocket::readyRead, socket, [socket, &hostSeen] {
+            const QByteArray request = socket->readAll();
+            if (!request.contains("\r\n\r\n"))
+                return;
+            for (const QByteArray &line : request.split('\n')) {
+                if (line.startsWith("Host: "))
+                    hostSeen = line.mid(6).trimmed();
+            }
+            socket->write("HTTP/1.1 204 No Content\r\n\r\n");
+        });
+    });
+
+    // The client trusts the certificate only where the row says so.
+    const QSslConfiguration original = QSslConfiguration::defaultConfiguration();
+    if (trusted) {
+        QSslConfiguration withCertificate = original;
+        withCertificate.addCaCertificate(certificate);
+        QSslConfiguration::setDefaultConfiguration(withCertificate);
+    }
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    const QString url = QStringLiteral("https://localhost:%1/hook").arg(server.serverPort());
+    send(sender, request(url, "msg_tls_" + QByteArray::number(m_nextId++)), &result);
+    QSslConfiguration::setDefaultConfiguration(original);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(result.errorClass, errorClass);
+    QVERIFY2(result.errorMessage.contains(message, Qt::CaseInsensitive), qPrintable(result.errorMessage));
+    if (errorClass.isEmpty()) {
+        QVERIFY(result.delivered);
+        QCOMPARE(result.httpStatus, 204);
+        QCOMPARE(hostSeen, QStringLiteral("localhost:%1").arg(server.serverPort()).toLatin1());
+    } else {
+        QVERIFY(!result.delivered);
+        QCOMPARE(result.httpStatus, 0);
+        QVERIFY(hostSeen.isEmpty()); // not a byte of the request went out
+    }
+}
+
+void tst_CallbackSender::tlsToAPlainServer()
+{
+    // A plain HTTP server answers the TLS hello with text and hangs up: a TLS failure, not HTTP.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    connect(&server, &QTcpServer::newConnection, this, [&server] {
+        QTcpSocket *socket = server.nextPendingConnection();
+        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+            socket->readAll();
+            socket->write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+            socket->disconnectFromHost();
+        });
+    });
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    send(sender, request(QStringLiteral("https://127.0.0.1:%1/hook").arg(server.serverPort()), "msg_tls_plain"), &result);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(result.errorClass, QStringLiteral("tls"));
+    QCOMPARE(result.httpStatus, 0);
+    QVERIFY(!result.delivered);
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSender)
