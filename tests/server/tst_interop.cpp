@@ -90,7 +90,10 @@ void tst_Interop::initTestCase()
     m_secret = registered.json().value(QStringLiteral("secret")).toString();
     QVERIFY(m_secret.startsWith(QLatin1String("whsec_")));
     setSecrets({m_secret});
-    m_expected = 1; // registration queues the first status notification
+    // Registration queued the first status notification; the receiver answered 503 until it
+    // knew the secret, so it arrives with a retry.
+    m_expected = 1;
+    QTRY_COMPARE_WITH_TIMEOUT(stats().value(QStringLiteral("ok")).toInt(), m_expected, Patience);
 }
 
 void tst_Interop::cleanupTestCase()
@@ -132,6 +135,8 @@ void tst_Interop::everySignatureVerifies()
     for (int i = 0; i < 5; ++i) {
         transitionAndWait(QStringLiteral("stop"));
         transitionAndWait(QStringLiteral("start"));
+        if (QTest::currentTestFailed())
+            return;
     }
     const QJsonObject s = stats();
     QVERIFY2(s.value(QStringLiteral("errors")).toArray().isEmpty(), QJsonDocument(s).toJson().constData());
@@ -153,6 +158,8 @@ void tst_Interop::rotationSignsWithBothSecrets()
     for (int i = 0; i < 3; ++i) {
         transitionAndWait(QStringLiteral("stop"));
         transitionAndWait(QStringLiteral("start"));
+        if (QTest::currentTestFailed())
+            return;
     }
     const QJsonObject s = stats();
     QVERIFY2(s.value(QStringLiteral("errors")).toArray().isEmpty(), QJsonDocument(s).toJson().constData());

@@ -5,7 +5,8 @@
 //   PUT  /secrets  ["whsec_…", …]    every listed secret must verify each later request on its own
 //                                    (during a rotation OpsDeck signs with both secrets)
 //   GET  /stats                      {"ok", "bad", "ids": [webhook-id…], "errors": [message…]}
-//   POST anything else               a webhook: 204 when it verifies, 400 with the reason otherwise
+//   POST anything else               a webhook: 204 when it verifies, 400 with the reason otherwise,
+//                                    503 before any secret is configured
 'use strict';
 
 const http = require('http');
@@ -18,8 +19,6 @@ let secrets = [];
 const stats = { ok: 0, bad: 0, ids: [], errors: [] };
 
 function verifyAll(body, headers) {
-    if (secrets.length === 0)
-        return 'no secret configured';
     for (const secret of secrets) {
         try {
             new Webhook(secret).verify(body, headers);
@@ -52,6 +51,13 @@ const server = http.createServer((req, res) => {
                 res.write(e.message);
             }
             res.end();
+            return;
+        }
+        if (secrets.length === 0) {
+            // Not ready yet (the secret comes from the registration): the sender retries later.
+            res.statusCode = 503;
+            res.setHeader('Retry-After', '1');
+            res.end('no secret configured yet');
             return;
         }
         const error = verifyAll(body, req.headers);
