@@ -131,8 +131,10 @@ void CallbackConnection::onReadyRead()
 
 void CallbackConnection::finishResponse()
 {
+    // A server may answer before reading all of the request (a 413, say): the unsent rest would
+    // then precede the next request on this connection, so it is not reused.
     const bool reusable = m_parser.response().keepAlive && !m_parser.hasExcess() && m_socket->bytesAvailable() == 0
-                          && m_socket->state() == QAbstractSocket::ConnectedState;
+                          && m_socket->bytesToWrite() == 0 && m_socket->state() == QAbstractSocket::ConnectedState;
     ++m_served;
     const HttpResponse response = m_parser.response();
     if (reusable) {

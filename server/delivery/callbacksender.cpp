@@ -9,6 +9,8 @@
 #include <QTimer>
 #include <QTimerEvent>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 struct CallbackSender::Job
@@ -131,7 +133,7 @@ void CallbackSender::start(Job &job)
     job.result.webhookTimestamp = job.result.startedAt.toSecsSinceEpoch();
 
     // Everything ends by the deadline, whatever stage it is in.
-    job.timerId = startTimer(request.timeout);
+    job.timerId = startTimer(std::max(request.timeout, std::chrono::milliseconds(0)));
     m_deadlines.insert(job.timerId, id);
 
     job.headers = {
@@ -309,6 +311,10 @@ void CallbackSender::timerEvent(QTimerEvent *event)
         return;
     }
     const quint64 id = it.value();
+    killTimer(event->timerId());
+    m_deadlines.erase(it);
+    if (Job *j = findJob(id))
+        j->timerId = 0;
     onTimeout(id);
 }
 
