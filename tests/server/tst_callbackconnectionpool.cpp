@@ -104,6 +104,7 @@ private slots:
     void closeIdle();
     void unaskedBytesWhileIdleCloseTheConnection();
     void responseInTinyPieces();
+    void bodyDelimitedByClose();
     void failures_data();
     void failures();
 };
@@ -305,6 +306,28 @@ void tst_CallbackConnectionPool::responseInTinyPieces()
     pool.submit(2, Request);
     QTRY_COMPARE_WITH_TIMEOUT(outcome.responses, 2, 20000);
     QCOMPARE(server.connections, 1);
+}
+
+void tst_CallbackConnectionPool::bodyDelimitedByClose()
+{
+    // No length, no chunking: the body runs until the server hangs up (HTTP/1.0 style).
+    ScriptedServer server([](QTcpSocket *socket, int, int) {
+        socket->write("HTTP/1.0 503 Service Unavailable\r\nRetry-After: 7\r\n\r\nbusy, ");
+        QTimer::singleShot(20, socket, [socket] {
+            socket->write("come back later");
+            socket->disconnectFromHost();
+        });
+    });
+    QVERIFY(server.listen());
+    CallbackConnectionPool pool(server.target(), 4, 1024);
+    Outcome outcome;
+    record(&pool, &outcome);
+    pool.submit(1, Request);
+    QTRY_COMPARE(outcome.responses, 1);
+    QCOMPARE(outcome.lastStatus, 503);
+    QCOMPARE(outcome.lastBody, QByteArray("busy, come back later"));
+    QCOMPARE(outcome.failures, 0);
+    QCOMPARE(pool.connections(), 0);
 }
 
 void tst_CallbackConnectionPool::failures_data()
