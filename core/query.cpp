@@ -583,7 +583,12 @@ bool queryNarrows(const Query &narrower, const Query &wider)
     return true;
 }
 
-bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView foldedNeedle)
+namespace {
+
+// The ASCII search both forms share: `h` holds UTF-16 or UTF-8 code units; any unit above ASCII
+// (a multi-byte sequence may fold to ASCII, the Kelvin sign to 'k') hands over to `qtAnswer`.
+template<typename Unit, typename QtAnswer>
+bool containsAscii(const Unit *h, qsizetype size, QStringView foldedNeedle, QtAnswer qtAnswer)
 {
     const qsizetype m = foldedNeedle.size();
     if (m == 0)
@@ -591,15 +596,12 @@ bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView 
     const char16_t *n = foldedNeedle.utf16();
     for (qsizetype j = 0; j < m; ++j) {
         if (n[j] >= 0x80)
-            return haystack.contains(needle, Qt::CaseInsensitive);
+            return qtAnswer();
     }
-    const qsizetype size = haystack.size();
-    const char16_t *h = haystack.utf16();
-    auto fold = [](char16_t c) { return char16_t(c >= u'A' && c <= u'Z' ? c + 32 : c); };
+    auto fold = [](Unit c) { return char16_t(c >= Unit('A') && c <= Unit('Z') ? c + 32 : c); };
     for (qsizetype i = 0; i < size; ++i) {
-        // Some non-ASCII characters fold to ASCII ones (the Kelvin sign to 'k'): Qt's rules decide.
         if (h[i] >= 0x80)
-            return haystack.contains(needle, Qt::CaseInsensitive);
+            return qtAnswer();
         if (size - i < m)
             return false;
         if (fold(h[i]) != n[0])
@@ -607,7 +609,7 @@ bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView 
         qsizetype j = 1;
         for (; j < m; ++j) {
             if (h[i + j] >= 0x80)
-                return haystack.contains(needle, Qt::CaseInsensitive);
+                return qtAnswer();
             if (fold(h[i + j]) != n[j])
                 break;
         }
@@ -615,6 +617,20 @@ bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView 
             return true;
     }
     return false;
+}
+
+} // namespace
+
+bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView foldedNeedle)
+{
+    return containsAscii(haystack.utf16(), haystack.size(), foldedNeedle,
+                         [&] { return haystack.contains(needle, Qt::CaseInsensitive); });
+}
+
+bool containsIgnoringCase(QUtf8StringView haystack, QStringView needle, QStringView foldedNeedle)
+{
+    return containsAscii(reinterpret_cast<const uchar *>(haystack.data()), haystack.size(), foldedNeedle,
+                         [&] { return haystack.toString().contains(needle, Qt::CaseInsensitive); });
 }
 
 int QueryTextMemo::lookup(int word, int textId) const

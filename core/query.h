@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 #include <QStringView>
+#include <QUtf8StringView>
 #include <QVariant>
 
 #include <optional>
@@ -130,6 +131,9 @@ bool queryNarrows(const Query &narrower, const Query &wider);
 // `haystack` contains `needle` ignoring case, as QStringView::contains(needle, Qt::CaseInsensitive)
 // answers; `foldedNeedle` is needle.toCaseFolded(). Faster on ASCII text, allocates nothing.
 bool containsIgnoringCase(QStringView haystack, QStringView needle, QStringView foldedNeedle);
+// The same for a UTF-8 haystack: bytes compared directly while both sides are ASCII, else decoded
+// and answered by Qt's rules.
+bool containsIgnoringCase(QUtf8StringView haystack, QStringView needle, QStringView foldedNeedle);
 
 // Names a query may use for a kind, preferred forms in field order ("id", "name", "state", ..., "age").
 QStringList queryFieldNames(const ResourceKind &kind);

@@ -1,7 +1,9 @@
-// The query-line proxy: parses with core/query, matches against the model's compact rows.
+// The query-line proxy: parses with core/query, filters and sorts the model's compact rows, big
+// jobs on a worker thread.
 #include "filterproxymodel.h"
 
 #include <QDateTime>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <numeric>
@@ -14,43 +16,21 @@ constexpr int kAgeRefreshMs = 30 * 1000;
 // A byte per source row each: 16 results of 250k rows hold 4 MB.
 constexpr size_t kRememberedQueries = 16;
 
-// Reads one source row straight from the model's cells, without building display strings.
-class ModelRow final : public QueryRow
-{
-public:
-    ModelRow(const ResourceModel &model, int row, const ReferenceLookup &lookup)
-        : m_model(model), m_row(row), m_lookup(lookup)
-    {
-    }
-    QVariant value(int field) const override { return m_model.rawValue(m_row, field); }
-    QString text(int field) const override { return m_model.cellText(m_row, field); }
-    int textId(int field) const override { return m_model.textIdAt(m_row, field); }
-    QString referenceName(const QString &kindName, qint64 id) const override
-    {
-        return m_lookup ? m_lookup(kindName, id) : QString();
-    }
-
-private:
-    const ResourceModel &m_model;
-    int m_row;
-    const ReferenceLookup &m_lookup;
-};
-
-bool isInterned(FieldSpec::Type type)
-{
-    return type == FieldSpec::Type::Text || type == FieldSpec::Type::State || type == FieldSpec::Type::Json;
-}
-
-// A word can only be found in a number's decimal text when it is made of digits and '-'.
-bool numericWord(QStringView word)
-{
-    return std::all_of(word.begin(), word.end(), [](QChar c) { return (c >= u'0' && c <= u'9') || c == u'-'; });
-}
-
 bool sortRelevant(const QList<int> &roles)
 {
     return roles.isEmpty() || roles.contains(ResourceModel::SortRole) || roles.contains(ResourceModel::RawRole)
         || roles.contains(ResourceModel::ObjectRole);
+}
+
+bool isTimed(const Query &query)
+{
+    return std::any_of(query.terms.cbegin(), query.terms.cend(), [](const QueryTerm &t) { return t.ageMs.has_value(); });
+}
+
+// Both queries select the same rows whatever the rows hold.
+bool sameQuery(const Query &a, const Query &b)
+{
+    return !isTimed(a) && !isTimed(b) && queryNarrows(a, b) && queryNarrows(b, a);
 }
 
 } // namespace
@@ -58,15 +38,23 @@ bool sortRelevant(const QList<int> &roles)
 FilterProxyModel::FilterProxyModel(QObject *parent)
     : QAbstractProxyModel(parent)
     , m_clock([] { return QDateTime::currentMSecsSinceEpoch(); })
+    , m_watcher(new QFutureWatcher<FilterResult>(this))
+    , m_latest(std::make_shared<std::atomic<quint64>>(0))
 {
     m_ageTimer.setInterval(kAgeRefreshMs);
     connect(&m_ageTimer, &QTimer::timeout, this, &FilterProxyModel::refreshTimeFilter);
+    connect(m_watcher, &QFutureWatcherBase::finished, this, &FilterProxyModel::onJobFinished);
 }
 
-FilterProxyModel::~FilterProxyModel() = default;
+FilterProxyModel::~FilterProxyModel()
+{
+    // A running worker holds only its own copies; it stops at its next check and nobody waits.
+    cancelPending();
+}
 
 void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
 {
+    cancelPending();
     beginResetModel();
     for (const QMetaObject::Connection &c : std::as_const(m_connections))
         disconnect(c);
@@ -97,10 +85,7 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
         if (parsed.ok())
             m_query = std::move(parsed.query);
     }
-    clearMemos();
-    m_now = m_clock();
-    testAll();
-    rebuildOrder();
+    testAllNow();
     rebuildRows();
     endResetModel();
 }
@@ -108,83 +93,212 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
 bool FilterProxyModel::setQuery(const QString &text)
 {
     m_text = text;
-    reparse();
-    emit queryChanged(text);
-    return m_error.isNull();
-}
-
-void FilterProxyModel::reparse()
-{
     if (!m_source) {
         m_query = {};
         m_error = {};
-        return;
+        emit queryChanged(text);
+        return true;
     }
     QueryParse parsed = parseQuery(m_text, m_source->kind());
     const QString oldMessage = m_error.message;
     const int oldPosition = m_error.position;
     m_error = parsed.error;
     if (parsed.ok()) {
-        const bool narrows = queryNarrows(parsed.query, m_query);
-        const bool same = narrows && queryNarrows(m_query, parsed.query);
-        const bool wasTimed = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(),
-                                          [](const QueryTerm &t) { return t.ageMs.has_value(); });
-        m_query = std::move(parsed.query);
-        if (same && !wasTimed) {
-            // "state:running" -> "state:running ": the same rows; the memos stay right too.
+        const Query &latest = m_pending && m_pendingFilter ? m_pendingQuery : m_matcher.query();
+        if (sameQuery(parsed.query, latest)) {
+            // "state:running" -> "state:running ": the same rows, already shown or on their way.
+            m_query = std::move(parsed.query);
             m_lastTested = 0;
-            if (oldMessage != m_error.message || oldPosition != m_error.position)
-                emit errorChanged(m_error.message, m_error.position);
-            return;
-        }
-        clearMemos();
-        m_now = m_clock();
-        const bool timed = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(),
-                                       [](const QueryTerm &t) { return t.ageMs.has_value(); });
-        if (timed)
-            m_ageTimer.start();
-        else
-            m_ageTimer.stop();
-        if (!timed && recall()) {
-            m_lastTested = 0;
-        } else if (narrows) {
-            // Only the rows shown can still match; the others keep their "no". Walked in source
-            // order: the cells are read in memory order, not scattered by the sort.
-            qsizetype tested = 0;
-            for (size_t r = 0; r < m_accepted.size(); ++r) {
-                if (m_accepted[r]) {
-                    m_accepted[r] = accepts(int(r)) ? 1 : 0;
-                    ++tested;
-                }
-            }
-            m_lastTested = tested;
         } else {
-            testAll();
+            m_query = std::move(parsed.query);
+            if (isTimed(m_query))
+                m_ageTimer.start();
+            else
+                m_ageTimer.stop();
+            refresh(false);
         }
-        if (!timed)
-            remember();
-        publish();
     }
+    emit queryChanged(text);
     if (oldMessage != m_error.message || oldPosition != m_error.position)
         emit errorChanged(m_error.message, m_error.position);
+    return m_error.isNull();
+}
+
+void FilterProxyModel::cancelPending()
+{
+    if (!m_pending)
+        return;
+    m_pending = false;
+    m_pendingStale = false;
+    m_pendingDirty.clear();
+    m_latest->store(++m_generation, std::memory_order_relaxed);
+}
+
+void FilterProxyModel::refresh(bool forceFilter)
+{
+    if (!m_model)
+        return;
+    if (!m_source) {
+        // Nothing to filter by: every row passes, sorted by the items' values.
+        m_accepted.assign(size_t(m_model->rowCount()), 1);
+        m_genericColumn = m_wantedColumn;
+        m_genericOrder.clear();
+        if (m_genericColumn >= 0) {
+            m_genericOrder.resize(m_accepted.size());
+            std::iota(m_genericOrder.begin(), m_genericOrder.end(), 0);
+            std::sort(m_genericOrder.begin(), m_genericOrder.end(), [this](int a, int b) { return lessThanGeneric(a, b); });
+        }
+        publish();
+        emit filterPublished();
+        return;
+    }
+    const bool timed = isTimed(m_query);
+    bool needFilter = forceFilter || timed || !sameQuery(m_query, m_matcher.query());
+    const bool needSort = m_wantedColumn != m_rowOrder.column()
+        || (m_wantedColumn >= 0 && m_wantedOrder != m_rowOrder.order());
+    cancelPending();
+    const qint64 now = m_clock();
+    if (needFilter && !timed && !forceFilter && recall(m_text)) {
+        m_matcher = RowMatcher(m_query, now, m_lookup);
+        m_shownText = m_text;
+        m_lastTested = 0;
+        needFilter = false;
+        if (!needSort) {
+            publish();
+            emit filterPublished();
+            return;
+        }
+    }
+    if (!needFilter && !needSort) {
+        emit filterPublished();
+        return;
+    }
+
+    FilterJob job;
+    job.latest = m_latest;
+    job.generation = ++m_generation;
+    m_latest->store(job.generation, std::memory_order_relaxed);
+    job.store = m_source->snapshot();
+    const qsizetype rows = job.store->rowCount();
+    qsizetype cost = needSort ? rows : 0;
+    if (needFilter) {
+        job.filter = true;
+        job.matcher = RowMatcher(m_query, now, m_lookup);
+        // Only the rows shown can still match a narrower query; the others keep their "no".
+        if (m_query.isEmpty()) {
+            // Every row passes: nothing to test, nothing to wait for.
+        } else if (!forceFilter && queryNarrows(m_query, m_matcher.query()) && m_accepted.size() == size_t(rows)) {
+            job.base = m_accepted;
+            cost += std::count(m_accepted.cbegin(), m_accepted.cend(), quint8(1));
+        } else {
+            cost += rows;
+        }
+    }
+    job.sort = needSort;
+    job.sortColumn = m_wantedColumn;
+    job.sortOrder = m_wantedOrder;
+    if (cost < m_asyncThreshold) {
+        apply(FilterJob::run(std::move(job)), {}, m_text);
+        return;
+    }
+    if (job.filter) {
+        // The worker cannot call into other models: name every referenced object now.
+        job.matcher.resolveReferences(*job.store);
+        job.matcher.setReferenceLookup({});
+    }
+    m_pending = true;
+    m_pendingStale = false;
+    m_pendingDirty.clear();
+    m_pendingFilter = job.filter;
+    m_pendingText = m_text;
+    m_pendingQuery = m_query;
+    m_watcher->setFuture(QtConcurrent::run(&FilterJob::run, std::move(job)));
+}
+
+void FilterProxyModel::onJobFinished()
+{
+    const QFuture<FilterResult> future = m_watcher->future();
+    if (!m_pending || future.resultCount() == 0)
+        return;
+    FilterResult result = future.result();
+    if (result.cancelled || result.generation != m_generation)
+        return; // a newer job is on its way
+    m_pending = false;
+    if (m_pendingStale) {
+        // Rows were removed or replaced under the snapshot: its row numbers mean nothing now.
+        m_pendingStale = false;
+        m_pendingDirty.clear();
+        refresh(false);
+        return;
+    }
+    std::vector<int> dirty;
+    dirty.swap(m_pendingDirty);
+    apply(std::move(result), std::move(dirty), m_pendingText);
+}
+
+void FilterProxyModel::apply(FilterResult result, std::vector<int> dirty, const QString &text)
+{
+    const int rows = m_source->rowCount();
+    for (int r = result.rows; r < rows; ++r)
+        dirty.push_back(r); // arrived after the snapshot
+    std::sort(dirty.begin(), dirty.end());
+    dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+    while (!dirty.empty() && dirty.back() >= rows)
+        dirty.pop_back();
+    const RowStore &store = m_source->store();
+    if (result.filtered) {
+        m_matcher = std::move(result.matcher);
+        m_matcher.setReferenceLookup(m_lookup);
+        m_accepted = std::move(result.accepted);
+        m_accepted.resize(size_t(rows), 0);
+        m_lastTested = result.tested;
+        m_shownText = text;
+        for (int r : dirty)
+            m_accepted[size_t(r)] = m_matcher.accepts(store, r) ? 1 : 0;
+    }
+    if (result.sorted) {
+        m_rowOrder = std::move(result.order);
+        m_rowOrder.mergeChanged(store, dirty);
+    }
+    publish();
+    if (result.filtered && !m_matcher.isTimed())
+        remember();
+    emit filterPublished();
 }
 
 void FilterProxyModel::refreshTimeFilter()
 {
     forgetResults();
-    m_now = m_clock();
-    testAll();
-    publish();
+    refresh(true);
 }
 
-void FilterProxyModel::clearMemos()
+void FilterProxyModel::testAllNow()
 {
-    m_wordMemo.reset();
-    m_termMemo.assign(size_t(m_query.terms.size()), {});
-    m_referenceMemo.assign(size_t(m_query.terms.size()), {});
-    m_foldedWords.clear();
-    for (const QueryWord &word : std::as_const(m_query.words))
-        m_foldedWords << word.text.toCaseFolded();
+    // At once, whatever the size: a reset or a new source must not show stale rows.
+    cancelPending();
+    const int rows = m_model ? m_model->rowCount() : 0;
+    m_lastTested = rows;
+    if (!m_source) {
+        m_accepted.assign(size_t(rows), 1);
+        m_genericColumn = -1;
+        m_genericOrder.clear();
+        if (m_model && m_wantedColumn >= 0 && m_wantedColumn < m_model->columnCount()) {
+            m_genericColumn = m_wantedColumn;
+            m_genericOrder.resize(size_t(rows));
+            std::iota(m_genericOrder.begin(), m_genericOrder.end(), 0);
+            std::sort(m_genericOrder.begin(), m_genericOrder.end(), [this](int a, int b) { return lessThanGeneric(a, b); });
+        }
+        return;
+    }
+    m_matcher = RowMatcher(m_query, m_clock(), m_lookup);
+    m_shownText = m_text;
+    const RowStore &store = m_source->store();
+    m_accepted.assign(size_t(rows), 1);
+    if (!m_matcher.isEmpty()) {
+        for (int r = 0; r < rows; ++r)
+            m_accepted[size_t(r)] = m_matcher.accepts(store, r) ? 1 : 0;
+    }
+    m_rowOrder = RowOrder::build(store, m_wantedColumn < store.fieldCount() ? m_wantedColumn : -1, m_wantedOrder);
 }
 
 QStringList FilterProxyModel::completions(const QString &token) const
@@ -196,191 +310,45 @@ void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
 {
     forgetResults();
     m_lookup = std::move(lookup);
-    clearMemos();
-    testAll();
-    publish();
+    refresh(true);
 }
 
 void FilterProxyModel::setClock(std::function<qint64()> clock)
 {
     forgetResults();
     m_clock = std::move(clock);
-    m_now = m_clock();
-    testAll();
-    publish();
+    refresh(true);
 }
 
 void FilterProxyModel::remember()
 {
-    const auto it = std::find_if(m_recent.begin(), m_recent.end(), [this](const Remembered &r) { return r.text == m_text; });
+    const auto it = std::find_if(m_recent.begin(), m_recent.end(), [this](const Remembered &r) { return r.text == m_shownText; });
     if (it != m_recent.end())
         m_recent.erase(it);
     if (m_recent.size() >= kRememberedQueries)
         m_recent.erase(m_recent.begin());
-    m_recent.push_back(Remembered{m_text, m_accepted});
+    m_recent.push_back(Remembered{m_shownText, m_accepted});
 }
 
-bool FilterProxyModel::recall()
+bool FilterProxyModel::recall(const QString &text)
 {
-    const auto it = std::find_if(m_recent.cbegin(), m_recent.cend(), [this](const Remembered &r) { return r.text == m_text; });
+    const auto it = std::find_if(m_recent.cbegin(), m_recent.cend(), [&](const Remembered &r) { return r.text == text; });
     if (it == m_recent.cend() || it->accepted.size() != m_accepted.size())
         return false;
     m_accepted = it->accepted;
     return true;
 }
 
-bool FilterProxyModel::accepts(int sourceRow) const
+bool FilterProxyModel::lessThanGeneric(int a, int b) const
 {
-    if (!m_source || m_query.isEmpty())
-        return true;
-    const ResourceModel &model = *m_source;
-    const ModelRow row(model, sourceRow, m_lookup);
-    for (qsizetype t = 0; t < m_query.terms.size(); ++t) {
-        const QueryTerm &term = m_query.terms.at(t);
-        bool match = false;
-        const int textId = isInterned(term.type) ? model.textIdAt(sourceRow, term.fieldIndex) : -1;
-        if (textId >= 0) {
-            std::vector<qint8> &memo = m_termMemo[size_t(t)];
-            if (size_t(textId) >= memo.size())
-                memo.resize(size_t(textId) + 1 + memo.size() / 2, qint8(-1));
-            if (memo[size_t(textId)] < 0)
-                memo[size_t(textId)] = termMatches(term, row, m_now) ? 1 : 0;
-            match = memo[size_t(textId)] == 1;
-        } else if (term.type == FieldSpec::Type::Id && term.integers.isEmpty() && !term.references.isEmpty()) {
-            // provider:acme: one name lookup per referenced object, not per row.
-            const QVariant id = model.rawValue(sourceRow, term.fieldIndex);
-            if (id.isValid()) {
-                QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
-                const qint64 key = id.toLongLong();
-                auto it = memo.constFind(key);
-                if (it == memo.cend())
-                    it = memo.insert(key, termMatches(term, row, m_now));
-                match = *it;
-            }
-        } else {
-            match = termMatches(term, row, m_now);
-        }
-        if (match == term.negated)
-            return false;
-    }
-    for (int w = 0; w < m_query.words.size(); ++w) {
-        if (wordFound(w, sourceRow) == m_query.words.at(w).negated)
-            return false;
-    }
-    return true;
-}
-
-bool FilterProxyModel::wordFound(int word, int sourceRow) const
-{
-    const ResourceModel &model = *m_source;
-    const QString &text = m_query.words.at(word).text;
-    const QString &folded = m_foldedWords.at(word);
-    for (int field : std::as_const(m_query.textFields)) {
-        const FieldSpec::Type type = model.kind().fields.at(field).type;
-        if (isInterned(type)) {
-            const int id = model.textIdAt(sourceRow, field);
-            if (id < 0)
-                continue;
-            int known = m_wordMemo.lookup(word, id);
-            if (known < 0) {
-                known = containsIgnoringCase(model.textOfId(id), text, folded) ? 1 : 0;
-                m_wordMemo.store(word, id, known == 1);
-            }
-            if (known == 1)
-                return true;
-        } else if (numericWord(text)) {
-            const QVariant v = model.rawValue(sourceRow, field);
-            if (v.isValid() && QString::number(v.toLongLong()).contains(text))
-                return true;
-        }
-    }
-    return false;
-}
-
-void FilterProxyModel::testAll()
-{
-    const int rows = m_model ? m_model->rowCount() : 0;
-    m_accepted.assign(size_t(rows), 1);
-    if (m_source && !m_query.isEmpty()) {
-        for (int r = 0; r < rows; ++r)
-            m_accepted[size_t(r)] = accepts(r) ? 1 : 0;
-    }
-    m_lastTested = rows;
-}
-
-bool FilterProxyModel::lessThan(int a, int b) const
-{
-    int order = 0;
-    if (m_source) {
-        const int ra = textRank(a);
-        const int rb = textRank(b);
-        order = ra >= 0 && rb >= 0 ? (ra < rb ? -1 : (rb < ra ? 1 : 0)) : m_source->compareRows(a, b, m_sortColumn);
-        if (order == 0) {
-            // Ties by id keep the order stable across refreshes.
-            const qint64 ia = m_source->idAt(a);
-            const qint64 ib = m_source->idAt(b);
-            order = ia < ib ? -1 : (ib < ia ? 1 : 0);
-        }
-    } else {
-        const QVariant va = m_model->index(a, m_sortColumn).data();
-        const QVariant vb = m_model->index(b, m_sortColumn).data();
-        order = QVariant::compare(va, vb) == QPartialOrdering::Less ? -1
-            : QVariant::compare(vb, va) == QPartialOrdering::Less   ? 1
+    const QVariant va = m_model->index(a, m_genericColumn).data();
+    const QVariant vb = m_model->index(b, m_genericColumn).data();
+    int order = QVariant::compare(va, vb) == QPartialOrdering::Less ? -1
+        : QVariant::compare(vb, va) == QPartialOrdering::Less       ? 1
                                                                      : 0;
-    }
     if (order == 0)
         order = a < b ? -1 : (b < a ? 1 : 0);
-    return m_sortOrder == Qt::AscendingOrder ? order < 0 : order > 0;
-}
-
-int FilterProxyModel::textRank(int sourceRow) const
-{
-    if (m_rank.empty())
-        return -1;
-    const int id = m_source->textIdAt(sourceRow, m_sortColumn);
-    return id >= 0 && size_t(id) < m_rank.size() ? m_rank[size_t(id)] : -1;
-}
-
-void FilterProxyModel::sortOrderOf(std::vector<int> *rows) const
-{
-    std::sort(rows->begin(), rows->end(), [this](int a, int b) { return lessThan(a, b); });
-}
-
-void FilterProxyModel::rebuildOrder()
-{
-    m_order.clear();
-    m_rank.clear();
-    if (m_sortColumn < 0 || !m_model)
-        return;
-    m_rank.clear();
-    const int rows = m_model->rowCount();
-    if (m_source && isInterned(m_source->kind().fields.at(m_sortColumn).type)) {
-        // Case-insensitive string comparisons dominate a sort of 250k texts: rank each distinct
-        // text once by its case-folded form, then rows compare by integers. Texts interned later
-        // have no rank and compare as strings, which orders them the same way.
-        std::vector<int> ids;
-        for (int r = 0; r < rows; ++r) {
-            const int id = m_source->textIdAt(r, m_sortColumn);
-            if (id >= 0)
-                ids.push_back(id);
-        }
-        std::sort(ids.begin(), ids.end());
-        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-        std::vector<QString> folded(ids.empty() ? 0 : size_t(ids.back()) + 1);
-        for (int id : ids)
-            folded[size_t(id)] = m_source->textOfId(id).toString().toCaseFolded();
-        std::sort(ids.begin(), ids.end(), [&](int x, int y) { return folded[size_t(x)] < folded[size_t(y)]; });
-        m_rank.assign(folded.size(), -1);
-        int rank = -1;
-        for (size_t i = 0; i < ids.size(); ++i) {
-            if (i == 0 || folded[size_t(ids[i])] != folded[size_t(ids[i - 1])])
-                ++rank;
-            m_rank[size_t(ids[i])] = rank;
-        }
-    }
-    m_order.resize(size_t(rows));
-    std::iota(m_order.begin(), m_order.end(), 0);
-    sortOrderOf(&m_order);
+    return m_wantedOrder == Qt::AscendingOrder ? order < 0 : order > 0;
 }
 
 void FilterProxyModel::rebuildRows()
@@ -388,13 +356,13 @@ void FilterProxyModel::rebuildRows()
     m_rows.clear();
     m_proxyOf.assign(m_accepted.size(), -1);
     auto take = [this](int sourceRow) {
-        if (m_accepted[size_t(sourceRow)]) {
+        if (size_t(sourceRow) < m_accepted.size() && m_accepted[size_t(sourceRow)]) {
             m_proxyOf[size_t(sourceRow)] = int(m_rows.size());
             m_rows.push_back(sourceRow);
         }
     };
-    if (m_sortColumn >= 0) {
-        for (int sourceRow : m_order)
+    if (sorted()) {
+        for (int sourceRow : m_source ? m_rowOrder.rows() : m_genericOrder)
             take(sourceRow);
     } else {
         for (int sourceRow = 0; sourceRow < int(m_accepted.size()); ++sourceRow)
@@ -427,12 +395,12 @@ void FilterProxyModel::publish()
 
 void FilterProxyModel::sort(int column, Qt::SortOrder order)
 {
-    if (column == m_sortColumn && order == m_sortOrder)
+    column = m_model && column < m_model->columnCount() ? column : -1;
+    if (column == m_wantedColumn && order == m_wantedOrder)
         return;
-    m_sortColumn = m_model && column < m_model->columnCount() ? column : -1;
-    m_sortOrder = order;
-    rebuildOrder();
-    publish();
+    m_wantedColumn = column;
+    m_wantedOrder = order;
+    refresh(false);
 }
 
 QModelIndex FilterProxyModel::index(int row, int column, const QModelIndex &parent) const
@@ -482,12 +450,13 @@ QModelIndex FilterProxyModel::mapFromSource(const QModelIndex &sourceIndex) cons
 void FilterProxyModel::onSourceDestroyed()
 {
     // No row may stay behind pointing into a model that is gone.
+    cancelPending();
     beginResetModel();
     m_rows.clear();
     m_proxyOf.clear();
     m_accepted.clear();
-    m_order.clear();
-    m_rank.clear();
+    m_rowOrder = {};
+    m_genericOrder.clear();
     m_changed.clear();
     forgetResults();
     endResetModel();
@@ -502,9 +471,7 @@ void FilterProxyModel::onSourceReset()
 {
     forgetResults();
     m_changed.clear();
-    clearMemos(); // a reset renumbers the model's texts
-    testAll();
-    rebuildOrder();
+    testAllNow(); // a reset renumbers the model's texts: nothing remembered survives it
     rebuildRows();
     endResetModel();
 }
@@ -522,8 +489,13 @@ void FilterProxyModel::onRowsInserted(const QModelIndex &parent, int first, int 
                 r += count;
         }
     };
-    shift(&m_order);
-    shift(&m_changed);
+    if (first < int(m_accepted.size())) {
+        shift(&m_genericOrder);
+        shift(&m_changed);
+        m_pendingStale = m_pendingStale || m_pending;
+        if (m_source) // a ResourceModel appends; another order would need a rebuild
+            m_rowOrder = RowOrder::build(m_source->store(), m_rowOrder.column(), m_rowOrder.order());
+    }
     // The newcomers stay hidden until the batch ends: a ResourceModel changes the cells of other
     // rows before it inserts, so the order can only be merged once every changed row is known.
     m_accepted.insert(m_accepted.begin() + first, size_t(count), 0);
@@ -557,18 +529,20 @@ void FilterProxyModel::onRowsRemoved(const QModelIndex &parent, int first, int l
     if (parent.isValid())
         return;
     forgetResults();
+    m_pendingStale = m_pendingStale || m_pending;
     const int count = last - first + 1;
     auto shifted = [&](int r) { return r < first ? r : (r > last ? r - count : -1); };
     m_accepted.erase(m_accepted.begin() + first, m_accepted.begin() + last + 1);
-    if (m_sortColumn >= 0) {
+    m_rowOrder.removeRows(first, last);
+    if (m_genericColumn >= 0) {
         std::vector<int> kept;
-        kept.reserve(m_order.size());
-        for (int r : m_order) {
+        kept.reserve(m_genericOrder.size());
+        for (int r : m_genericOrder) {
             const int s = shifted(r);
             if (s >= 0)
                 kept.push_back(s);
         }
-        m_order = std::move(kept);
+        m_genericOrder = std::move(kept);
     }
     rebuildRows();
     QModelIndexList to;
@@ -626,30 +600,32 @@ void FilterProxyModel::applyChangedRows()
     const int rows = int(m_accepted.size());
     while (!changed.empty() && changed.back() >= rows)
         changed.pop_back(); // gone since (removals are applied before they arrive here)
+    if (m_pending)
+        m_pendingDirty.insert(m_pendingDirty.end(), changed.cbegin(), changed.cend());
     bool layout = false;
-    for (int r : changed) {
-        const quint8 now = accepts(r) ? 1 : 0;
-        if (now != m_accepted[size_t(r)]) {
-            m_accepted[size_t(r)] = now;
+    if (m_source) {
+        const RowStore &store = m_source->store();
+        for (int r : changed) {
+            const quint8 now = m_matcher.accepts(store, r) ? 1 : 0;
+            if (now != m_accepted[size_t(r)]) {
+                m_accepted[size_t(r)] = now;
+                layout = true;
+            }
+        }
+        layout = m_rowOrder.mergeChanged(store, changed) || layout;
+    } else {
+        for (int r : changed) {
+            if (!m_accepted[size_t(r)]) {
+                m_accepted[size_t(r)] = 1;
+                layout = true;
+            }
+        }
+        if (m_genericColumn >= 0) {
+            m_genericOrder.resize(m_accepted.size());
+            std::iota(m_genericOrder.begin(), m_genericOrder.end(), 0);
+            std::sort(m_genericOrder.begin(), m_genericOrder.end(), [this](int a, int b) { return lessThanGeneric(a, b); });
             layout = true;
         }
-    }
-    if (m_sortColumn >= 0 && !changed.empty()) {
-        // Take the changed rows out of the order and merge them back in at their new places.
-        std::vector<quint8> isChanged(m_accepted.size(), 0);
-        for (int r : changed)
-            isChanged[size_t(r)] = 1;
-        std::vector<int> kept;
-        kept.reserve(m_order.size());
-        std::copy_if(m_order.cbegin(), m_order.cend(), std::back_inserter(kept),
-                     [&](int r) { return !isChanged[size_t(r)]; });
-        sortOrderOf(&changed);
-        std::vector<int> merged;
-        merged.reserve(m_order.size());
-        std::merge(kept.cbegin(), kept.cend(), changed.cbegin(), changed.cend(), std::back_inserter(merged),
-                   [this](int a, int b) { return lessThan(a, b); });
-        layout = layout || merged != m_order;
-        m_order = std::move(merged);
     }
     if (layout)
         publish();

@@ -2,23 +2,27 @@
 #pragma once
 
 #include "core/query.h"
+#include "filterjob.h"
 #include "resourcemodel.h"
 
 #include <QAbstractProxyModel>
-#include <QHash>
+#include <QFutureWatcher>
 #include <QPersistentModelIndex>
 #include <QPointer>
 #include <QTimer>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace OpsDeck {
 
 // A flat proxy that keeps two vectors instead of QSortFilterProxyModel's per-row mappings: the
 // sort order of every source row (rebuilt only when the sort column changes, merged per batch)
-// and the accepted flag of every source row. A keystroke that narrows the query re-tests only the
-// rows shown; any new filter is applied with one layout change.
+// and the accepted flag of every source row. A new filter or sort order over many rows is
+// computed on a worker thread from a snapshot of the source's rows; the newest request wins and
+// its result is applied with one layout change. Until then the previous rows stay shown.
 class FilterProxyModel final : public QAbstractProxyModel
 {
     Q_OBJECT
@@ -33,7 +37,8 @@ public:
     ResourceModel *resourceModel() const { return m_source; }
 
     // Parses text for the source's kind. A bad query keeps the previous filter in force and
-    // reports the error (errorChanged); returns whether the text was accepted.
+    // reports the error (errorChanged); returns whether the text was accepted. The rows it
+    // selects are shown at once when few rows must be tested, else when filterPublished() comes.
     bool setQuery(const QString &text);
     QString queryText() const { return m_text; }
     const QueryError &error() const { return m_error; }
@@ -45,10 +50,18 @@ public:
     // The clock age>1h compares with (tests pin it); ms since the epoch.
     void setClock(std::function<qint64()> clock);
 
-    int sortColumn() const { return m_sortColumn; }
-    Qt::SortOrder sortOrder() const { return m_sortOrder; }
-    // How many rows the last filter change tested (all rows, or only those shown when it narrowed).
+    // The sort asked for last (shown once published).
+    int sortColumn() const { return m_wantedColumn; }
+    Qt::SortOrder sortOrder() const { return m_wantedOrder; }
+    // How many rows the last published filter change tested (all rows, only those shown when it
+    // narrowed, none when it was remembered).
     qsizetype lastTestedRows() const { return m_lastTested; }
+    // True while a filter or sort order computed on a worker is not yet shown.
+    bool isFiltering() const { return m_pending; }
+    // Work on fewer rows than this (rows to test, plus every row when sorting) is done at once on
+    // this thread; more goes to a worker. 0 sends everything to the worker (tests).
+    void setAsyncThreshold(qsizetype rows) { m_asyncThreshold = rows; }
+    static constexpr qsizetype kAsyncThreshold = 8192;
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;
@@ -64,20 +77,25 @@ signals:
     // message is empty when the current text is a valid query; position is 0-based.
     void errorChanged(const QString &message, int position);
     void queryChanged(const QString &text);
+    // The rows of the current query in the current sort order are shown (after every setQuery()
+    // or sort() that changed them, at once or when the worker's result was applied).
+    void filterPublished();
 
 private:
-    void reparse();
+    // Brings the shown rows to the wanted query and sort order, at once or through a worker.
+    void refresh(bool forceFilter);
+    void cancelPending();
+    void onJobFinished();
+    // Takes a result in; `dirty` are source rows changed since its snapshot was taken, `text`
+    // the query line it answers.
+    void apply(FilterResult result, std::vector<int> dirty, const QString &text);
     void refreshTimeFilter();
-    void clearMemos();
-    bool accepts(int sourceRow) const;
-    bool wordFound(int word, int sourceRow) const;
-    void testAll();
-    bool lessThan(int a, int b) const;
-    void sortOrderOf(std::vector<int> *rows) const;
-    void rebuildOrder();
+    void testAllNow();
+    bool lessThanGeneric(int a, int b) const;
     // Recomputes the shown rows from the order and the accepted flags inside a layout change.
     void publish();
     void rebuildRows();
+    bool sorted() const { return m_source ? m_rowOrder.column() >= 0 : m_genericColumn >= 0; }
 
     void onSourceDestroyed();
     void onSourceAboutToBeReset();
@@ -88,25 +106,25 @@ private:
     void onDataChanged(const QModelIndex &topLeft, const QModelIndex &bottomRight, const QList<int> &roles);
     // Re-tests and re-places the rows changed since the last call, with at most one layout change.
     void applyChangedRows();
-    int textRank(int sourceRow) const;
     // Results of recent queries, so erasing a character does not test every row again.
     void remember();
-    bool recall();
+    bool recall(const QString &text);
     void forgetResults() { m_recent.clear(); }
 
     QPointer<QAbstractItemModel> m_model;
     QPointer<ResourceModel> m_source; // m_model when it is a ResourceModel
     QList<QMetaObject::Connection> m_connections;
 
-    std::vector<int> m_rows;      // proxy row -> source row
-    std::vector<int> m_proxyOf;   // source row -> proxy row, -1 when filtered out
-    std::vector<quint8> m_accepted; // per source row
-    std::vector<int> m_order;     // every source row in sort order; empty while unsorted
-    std::vector<int> m_rank;      // by text id: the text's place in the sort column's order
-    std::vector<int> m_changed;   // source rows whose values changed, until applyChangedRows()
+    std::vector<int> m_rows;        // proxy row -> source row
+    std::vector<int> m_proxyOf;     // source row -> proxy row, -1 when filtered out
+    std::vector<quint8> m_accepted; // per source row, by m_matcher's query
+    RowOrder m_rowOrder;            // the shown order of a ResourceModel's rows
+    std::vector<int> m_genericOrder; // the shown order of another model's rows
+    int m_genericColumn = -1;
+    std::vector<int> m_changed;     // source rows whose values changed, until applyChangedRows()
     bool m_changeScheduled = false;
-    int m_sortColumn = -1;
-    Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
+    int m_wantedColumn = -1;
+    Qt::SortOrder m_wantedOrder = Qt::AscendingOrder;
 
     // Persistent indexes between a source's rowsAboutToBeRemoved and rowsRemoved, by source row.
     QModelIndexList m_removing;
@@ -118,19 +136,26 @@ private:
         std::vector<quint8> accepted;
     };
     std::vector<Remembered> m_recent; // newest last; cleared by any change of the source rows
-    QString m_text;
-    Query m_query;
+    QString m_text;     // as typed last
+    Query m_query;      // the last good query: what should be shown
+    QString m_shownText;
+    RowMatcher m_matcher; // the query shown, with its remembered answers
     QueryError m_error;
-    QStringList m_foldedWords;
     ReferenceLookup m_lookup;
     std::function<qint64()> m_clock;
-    qint64 m_now = 0;
     qsizetype m_lastTested = 0;
-    // Answers per interned text, so equal texts are tested once per query: the memos are caches,
-    // filled from const accepts().
-    mutable QueryTextMemo m_wordMemo;
-    mutable std::vector<std::vector<qint8>> m_termMemo;       // per term, by text id
-    mutable std::vector<QHash<qint64, bool>> m_referenceMemo; // per term, by referenced id
+    qsizetype m_asyncThreshold = kAsyncThreshold;
+
+    // The worker: one job at a time is awaited; older ones stop early and their results are dropped.
+    QFutureWatcher<FilterResult> *m_watcher;
+    std::shared_ptr<std::atomic<quint64>> m_latest;
+    quint64 m_generation = 0;
+    bool m_pending = false;
+    bool m_pendingStale = false;   // rows were removed or reset since the job's snapshot
+    QString m_pendingText;
+    Query m_pendingQuery;
+    bool m_pendingFilter = false;
+    std::vector<int> m_pendingDirty; // rows changed since the job's snapshot
     QTimer m_ageTimer; // age>1h drifts with time: refilter now and then while such a term is active
 };
 

@@ -7,14 +7,12 @@
 #include <QMetaObject>
 
 #include <algorithm>
-#include <cstring>
 
 namespace OpsDeck {
 
 namespace {
 
-// No id, version or timestamp comes near this, and as a double it is a NaN no arithmetic makes.
-constexpr quint64 kNull = 0x7FF4000000000001ULL;
+constexpr RowStore::Cell kNull = RowStore::kNull;
 // Above this share of rows, one dataChanged over the whole table is cheaper than many.
 constexpr double kFullRangeShare = 0.5;
 
@@ -38,6 +36,7 @@ ResourceModel::ResourceModel(const ResourceKind &kind, QObject *parent)
     , m_versionField(kind.fieldIndex(u"version"))
     , m_stateField(kind.stateField.isEmpty() ? -1 : kind.fieldIndex(kind.stateField))
     , m_nameField(kind.fieldIndex(kind.nameField))
+    , m_store(std::make_shared<RowStore>(kind))
 {
     Q_ASSERT(m_idField >= 0);
 }
@@ -48,7 +47,7 @@ int ResourceModel::rowCount(const QModelIndex &parent) const
 {
     if (parent.isValid() || m_fieldCount == 0)
         return 0;
-    return int(m_cells.size() / size_t(m_fieldCount));
+    return m_store->rowCount();
 }
 
 int ResourceModel::columnCount(const QModelIndex &parent) const
@@ -160,26 +159,29 @@ void ResourceModel::replaceAll(const QList<QJsonObject> &objects)
     m_pendingUpserts.clear();
     m_pendingOrder.clear();
     m_pendingRemovals.clear();
-    m_cells.clear();
     m_rowOfId.clear();
-    m_strings.clear();
-    m_stringIndex.clear();
-    m_cells.reserve(size_t(objects.size()) * size_t(m_fieldCount));
+    // A new store rather than a cleared one: a snapshot may still be reading the old rows.
+    m_store = std::make_shared<RowStore>(m_kind);
+    RowStore &store = *m_store;
+    store.reserveRows(objects.size());
+    m_rowOfId.reserve(objects.size());
     std::vector<Cell> cells(static_cast<size_t>(m_fieldCount));
     for (const QJsonObject &object : objects) {
         const QJsonValue idValue = object.value(QLatin1String("id"));
         if (!idValue.isDouble())
             continue;
         const qint64 id = idValue.toInteger();
-        encodeRow(object, cells.data());
         const auto existing = m_rowOfId.constFind(id);
         if (existing != m_rowOfId.cend()) {
-            std::copy(cells.cbegin(), cells.cend(), m_cells.begin() + qsizetype(*existing) * m_fieldCount);
+            store.encode(object, cells.data(), store.row(*existing));
+            store.setRow(*existing, cells.data());
             continue;
         }
+        store.encode(object, cells.data(), nullptr);
         m_rowOfId.insert(id, rowCount());
-        m_cells.insert(m_cells.end(), cells.cbegin(), cells.cend());
+        store.appendRows(cells.data(), 1);
     }
+    store.squeeze();
     endResetModel();
     emit batchApplied(rowCount(), 0, 0);
 }
@@ -240,8 +242,7 @@ void ResourceModel::applyRemovals()
         beginRemoveRows({}, first, last);
         for (int r = first; r <= last; ++r)
             m_rowOfId.remove(idAt(r));
-        m_cells.erase(m_cells.begin() + qsizetype(first) * m_fieldCount,
-                      m_cells.begin() + qsizetype(last + 1) * m_fieldCount);
+        writableStore().eraseRows(first, last);
         rebuildIndex(first);
         endRemoveRows();
         end = start - 1;
@@ -258,6 +259,7 @@ void ResourceModel::applyUpserts(qsizetype limit)
     std::vector<Cell> appended;
     QList<qint64> appendedIds;
     std::vector<Cell> cells(static_cast<size_t>(m_fieldCount));
+    RowStore &store = writableStore();
     const qsizetype taken = std::min(limit, m_pendingOrder.size());
     for (qsizetype i = 0; i < taken; ++i) {
         const qint64 id = m_pendingOrder.at(i);
@@ -269,14 +271,13 @@ void ResourceModel::applyUpserts(qsizetype limit)
                 if (v.isDouble() && v.toInteger() <= versionAt(row))
                     continue; // stale or the same: a replayed event after a resume
             }
-            encodeRow(object, cells.data());
-            Cell *target = m_cells.data() + qsizetype(row) * m_fieldCount;
-            if (std::equal(cells.cbegin(), cells.cend(), target))
+            store.encode(object, cells.data(), store.row(row));
+            if (std::equal(cells.cbegin(), cells.cend(), store.row(row)))
                 continue;
-            std::copy(cells.cbegin(), cells.cend(), target);
+            store.setRow(row, cells.data());
             changedRows.append(row);
         } else {
-            encodeRow(object, cells.data());
+            store.encode(object, cells.data(), nullptr);
             appended.insert(appended.end(), cells.cbegin(), cells.cend());
             appendedIds.append(id);
         }
@@ -285,7 +286,7 @@ void ResourceModel::applyUpserts(qsizetype limit)
 
     if (!appendedIds.isEmpty()) {
         beginInsertRows({}, oldCount, oldCount + int(appendedIds.size()) - 1);
-        m_cells.insert(m_cells.end(), appended.cbegin(), appended.cend());
+        store.appendRows(appended.data(), int(appendedIds.size()));
         for (int i = 0; i < appendedIds.size(); ++i)
             m_rowOfId.insert(appendedIds.at(i), oldCount + i);
         endInsertRows();
@@ -320,75 +321,18 @@ void ResourceModel::rebuildIndex(int fromRow)
         m_rowOfId.insert(idAt(r), r);
 }
 
-quint32 ResourceModel::intern(const QString &text)
+RowStore &ResourceModel::writableStore()
 {
-    const auto it = m_stringIndex.constFind(text);
-    if (it != m_stringIndex.cend())
-        return *it;
-    const quint32 index = quint32(m_strings.size());
-    m_strings.append(text);
-    m_stringIndex.insert(m_strings.constLast(), index);
-    return index;
-}
-
-void ResourceModel::encodeRow(const QJsonObject &object, Cell *cells)
-{
-    for (int f = 0; f < m_fieldCount; ++f) {
-        const FieldSpec &spec = m_kind.fields.at(f);
-        const QVariant raw = fieldRawValue(spec.type, jsonValueAt(object, spec.key));
-        if (!raw.isValid()) {
-            cells[f] = kNull;
-            continue;
-        }
-        switch (spec.type) {
-        case FieldSpec::Type::Id:
-        case FieldSpec::Type::Integer:
-        case FieldSpec::Type::Timestamp:
-            if (raw.userType() == QMetaType::QString) // an id the server sent as text: keep it readable
-                cells[f] = kNull;
-            else
-                cells[f] = Cell(raw.toLongLong());
-            break;
-        case FieldSpec::Type::Number: {
-            const double d = raw.toDouble();
-            std::memcpy(&cells[f], &d, sizeof d);
-            break;
-        }
-        case FieldSpec::Type::Boolean:
-            cells[f] = raw.toBool() ? 1 : 0;
-            break;
-        case FieldSpec::Type::Text:
-        case FieldSpec::Type::State:
-        case FieldSpec::Type::Json:
-            cells[f] = intern(raw.toString());
-            break;
-        }
-    }
+    // Only this thread hands out snapshots, so a count of one cannot grow behind our back; a
+    // snapshot released meanwhile at worst costs one needless copy.
+    if (m_store.use_count() > 1)
+        m_store = std::make_shared<RowStore>(*m_store);
+    return *m_store;
 }
 
 QVariant ResourceModel::cellRaw(int row, int field) const
 {
-    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(field)];
-    if (cell == kNull)
-        return {};
-    switch (m_kind.fields.at(field).type) {
-    case FieldSpec::Type::Id:
-    case FieldSpec::Type::Integer:
-    case FieldSpec::Type::Timestamp:
-        return QVariant::fromValue<qint64>(qint64(cell));
-    case FieldSpec::Type::Number: {
-        double d = 0;
-        std::memcpy(&d, &cell, sizeof d);
-        return d;
-    }
-    case FieldSpec::Type::Boolean:
-        return cell != 0;
-    case FieldSpec::Type::Text:
-    case FieldSpec::Type::State:
-    case FieldSpec::Type::Json:
-        return m_strings.value(qsizetype(cell));
-    }
-    return {};
+    return m_store->raw(row, field);
 }
 
 QString ResourceModel::displayText(int row, int field) const
@@ -425,14 +369,14 @@ qint64 ResourceModel::idAt(int row) const
 {
     if (row < 0 || row >= rowCount())
         return 0;
-    return qint64(m_cells[size_t(row) * size_t(m_fieldCount) + size_t(m_idField)]);
+    return qint64(m_store->cell(row, m_idField));
 }
 
 qint64 ResourceModel::versionAt(int row) const
 {
     if (m_versionField < 0 || row < 0 || row >= rowCount())
         return -1;
-    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(m_versionField)];
+    const Cell cell = m_store->cell(row, m_versionField);
     return cell == kNull ? -1 : qint64(cell);
 }
 
@@ -447,14 +391,14 @@ QString ResourceModel::cellText(int row, int field) const
 {
     if (row < 0 || row >= rowCount() || field < 0 || field >= m_fieldCount)
         return {};
-    const Cell cell = m_cells[size_t(row) * size_t(m_fieldCount) + size_t(field)];
+    const Cell cell = m_store->cell(row, field);
     if (cell == kNull)
         return {};
     switch (m_kind.fields.at(field).type) {
     case FieldSpec::Type::Text:
     case FieldSpec::Type::State:
     case FieldSpec::Type::Json:
-        return m_strings.value(qsizetype(cell));
+        return m_store->texts().text(quint32(cell));
     case FieldSpec::Type::Id:
     case FieldSpec::Type::Integer:
         return QString::number(qint64(cell));
@@ -465,22 +409,14 @@ QString ResourceModel::cellText(int row, int field) const
 
 int ResourceModel::textIdAt(int row, int field) const
 {
-    // The filter calls this for every row on a keystroke: no division by the row width here.
-    const size_t at = size_t(row) * size_t(m_fieldCount) + size_t(field);
-    if (row < 0 || field < 0 || field >= m_fieldCount || at >= m_cells.size())
-        return -1;
-    const FieldSpec::Type type = m_kind.fields.at(field).type;
-    if (type != FieldSpec::Type::Text && type != FieldSpec::Type::State && type != FieldSpec::Type::Json)
-        return -1;
-    const Cell cell = m_cells[at];
-    return cell == kNull ? -1 : int(cell);
+    return m_store->textId(row, field);
 }
 
-QStringView ResourceModel::textOfId(int textId) const
+QString ResourceModel::textOfId(int textId) const
 {
-    if (textId < 0 || textId >= m_strings.size())
+    if (textId < 0 || quint32(textId) >= m_store->texts().size())
         return {};
-    return m_strings.at(textId);
+    return m_store->texts().text(quint32(textId));
 }
 
 int ResourceModel::compareRows(int rowA, int rowB, int field) const
@@ -488,34 +424,7 @@ int ResourceModel::compareRows(int rowA, int rowB, int field) const
     const int rows = rowCount();
     if (rowA < 0 || rowB < 0 || rowA >= rows || rowB >= rows || field < 0 || field >= m_fieldCount)
         return 0;
-    const Cell a = m_cells[size_t(rowA) * size_t(m_fieldCount) + size_t(field)];
-    const Cell b = m_cells[size_t(rowB) * size_t(m_fieldCount) + size_t(field)];
-    if (a == b)
-        return 0;
-    if (a == kNull)
-        return 1;
-    if (b == kNull)
-        return -1;
-    switch (m_kind.fields.at(field).type) {
-    case FieldSpec::Type::Id:
-    case FieldSpec::Type::Integer:
-    case FieldSpec::Type::Timestamp:
-        return qint64(a) < qint64(b) ? -1 : 1;
-    case FieldSpec::Type::Boolean:
-        return a < b ? -1 : 1;
-    case FieldSpec::Type::Number: {
-        double x = 0;
-        double y = 0;
-        std::memcpy(&x, &a, sizeof x);
-        std::memcpy(&y, &b, sizeof y);
-        return x < y ? -1 : (y < x ? 1 : 0);
-    }
-    case FieldSpec::Type::Text:
-    case FieldSpec::Type::State:
-    case FieldSpec::Type::Json:
-        return QString::compare(m_strings.at(qsizetype(a)), m_strings.at(qsizetype(b)), Qt::CaseInsensitive);
-    }
-    return 0;
+    return m_store->compare(rowA, rowB, field);
 }
 
 QJsonObject ResourceModel::objectAt(int row) const
@@ -596,13 +505,9 @@ void ResourceModel::setReferenceLookup(ReferenceLookup lookup)
 
 qsizetype ResourceModel::memoryUsage() const
 {
-    qsizetype bytes = qsizetype(m_cells.capacity() * sizeof(Cell));
+    qsizetype bytes = m_store->memoryUsage();
     // QHash spans: a node plus about two bytes of span metadata per entry, at the load factor.
     bytes += m_rowOfId.capacity() * qsizetype(sizeof(qint64) + sizeof(int) + 2);
-    bytes += m_strings.capacity() * qsizetype(sizeof(QString));
-    bytes += m_stringIndex.capacity() * qsizetype(sizeof(QString) + sizeof(quint32) + 2 + 4);
-    for (const QString &s : m_strings)
-        bytes += qsizetype(sizeof(QArrayData)) + (s.capacity() + 1) * qsizetype(sizeof(QChar));
     return bytes;
 }
 

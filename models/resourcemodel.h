@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/resourcekind.h"
+#include "rowstore.h"
 
 #include <QAbstractTableModel>
 #include <QHash>
@@ -10,12 +11,9 @@
 #include <QSet>
 
 #include <functional>
-#include <vector>
+#include <memory>
 
 namespace OpsDeck {
-
-// Names a referenced object ("providers", 7 -> "Acme Hosting"); empty when unknown.
-using ReferenceLookup = std::function<QString(const QString &kindName, qint64 id)>;
 
 class ResourceModel final : public QAbstractTableModel
 {
@@ -66,11 +64,12 @@ public:
     // The cell as text without a QVariant: the string of Text/State/Json cells, the number of
     // Id/Integer cells; empty for null and for other types.
     QString cellText(int row, int field) const;
-    // The interned index of a Text/State/Json cell (equal texts, equal index), else -1. Indices
-    // stay valid until a reset (replaceAll()).
+    // The number of a Text/State/Json cell's text, else -1. Equal texts share a number except in
+    // fields whose texts are unique per row (names), where each row has its own. Numbers stay
+    // valid until a reset (replaceAll()).
     int textIdAt(int row, int field) const;
-    // The text of an interned index textIdAt() gave; valid until the model changes.
-    QStringView textOfId(int textId) const;
+    // The text of a number textIdAt() gave.
+    QString textOfId(int textId) const;
     // Orders two rows by one field's raw value (texts case-insensitively, nulls last): what
     // sorting by SortRole means, without building QVariants.
     int compareRows(int rowA, int rowB, int field) const;
@@ -82,21 +81,26 @@ public:
     void setReferenceLookup(ReferenceLookup lookup);
     const ReferenceLookup &referenceLookup() const { return m_lookup; }
 
-    // Bytes held for the rows (cells, string pool, id index): the per-row memory benchmark reads it.
+    // Bytes held for the rows (cells, text arena, id index): the per-row memory benchmark reads it.
     qsizetype memoryUsage() const;
+
+    // The rows as they are now, read-only and never changed afterwards: safe to read from another
+    // thread. Holding one makes the model's next change copy its rows first, so let it go soon.
+    std::shared_ptr<const RowStore> snapshot() const { return m_store; }
+    const RowStore &store() const { return *m_store; }
 
 signals:
     // After a batch was applied (inserted, changed and removed row counts).
     void batchApplied(int inserted, int changed, int removed);
 
 private:
-    using Cell = quint64;
+    using Cell = RowStore::Cell;
 
+    // The store to change: copied first while a snapshot of it is held elsewhere.
+    RowStore &writableStore();
     void scheduleFlush();
-    void encodeRow(const QJsonObject &object, Cell *cells);
     QVariant cellRaw(int row, int field) const;
     QString displayText(int row, int field) const;
-    quint32 intern(const QString &text);
     void rebuildIndex(int fromRow);
     void applyRemovals();
     void applyUpserts(qsizetype limit);
@@ -109,10 +113,8 @@ private:
     int m_stateField = -1;
     int m_nameField = -1;
 
-    std::vector<Cell> m_cells;        // row-major, m_fieldCount cells per row
+    std::shared_ptr<RowStore> m_store;
     QHash<qint64, int> m_rowOfId;
-    QList<QString> m_strings;         // interned texts; cells of text fields hold indices
-    QHash<QString, quint32> m_stringIndex;
 
     QHash<qint64, QJsonObject> m_pendingUpserts;
     QList<qint64> m_pendingOrder;     // arrival order of m_pendingUpserts' keys

@@ -163,6 +163,9 @@ void tst_Query::containsIgnoringCaseAsQt_data()
     QTest::newRow("kelvin sign folds to k") << "KELVIN-\u212A" << "kelvin-k";
     QTest::newRow("kelvin sign inside a match") << "ab\u212Acd" << "abkc";
     QTest::newRow("partial overlaps") << "aaab" << "aab";
+    QTest::newRow("ascii needle after non-ascii text") << "über-acme" << "ACME";
+    QTest::newRow("non-ascii text, no match") << "über-acme" << "globex";
+    QTest::newRow("three-byte sequence") << "a€b" << "€B";
 }
 
 void tst_Query::containsIgnoringCaseAsQt()
@@ -171,6 +174,9 @@ void tst_Query::containsIgnoringCaseAsQt()
     QFETCH(QString, needle);
     const bool expected = haystack.contains(needle, Qt::CaseInsensitive);
     QCOMPARE(containsIgnoringCase(haystack, needle, needle.toCaseFolded()), expected);
+    // The same answer from the UTF-8 bytes a model keeps.
+    const QByteArray utf8 = haystack.toUtf8();
+    QCOMPARE(containsIgnoringCase(QUtf8StringView(utf8.constData(), utf8.size()), needle, needle.toCaseFolded()), expected);
 }
 
 void tst_Query::parseValid_data()

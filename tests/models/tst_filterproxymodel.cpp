@@ -48,6 +48,28 @@ QList<qint64> proxyIds(const QAbstractItemModel &proxy)
     return ids;
 }
 
+QString providerName(const QString &kind, qint64 id)
+{
+    if (kind != QLatin1String("providers"))
+        return QString();
+    return id == 7 ? QStringLiteral("Acme") : QStringLiteral("Globex");
+}
+
+// A row read from its object, naming providers as the fixture's lookup does.
+class NamedRow final : public QueryRow
+{
+public:
+    NamedRow(const ResourceKind &kind, const QJsonObject &object)
+        : m_row(kind, object)
+    {
+    }
+    QVariant value(int field) const override { return m_row.value(field); }
+    QString referenceName(const QString &kind, qint64 id) const override { return providerName(kind, id); }
+
+private:
+    JsonQueryRow m_row;
+};
+
 struct Fixture
 {
     Fixture()
@@ -55,11 +77,7 @@ struct Fixture
     {
         proxy.setSourceModel(&model);
         proxy.setClock([] { return kNow; });
-        proxy.setReferenceLookup([](const QString &kind, qint64 id) {
-            if (kind != QLatin1String("providers"))
-                return QString();
-            return id == 7 ? QStringLiteral("Acme") : QStringLiteral("Globex");
-        });
+        proxy.setReferenceLookup(&providerName);
         model.replaceAll(fixture());
     }
     ResourceModel model;
@@ -88,6 +106,14 @@ private slots:
     void batchesWhileFilteredEqualBruteForce();
     void selectionFollowsItsRow();
     void sourceDestroyedLeavesNoRows();
+    void asyncTypingEqualsBruteForce_data();
+    void asyncTypingEqualsBruteForce();
+    void fastTypingShowsTheLastQuery();
+    void batchesDuringAsyncFilterAreKept_data();
+    void batchesDuringAsyncFilterAreKept();
+    void asyncSortEqualsStableSort_data();
+    void asyncSortEqualsStableSort();
+    void selectionFollowsAsyncResult();
 };
 
 namespace {
@@ -111,11 +137,44 @@ QList<qint64> bruteForce(const ResourceModel &model, const QString &text)
     QList<qint64> ids;
     for (int r = 0; r < model.rowCount(); ++r) {
         const QJsonObject object = model.objectAt(r);
-        if (matches(parsed.query, JsonQueryRow(model.kind(), object), kNow))
+        if (matches(parsed.query, NamedRow(model.kind(), object), kNow))
             ids << model.idAt(r);
     }
     std::sort(ids.begin(), ids.end());
     return ids;
+}
+
+// One batch over rows 1..rows, applied at once: every changeStep-th row from `round` changed (new
+// states and names), ten new rows, and with removeStep > 0 every removeStep-th row from removeFrom
+// removed.
+void applyBatch(ResourceModel &model, int round, qint64 rows, qint64 changeStep, qint64 removeFrom, qint64 removeStep)
+{
+    QList<QJsonObject> batch;
+    for (qint64 id = round; id <= rows; id += changeStep)
+        batch << generated(id, round);
+    for (qint64 id = rows + round * 10; id < rows + round * 10 + 10; ++id)
+        batch << generated(id, round);
+    model.upsert(batch);
+    QList<qint64> removed;
+    for (qint64 id = removeFrom; removeStep > 0 && id <= rows; id += removeStep)
+        removed << id;
+    model.remove(removed);
+    model.flush();
+}
+
+// Whether the proxy's rows are in name order (column 1), case-insensitively; `why` names a pair out of order.
+bool inNameOrder(const QAbstractItemModel &proxy, Qt::SortOrder order, QString *why)
+{
+    for (int r = 1; r < proxy.rowCount(); ++r) {
+        const QString a = proxy.index(r - 1, 1).data(ResourceModel::SortRole).toString();
+        const QString b = proxy.index(r, 1).data(ResourceModel::SortRole).toString();
+        const int c = a.compare(b, Qt::CaseInsensitive);
+        if (order == Qt::AscendingOrder ? c > 0 : c < 0) {
+            *why = a + QLatin1String(" before ") + b;
+            return false;
+        }
+    }
+    return true;
 }
 
 QList<qint64> sortedIds(const QAbstractItemModel &proxy)
@@ -206,25 +265,12 @@ void tst_FilterProxyModel::batchesWhileFilteredEqualBruteForce()
     QVERIFY(f.proxy.setQuery(query));
     for (int round = 1; round <= 5; ++round) {
         // Changed rows (new states and names), new rows, and scattered removals in one batch.
-        QList<QJsonObject> batch;
-        for (qint64 id = round; id <= 200; id += 3)
-            batch << generated(id, round);
-        for (qint64 id = 200 + round * 10; id < 200 + round * 10 + 10; ++id)
-            batch << generated(id, round);
-        f.model.upsert(batch);
-        QList<qint64> removed;
-        for (qint64 id = round * 7; id <= 200; id += 17)
-            removed << id;
-        f.model.remove(removed);
-        f.model.flush();
+        applyBatch(f.model, round, 200, 3, round * 7, 17);
         QTRY_VERIFY(!f.model.hasPendingChanges());
         QTRY_COMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
         // Still in name order, descending, ties by id.
-        for (int r = 1; r < f.proxy.rowCount(); ++r) {
-            const QString a = f.proxy.index(r - 1, 1).data(ResourceModel::SortRole).toString();
-            const QString b = f.proxy.index(r, 1).data(ResourceModel::SortRole).toString();
-            QVERIFY2(a.compare(b, Qt::CaseInsensitive) >= 0, qPrintable(a + QLatin1String(" before ") + b));
-        }
+        QString why;
+        QVERIFY2(inNameOrder(f.proxy, Qt::DescendingOrder, &why), qPrintable(why));
     }
 }
 
@@ -374,6 +420,192 @@ void tst_FilterProxyModel::sourceDestroyedLeavesNoRows()
         QCOMPARE(proxy.rowCount(), 4);
     }
     QCOMPARE(proxy.rowCount(), 0);
+}
+
+namespace {
+
+QList<QJsonObject> generatedRows(qint64 count, int salt)
+{
+    QList<QJsonObject> rows;
+    for (qint64 id = 1; id <= count; ++id)
+        rows << generated(id, salt);
+    return rows;
+}
+
+// The proxy's rows in its order.
+QList<qint64> orderedIds(const QAbstractItemModel &proxy)
+{
+    return proxyIds(proxy);
+}
+
+} // namespace
+
+void tst_FilterProxyModel::asyncTypingEqualsBruteForce_data()
+{
+    typingEqualsBruteForce_data();
+    QTest::newRow("provider by name") << "-state:failed provider:acm";
+}
+
+void tst_FilterProxyModel::asyncTypingEqualsBruteForce()
+{
+    QFETCH(QString, query);
+    Fixture f;
+    f.proxy.setAsyncThreshold(0); // every filter and sort on the worker
+    f.model.replaceAll(generatedRows(400, 0));
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy published(&f.proxy, &FilterProxyModel::filterPublished);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    QVERIFY(f.proxy.isFiltering());
+    QTRY_COMPARE(published.count(), 1);
+    QVERIFY(!f.proxy.isFiltering());
+    QString lastGood;
+    auto key = [&](const QString &text) {
+        if (f.proxy.setQuery(text))
+            lastGood = text;
+    };
+    for (qsizetype n = 1; n <= query.size(); ++n) {
+        key(query.left(n));
+        QTRY_VERIFY(!f.proxy.isFiltering());
+        QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, lastGood));
+    }
+    for (qsizetype n = query.size() - 1; n >= 0; --n) {
+        key(query.left(n));
+        QTRY_VERIFY(!f.proxy.isFiltering());
+        QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, lastGood));
+    }
+}
+
+void tst_FilterProxyModel::fastTypingShowsTheLastQuery()
+{
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(3000, 0));
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"), Qt::DescendingOrder);
+    // Every keystroke without waiting: older jobs are overtaken and their results dropped.
+    const QString query = QStringLiteral("-state:fa dataviz-ac");
+    for (qsizetype n = 1; n <= query.size(); ++n)
+        f.proxy.setQuery(query.left(n)); // "-" alone is an error: the last good query stays asked for
+    QVERIFY(f.proxy.isFiltering());
+    QSignalSpy published(&f.proxy, &FilterProxyModel::filterPublished);
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QCOMPARE(published.count(), 1); // only the newest result is shown
+    QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
+    QCOMPARE(f.proxy.sortColumn(), f.model.kind().fieldIndex(u"name"));
+    QString why;
+    QVERIFY2(inNameOrder(f.proxy, Qt::DescendingOrder, &why), qPrintable(why));
+}
+
+void tst_FilterProxyModel::batchesDuringAsyncFilterAreKept_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<bool>("removals");
+
+    QTest::newRow("changes and inserts") << "state:running,pending acme" << false;
+    QTest::newRow("with removals") << "state:running,pending acme" << true;
+    QTest::newRow("words only, removals") << "-globex 1" << true;
+}
+
+void tst_FilterProxyModel::batchesDuringAsyncFilterAreKept()
+{
+    QFETCH(QString, query);
+    QFETCH(bool, removals);
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(600, 0));
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    for (int round = 1; round <= 4; ++round) {
+        // A new query goes to the worker; the batch lands before its result can.
+        QVERIFY(f.proxy.setQuery(round % 2 ? query : query + QStringLiteral(" ")));
+        if (round % 2 == 0)
+            QVERIFY(f.proxy.setQuery(query.left(query.size() - 1)));
+        QVERIFY(f.proxy.isFiltering());
+        applyBatch(f.model, round, 600, 5, round * 3, removals ? 23 : 0);
+        QTRY_VERIFY(!f.proxy.isFiltering());
+        QTRY_VERIFY(!f.model.hasPendingChanges());
+        const QString shown = round % 2 ? query : query.left(query.size() - 1);
+        QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, shown));
+        QString why;
+        QVERIFY2(inNameOrder(f.proxy, Qt::AscendingOrder, &why), qPrintable(why));
+    }
+}
+
+void tst_FilterProxyModel::asyncSortEqualsStableSort_data()
+{
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<int>("order");
+
+    QTest::newRow("name") << "name" << int(Qt::AscendingOrder);
+    QTest::newRow("name descending") << "name" << int(Qt::DescendingOrder);
+    QTest::newRow("status") << "status" << int(Qt::AscendingOrder);
+    QTest::newRow("created") << "created_at" << int(Qt::AscendingOrder);
+    QTest::newRow("provider") << "provider_id" << int(Qt::DescendingOrder);
+    QTest::newRow("all null") << "destroy_after" << int(Qt::AscendingOrder);
+}
+
+void tst_FilterProxyModel::asyncSortEqualsStableSort()
+{
+    QFETCH(QString, key);
+    QFETCH(int, order);
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    const QList<QJsonObject> objects = generatedRows(700, 3);
+    f.model.replaceAll(objects);
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const int column = f.model.kind().fieldIndex(key);
+    f.proxy.sort(column, Qt::SortOrder(order));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+
+    // The reference: objects by id, then a stable sort by the raw value (texts ignoring case,
+    // nulls after values); descending reverses the whole comparison, ties by id included.
+    QList<QJsonObject> reference = objects;
+    std::sort(reference.begin(), reference.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return a.value(QStringLiteral("id")).toInteger() < b.value(QStringLiteral("id")).toInteger();
+    });
+    const FieldSpec &spec = f.model.kind().fields.at(column);
+    auto compare = [&](const QJsonObject &a, const QJsonObject &b) {
+        const QVariant x = fieldRawValue(spec.type, jsonValueAt(a, spec.key));
+        const QVariant y = fieldRawValue(spec.type, jsonValueAt(b, spec.key));
+        if (!x.isValid() || !y.isValid())
+            return x.isValid() ? -1 : (y.isValid() ? 1 : 0);
+        if (x.userType() == QMetaType::QString)
+            return QString::compare(x.toString(), y.toString(), Qt::CaseInsensitive);
+        return x.toLongLong() < y.toLongLong() ? -1 : (y.toLongLong() < x.toLongLong() ? 1 : 0);
+    };
+    if (order == Qt::AscendingOrder) {
+        std::stable_sort(reference.begin(), reference.end(), [&](const QJsonObject &a, const QJsonObject &b) { return compare(a, b) < 0; });
+    } else {
+        // Descending reverses ties by id too: sort by id descending first.
+        std::reverse(reference.begin(), reference.end());
+        std::stable_sort(reference.begin(), reference.end(), [&](const QJsonObject &a, const QJsonObject &b) { return compare(a, b) > 0; });
+    }
+    QList<qint64> expected;
+    for (const QJsonObject &o : std::as_const(reference))
+        expected << o.value(QStringLiteral("id")).toInteger();
+    QCOMPARE(orderedIds(f.proxy), expected);
+}
+
+void tst_FilterProxyModel::selectionFollowsAsyncResult()
+{
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(500, 0));
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    const qint64 id = f.proxy.index(10, 0).data(ResourceModel::IdRole).toLongLong();
+    const QString state = f.model.cellText(f.model.rowOfId(id), f.model.kind().fieldIndex(u"status"));
+    const QPersistentModelIndex current(f.proxy.index(10, 0));
+    QVERIFY(f.proxy.setQuery(QStringLiteral("state:") + state));
+    QCOMPARE(current.row(), 10); // nothing changes until the result is published
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QVERIFY(current.isValid());
+    QCOMPARE(current.data(ResourceModel::IdRole).toLongLong(), id);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("-state:") + state));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QVERIFY(!current.isValid());
 }
 
 QTEST_GUILESS_MAIN(tst_FilterProxyModel)

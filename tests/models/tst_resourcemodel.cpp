@@ -71,6 +71,9 @@ private slots:
     void headers();
     void compareRowsNullsLast();
     void memoryPerRowIsCompact();
+    void uniqueTextsAreNotInterned();
+    void unchangedNameKeepsItsText();
+    void snapshotStaysAsTaken();
 };
 
 void tst_ResourceModel::emptyModel()
@@ -346,6 +349,62 @@ void tst_ResourceModel::memoryPerRowIsCompact()
     QCOMPARE(model.rowCount(), rows);
     const double perRow = double(model.memoryUsage()) / rows;
     QVERIFY2(perRow <= 300, qPrintable(QStringLiteral("%1 bytes per row").arg(perRow)));
+}
+
+void tst_ResourceModel::uniqueTextsAreNotInterned()
+{
+    ResourceModel model(instancesKind());
+    model.replaceAll(instances(1, 5000));
+    const RowStore &store = model.store();
+    // Every name differs: after a probe the field stops being interned; states repeat and stay.
+    QVERIFY(!store.isInterned(column("name")));
+    QVERIFY(store.isInterned(column("status")));
+    QVERIFY(store.isInterned(column("application")));
+    QCOMPARE(model.textIdAt(0, column("status")), model.textIdAt(4999, column("status")));
+    QVERIFY(model.textIdAt(0, column("name")) != model.textIdAt(4999, column("name")));
+    QCOMPARE(model.textOfId(model.textIdAt(4999, column("name"))), QStringLiteral("app-5000"));
+    // A later row with a name seen before still reads right, only without sharing its text.
+    QJsonObject twin = instance(6000);
+    twin.insert(QStringLiteral("name"), QStringLiteral("app-17"));
+    model.upsert({twin});
+    model.flush();
+    QCOMPARE(model.cellText(model.rowOfId(6000), column("name")), QStringLiteral("app-17"));
+    QCOMPARE(model.compareRows(model.rowOfId(6000), model.rowOfId(17), column("name")), 0);
+}
+
+void tst_ResourceModel::unchangedNameKeepsItsText()
+{
+    ResourceModel model(instancesKind());
+    model.replaceAll(instances(1, 3000));
+    const quint32 texts = model.store().texts().size();
+    const int nameId = model.textIdAt(model.rowOfId(42), column("name"));
+    // New versions with other states but the same names: no text is added again.
+    QList<QJsonObject> changed;
+    for (qint64 id = 1; id <= 3000; ++id)
+        changed << instance(id, QStringLiteral("STOPPED"), 2);
+    model.upsert(changed);
+    model.flush();
+    QCOMPARE(model.store().texts().size(), texts + 1); // "STOPPED" only
+    QCOMPARE(model.textIdAt(model.rowOfId(42), column("name")), nameId);
+    QCOMPARE(model.cellText(model.rowOfId(42), column("status")), QStringLiteral("STOPPED"));
+}
+
+void tst_ResourceModel::snapshotStaysAsTaken()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.replaceAll(instances(1, 10));
+    const std::shared_ptr<const RowStore> snapshot = model.snapshot();
+    model.upsert({instance(3, QStringLiteral("FAILED"), 2), instance(11)});
+    model.remove({1});
+    model.flush();
+    // The model moved on; the snapshot still holds the ten rows as they were.
+    QCOMPARE(model.rowCount(), 10);
+    QCOMPARE(model.cellText(model.rowOfId(3), column("status")), QStringLiteral("FAILED"));
+    QCOMPARE(snapshot->rowCount(), 10);
+    QCOMPARE(snapshot->raw(2, column("status")).toString(), QStringLiteral("RUNNING"));
+    QCOMPARE(snapshot->raw(0, 0).toLongLong(), 1);
+    QCOMPARE(snapshot->texts().text(quint32(snapshot->textId(9, column("name")))), QStringLiteral("app-10"));
 }
 
 QTEST_GUILESS_MAIN(tst_ResourceModel)

@@ -1,0 +1,150 @@
+// The row matcher: query terms answered once per distinct text or referenced object, words searched
+// in the UTF-8 texts without decoding them.
+#include "rowmatcher.h"
+
+#include <algorithm>
+
+namespace OpsDeck {
+
+namespace {
+
+// One row of a store as core/query reads it.
+class StoreRow final : public QueryRow
+{
+public:
+    StoreRow(const RowStore &store, int row, const ReferenceLookup &lookup)
+        : m_store(store), m_row(row), m_lookup(lookup)
+    {
+    }
+    QVariant value(int field) const override { return m_store.raw(m_row, field); }
+    int textId(int field) const override { return m_store.textId(m_row, field); }
+    QString referenceName(const QString &kindName, qint64 id) const override
+    {
+        return m_lookup ? m_lookup(kindName, id) : QString();
+    }
+
+private:
+    const RowStore &m_store;
+    int m_row;
+    const ReferenceLookup &m_lookup;
+};
+
+// A word can only be found in a number's decimal text when it is made of digits and '-'.
+bool numericWord(QStringView word)
+{
+    return std::all_of(word.begin(), word.end(), [](QChar c) { return (c >= u'0' && c <= u'9') || c == u'-'; });
+}
+
+bool isReferenceTerm(const QueryTerm &term)
+{
+    return term.type == FieldSpec::Type::Id && term.integers.isEmpty() && !term.references.isEmpty();
+}
+
+} // namespace
+
+RowMatcher::RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup)
+    : m_query(std::move(query))
+    , m_now(nowMs)
+    , m_lookup(std::move(lookup))
+{
+    m_termMemo.resize(size_t(m_query.terms.size()));
+    m_referenceMemo.resize(size_t(m_query.terms.size()));
+    for (const QueryWord &word : std::as_const(m_query.words))
+        m_foldedWords << word.text.toCaseFolded();
+}
+
+bool RowMatcher::isTimed() const
+{
+    return std::any_of(m_query.terms.cbegin(), m_query.terms.cend(), [](const QueryTerm &t) { return t.ageMs.has_value(); });
+}
+
+bool RowMatcher::accepts(const RowStore &store, int row)
+{
+    for (int t = 0; t < int(m_query.terms.size()); ++t) {
+        if (termFound(store, t, row) == m_query.terms.at(t).negated)
+            return false;
+    }
+    for (int w = 0; w < int(m_query.words.size()); ++w) {
+        if (wordFound(store, w, row) == m_query.words.at(w).negated)
+            return false;
+    }
+    return true;
+}
+
+bool RowMatcher::termFound(const RowStore &store, int t, int row)
+{
+    const QueryTerm &term = m_query.terms.at(t);
+    const int textId = store.isTextField(term.fieldIndex) ? store.textId(row, term.fieldIndex) : -1;
+    if (textId >= 0 && store.isInterned(term.fieldIndex)) {
+        std::vector<qint8> &memo = m_termMemo[size_t(t)];
+        if (size_t(textId) >= memo.size())
+            memo.resize(size_t(textId) + 1 + memo.size() / 2, qint8(-1));
+        if (memo[size_t(textId)] < 0)
+            memo[size_t(textId)] = termMatches(term, StoreRow(store, row, m_lookup), m_now) ? 1 : 0;
+        return memo[size_t(textId)] == 1;
+    }
+    if (isReferenceTerm(term)) {
+        // provider:acme: one name lookup per referenced object, not per row.
+        const RowStore::Cell id = store.cell(row, term.fieldIndex);
+        if (id == RowStore::kNull)
+            return false;
+        QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
+        auto it = memo.constFind(qint64(id));
+        if (it == memo.cend()) {
+            if (!m_lookup)
+                return false;
+            it = memo.insert(qint64(id), termMatches(term, StoreRow(store, row, m_lookup), m_now));
+        }
+        return *it;
+    }
+    return termMatches(term, StoreRow(store, row, m_lookup), m_now);
+}
+
+bool RowMatcher::wordFound(const RowStore &store, int w, int row)
+{
+    const QString &text = m_query.words.at(w).text;
+    const QString &folded = m_foldedWords.at(w);
+    for (int field : std::as_const(m_query.textFields)) {
+        if (store.isTextField(field)) {
+            const int id = store.textId(row, field);
+            if (id < 0)
+                continue;
+            if (!store.isInterned(field)) {
+                // Unique per row: a memo would only grow.
+                if (containsIgnoringCase(store.texts().utf8(quint32(id)), text, folded))
+                    return true;
+                continue;
+            }
+            int known = m_wordMemo.lookup(w, id);
+            if (known < 0) {
+                known = containsIgnoringCase(store.texts().utf8(quint32(id)), text, folded) ? 1 : 0;
+                m_wordMemo.store(w, id, known == 1);
+            }
+            if (known == 1)
+                return true;
+        } else if (numericWord(text)) {
+            const RowStore::Cell cell = store.cell(row, field);
+            if (cell != RowStore::kNull && QString::number(qint64(cell)).contains(text))
+                return true;
+        }
+    }
+    return false;
+}
+
+void RowMatcher::resolveReferences(const RowStore &store)
+{
+    for (int t = 0; t < int(m_query.terms.size()); ++t) {
+        const QueryTerm &term = m_query.terms.at(t);
+        if (!isReferenceTerm(term) || !m_lookup)
+            continue;
+        QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
+        const int rows = store.rowCount();
+        for (int r = 0; r < rows; ++r) {
+            const RowStore::Cell id = store.cell(r, term.fieldIndex);
+            if (id != RowStore::kNull && !memo.contains(qint64(id)))
+                memo.insert(qint64(id), termMatches(term, StoreRow(store, r, m_lookup), m_now));
+        }
+    }
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,47 @@
+// Tests rows of a RowStore against one parsed query, remembering answers per distinct text.
+#pragma once
+
+#include "core/query.h"
+#include "rowstore.h"
+
+#include <QHash>
+
+#include <vector>
+
+namespace OpsDeck {
+
+// A value type, so a filter worker can take a copy. The store is passed per call (the model may
+// replace its store between calls; text numbers stay the same across such copies). Without a
+// lookup (on a worker) reference terms are answered only from resolveReferences().
+class RowMatcher final
+{
+public:
+    RowMatcher() = default;
+    RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup);
+
+    const Query &query() const { return m_query; }
+    qint64 now() const { return m_now; }
+    bool isEmpty() const { return m_query.isEmpty(); }
+    // Whether the answers depend on the clock (age>1h).
+    bool isTimed() const;
+    void setReferenceLookup(ReferenceLookup lookup) { m_lookup = std::move(lookup); }
+
+    bool accepts(const RowStore &store, int row);
+    // Looks up now every referenced object the store's rows name in the query's reference terms
+    // (provider:acme), so a copy without a lookup can answer them.
+    void resolveReferences(const RowStore &store);
+
+private:
+    bool termFound(const RowStore &store, int term, int row);
+    bool wordFound(const RowStore &store, int word, int row);
+
+    Query m_query;
+    qint64 m_now = 0;
+    ReferenceLookup m_lookup;
+    QStringList m_foldedWords;
+    std::vector<std::vector<qint8>> m_termMemo;       // per term, by text number: -1 unknown, 0, 1
+    std::vector<QHash<qint64, bool>> m_referenceMemo; // per term, by referenced id
+    QueryTextMemo m_wordMemo;
+};
+
+} // namespace OpsDeck
