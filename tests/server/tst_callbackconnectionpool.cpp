@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <memory>
 
 using namespace OpsDeck;
 
@@ -88,6 +89,15 @@ void record(CallbackConnectionPool *pool, Outcome *outcome)
                      });
 }
 
+// A pool towards `target` (4 connections unless said otherwise) whose outcomes `outcome` counts.
+std::unique_ptr<CallbackConnectionPool> poolFor(const CallbackConnection::Target &target, Outcome *outcome,
+                                                int maxConnections = 4)
+{
+    auto pool = std::make_unique<CallbackConnectionPool>(target, maxConnections, 1024);
+    record(pool.get(), outcome);
+    return pool;
+}
+
 } // namespace
 
 class tst_CallbackConnectionPool final : public QObject
@@ -113,11 +123,10 @@ void tst_CallbackConnectionPool::keepAliveReusesOneConnection()
 {
     ScriptedServer server([](QTcpSocket *socket, int, int) { socket->write(Ok); });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
+    const auto pool = poolFor(server.target(), &outcome);
     for (int i = 1; i <= 5; ++i) {
-        pool.submit(quint64(i), Request);
+        pool->submit(quint64(i), Request);
         QCOMPARE(outcome.responses, i - 1); // never from inside submit()
         QTRY_COMPARE(outcome.responses, i);
         QCOMPARE(outcome.lastStatus, 200);
@@ -125,7 +134,7 @@ void tst_CallbackConnectionPool::keepAliveReusesOneConnection()
     }
     QCOMPARE(server.connections, 1);
     QCOMPARE(server.requests, 5);
-    QCOMPARE(pool.connections(), 1);
+    QCOMPARE(pool->connections(), 1);
     QCOMPARE(outcome.failures, 0);
 }
 
@@ -136,13 +145,12 @@ void tst_CallbackConnectionPool::connectionCloseOpensANewOne()
         socket->disconnectFromHost();
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
+    const auto pool = poolFor(server.target(), &outcome);
     for (int i = 1; i <= 3; ++i) {
-        pool.submit(quint64(i), Request);
+        pool->submit(quint64(i), Request);
         QTRY_COMPARE(outcome.responses, i);
-        QCOMPARE(pool.connections(), 0); // not kept after "Connection: close"
+        QCOMPARE(pool->connections(), 0); // not kept after "Connection: close"
     }
     QCOMPARE(server.connections, 3);
     QCOMPARE(server.requests, 3);
@@ -157,13 +165,12 @@ void tst_CallbackConnectionPool::serverClosingAnIdleConnection()
         QTimer::singleShot(20, socket, [socket] { socket->disconnectFromHost(); });
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.responses, 1);
-    QTRY_COMPARE(pool.connections(), 0);
-    pool.submit(2, Request);
+    QTRY_COMPARE(pool->connections(), 0);
+    pool->submit(2, Request);
     QTRY_COMPARE(outcome.responses, 2);
     QCOMPARE(server.connections, 2);
     QCOMPARE(server.requests, 2); // nothing was sent twice
@@ -194,12 +201,11 @@ void tst_CallbackConnectionPool::staleConnectionIsRetriedOnce()
             socket->abort();
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.responses, 1);
-    pool.submit(2, Request);
+    pool->submit(2, Request);
     QTRY_COMPARE(outcome.responses + outcome.failures, 2);
     QCOMPARE(outcome.responses, responses);
     QCOMPARE(outcome.failures, failures);
@@ -214,31 +220,30 @@ void tst_CallbackConnectionPool::capQueuesAndCancels()
     // A server that never answers: requests hold their connections.
     ScriptedServer server([](QTcpSocket *, int, int) {});
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 2, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
+    const auto pool = poolFor(server.target(), &outcome, 2);
     for (quint64 ticket = 1; ticket <= 5; ++ticket)
-        pool.submit(ticket, Request);
+        pool->submit(ticket, Request);
     QTRY_COMPARE(server.requests, 2);
     QCOMPARE(server.connections, 2);
-    QCOMPARE(pool.connections(), 2);
-    QCOMPARE(pool.waiting(), 3);
+    QCOMPARE(pool->connections(), 2);
+    QCOMPARE(pool->waiting(), 3);
 
-    pool.setMaxConnections(4);
+    pool->setMaxConnections(4);
     QTRY_COMPARE(server.requests, 4);
-    QCOMPARE(pool.waiting(), 1);
+    QCOMPARE(pool->waiting(), 1);
 
     // A waiting request is forgotten; one on the wire takes its connection down with it, and
     // the freed place goes to the next waiting one.
-    pool.cancel(5);
-    QCOMPARE(pool.waiting(), 0);
-    pool.cancel(1);
-    QCOMPARE(pool.connections(), 3);
+    pool->cancel(5);
+    QCOMPARE(pool->waiting(), 0);
+    pool->cancel(1);
+    QCOMPARE(pool->connections(), 3);
     QTRY_COMPARE(server.disconnects, 1);
     for (quint64 ticket = 2; ticket <= 4; ++ticket)
-        pool.cancel(ticket);
-    QCOMPARE(pool.connections(), 0);
-    QVERIFY(pool.isUnused());
+        pool->cancel(ticket);
+    QCOMPARE(pool->connections(), 0);
+    QVERIFY(pool->isUnused());
     QTRY_COMPARE(server.disconnects, 4);
     QCOMPARE(outcome.responses + outcome.failures, 0); // cancelling reports nothing
 }
@@ -247,15 +252,14 @@ void tst_CallbackConnectionPool::closeIdle()
 {
     ScriptedServer server([](QTcpSocket *socket, int, int) { socket->write(Ok); });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.responses, 1);
-    pool.closeIdle(60 * 1000);
-    QCOMPARE(pool.connections(), 1); // not idle long enough
-    pool.closeIdle(0);
-    QCOMPARE(pool.connections(), 0);
+    pool->closeIdle(60 * 1000);
+    QCOMPARE(pool->connections(), 1); // not idle long enough
+    pool->closeIdle(0);
+    QCOMPARE(pool->connections(), 0);
     QTRY_COMPARE(server.disconnects, 1);
 }
 
@@ -266,12 +270,11 @@ void tst_CallbackConnectionPool::unaskedBytesWhileIdleCloseTheConnection()
         QTimer::singleShot(20, socket, [socket] { socket->write("HTTP/1.1 408 Request Timeout\r\n\r\n"); });
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.responses, 1);
-    QTRY_COMPARE(pool.connections(), 0);
+    QTRY_COMPARE(pool->connections(), 0);
     QCOMPARE(outcome.lastStatus, 200);
     QCOMPARE(outcome.failures, 0);
 }
@@ -295,15 +298,14 @@ void tst_CallbackConnectionPool::responseInTinyPieces()
         timer->start(1);
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE_WITH_TIMEOUT(outcome.responses, 1, 20000);
     QCOMPARE(outcome.lastStatus, 202);
     QCOMPARE(outcome.lastBody, QByteArray("abcdefg"));
-    QCOMPARE(pool.connections(), 1); // complete and reusable
-    pool.submit(2, Request);
+    QCOMPARE(pool->connections(), 1); // complete and reusable
+    pool->submit(2, Request);
     QTRY_COMPARE_WITH_TIMEOUT(outcome.responses, 2, 20000);
     QCOMPARE(server.connections, 1);
 }
@@ -319,15 +321,14 @@ void tst_CallbackConnectionPool::bodyDelimitedByClose()
         });
     });
     QVERIFY(server.listen());
-    CallbackConnectionPool pool(server.target(), 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(server.target(), &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.responses, 1);
     QCOMPARE(outcome.lastStatus, 503);
     QCOMPARE(outcome.lastBody, QByteArray("busy, come back later"));
     QCOMPARE(outcome.failures, 0);
-    QCOMPARE(pool.connections(), 0);
+    QCOMPARE(pool->connections(), 0);
 }
 
 void tst_CallbackConnectionPool::failures_data()
@@ -363,16 +364,15 @@ void tst_CallbackConnectionPool::failures()
     CallbackConnection::Target target = server.target();
     if (answer == "REFUSE")
         server.server.close();
-    CallbackConnectionPool pool(target, 4, 1024);
     Outcome outcome;
-    record(&pool, &outcome);
-    pool.submit(1, Request);
+    const auto pool = poolFor(target, &outcome);
+    pool->submit(1, Request);
     QTRY_COMPARE(outcome.failures, 1);
     QCOMPARE(outcome.responses, 0);
     QCOMPARE(outcome.lastErrorClass, errorClass);
     QVERIFY2(outcome.lastMessage.contains(message), qPrintable(outcome.lastMessage));
     QVERIFY(!outcome.lastMessage.isEmpty());
-    QCOMPARE(pool.connections(), 0);
+    QCOMPARE(pool->connections(), 0);
     QCOMPARE(server.requests, answer == "REFUSE" ? 0 : 1); // a fresh connection is never retried
 }
 

@@ -22,6 +22,8 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 
+#include <functional>
+
 using namespace OpsDeck;
 using namespace std::chrono_literals;
 
@@ -30,6 +32,20 @@ namespace {
 const QByteArray SecretA = QByteArrayLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
 const QByteArray SecretB = QByteArrayLiteral("whsec_QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=");
 const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
+
+// Serves loopback clients: whenever bytes containing `marker` arrive (after they are read),
+// `answer` writes to that socket. An empty marker answers any bytes (a TLS hello is not HTTP).
+void answerRequests(QTcpServer *server, const QByteArray &marker, const std::function<void(QTcpSocket *)> &answer)
+{
+    QObject::connect(server, &QTcpServer::newConnection, server, [server, marker, answer] {
+        while (QTcpSocket *socket = server->nextPendingConnection()) {
+            QObject::connect(socket, &QTcpSocket::readyRead, socket, [socket, marker, answer] {
+                if (socket->readAll().contains(marker))
+                    answer(socket);
+            });
+        }
+    });
+}
 
 QByteArray headerValue(const AttemptResult::Headers &headers, const QByteArray &name)
 {
@@ -420,16 +436,11 @@ void tst_CallbackSender::responseBodyIsTruncated()
     // A receiver answering 10 KiB: only the first 4 KiB are kept for the attempt log.
     QTcpServer server;
     QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    connect(&server, &QTcpServer::newConnection, this, [&server] {
-        QTcpSocket *socket = server.nextPendingConnection();
-        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
-            if (!socket->readAll().contains("\r\n\r\n"))
-                return;
-            const QByteArray body(10 * 1024, 'x');
-            socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size())
-                          + "\r\nConnection: close\r\n\r\n" + body);
-            socket->disconnectFromHost();
-        });
+    answerRequests(&server, "\r\n\r\n", [](QTcpSocket *socket) {
+        const QByteArray body(10 * 1024, 'x');
+        socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size())
+                      + "\r\nConnection: close\r\n\r\n" + body);
+        socket->disconnectFromHost();
     });
     CallbackSender sender(CallbackUrlGuard(true));
     AttemptResult result;
@@ -690,12 +701,8 @@ void tst_CallbackSender::stalledBodyTimesOut()
     // The head and part of the body arrive, the rest never does: the whole-attempt timeout ends it.
     QTcpServer server;
     QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    connect(&server, &QTcpServer::newConnection, this, [&server] {
-        QTcpSocket *socket = server.nextPendingConnection();
-        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
-            if (socket->readAll().contains("\r\n\r\n"))
-                socket->write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
-        });
+    answerRequests(&server, "\r\n\r\n", [](QTcpSocket *socket) {
+        socket->write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
     });
     CallbackSender sender(CallbackUrlGuard(true));
     CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/stall").arg(server.serverPort()), "msg_stall");
@@ -717,20 +724,15 @@ void tst_CallbackSender::endlessBodyIsCutShort()
     QTcpServer server;
     QVERIFY(server.listen(QHostAddress::LocalHost, 0));
     bool hungUp = false;
-    connect(&server, &QTcpServer::newConnection, this, [&server, &hungUp] {
-        QTcpSocket *socket = server.nextPendingConnection();
+    answerRequests(&server, "\r\n\r\n", [&hungUp](QTcpSocket *socket) {
         connect(socket, &QTcpSocket::disconnected, socket, [&hungUp] { hungUp = true; });
-        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
-            if (!socket->readAll().contains("\r\n\r\n"))
-                return;
-            socket->write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n");
-            auto *pump = new QTimer(socket);
-            connect(pump, &QTimer::timeout, socket, [socket] {
-                if (socket->bytesToWrite() < 256 * 1024)
-                    socket->write(QByteArray(64 * 1024, 'b'));
-            });
-            pump->start(1);
+        socket->write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n");
+        auto *pump = new QTimer(socket);
+        connect(pump, &QTimer::timeout, socket, [socket] {
+            if (socket->bytesToWrite() < 256 * 1024)
+                socket->write(QByteArray(64 * 1024, 'b'));
         });
+        pump->start(1);
     });
     CallbackSender sender(CallbackUrlGuard(true));
     CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/endless").arg(server.serverPort()), "msg_endless");
@@ -846,13 +848,9 @@ void tst_CallbackSender::tlsToAPlainServer()
     // A plain HTTP server answers the TLS hello with text and hangs up: a TLS failure, not HTTP.
     QTcpServer server;
     QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    connect(&server, &QTcpServer::newConnection, this, [&server] {
-        QTcpSocket *socket = server.nextPendingConnection();
-        connect(socket, &QTcpSocket::readyRead, socket, [socket] {
-            socket->readAll();
-            socket->write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-            socket->disconnectFromHost();
-        });
+    answerRequests(&server, "", [](QTcpSocket *socket) {
+        socket->write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+        socket->disconnectFromHost();
     });
     CallbackSender sender(CallbackUrlGuard(true));
     AttemptResult result;
