@@ -46,7 +46,8 @@ struct Endpoint
 QString g_providerBinary;
 QString g_secret;
 QTemporaryDir *g_work = nullptr;
-int g_concurrency = 0; // 0: the server's default
+int g_concurrency = 0;         // 0: the server's default
+int g_endpointConcurrency = 0; // 0: the server's default
 
 void wait(int ms)
 {
@@ -211,6 +212,8 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     options.allowPrivateCallbacks = true;
     if (g_concurrency > 0)
         options.deliveryConcurrency = g_concurrency;
+    if (g_endpointConcurrency > 0)
+        options.endpointConcurrency = g_endpointConcurrency;
     ControlPlane server(options);
     Database probe(url);
     probe.open();
@@ -322,6 +325,7 @@ int main(int argc, char *argv[])
                        {QStringLiteral("provider"), QStringLiteral("Path of opsdeck-demo-provider."), QStringLiteral("FILE")},
                        {QStringLiteral("wrk-seconds"), QStringLiteral("Duration of the wrk run (default 10)."), QStringLiteral("S"), QStringLiteral("10")},
                        {QStringLiteral("concurrency"), QStringLiteral("Attempts in flight per process (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
+                       {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")}});
     parser.process(app);
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
@@ -332,6 +336,7 @@ int main(int argc, char *argv[])
     g_work = &work;
     const int n = parser.value(QStringLiteral("deliveries")).toInt();
     g_concurrency = parser.value(QStringLiteral("concurrency")).toInt();
+    g_endpointConcurrency = parser.value(QStringLiteral("endpoint-concurrency")).toInt();
 
     // The provider processes stand for provider hosts: the sender opens at most 6 connections per host.
     std::vector<std::unique_ptr<Provider>> providers;

@@ -9,8 +9,10 @@
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMap>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QUuid>
@@ -176,7 +178,8 @@ std::optional<QJsonObject> DeliveryRepository::endpoint(qint64 id, Problem *erro
 }
 
 QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil,
-                                                int limit, const QList<qint64> &busyEndpoints, Problem *error)
+                                                int limit, const QList<qint64> &busyEndpoints, Problem *error,
+                                                const std::optional<ClaimCursor> &after, ClaimCursor *last)
 {
     QList<DeliveryTarget> targets;
     if (limit <= 0)
@@ -191,6 +194,8 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         " AND e.state = 'ACTIVE'");
     if (!busyEndpoints.isEmpty())
         select += QStringLiteral(" AND d.endpoint_id NOT IN (") + idList(busyEndpoints) + QLatin1Char(')');
+    if (after)
+        select += QStringLiteral(" AND d.next_attempt_at >= ? AND (d.next_attempt_at > ? OR d.id > ?)");
     select += QStringLiteral(
         " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
         " AND o.event_type <> 'opsdeck.test' AND (o.state = 'PENDING' OR (o.lease_until IS NOT NULL AND o.lease_until >= ?)))"
@@ -206,6 +211,11 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     q.addBindValue(timestamp(leaseUntil));
     q.addBindValue(now);
     q.addBindValue(now);
+    if (after) {
+        q.addBindValue(after->at);
+        q.addBindValue(after->at);
+        q.addBindValue(after->id);
+    }
     q.addBindValue(now);
     q.addBindValue(limit);
     q.addBindValue(now);
@@ -225,7 +235,7 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     d.setForwardOnly(true);
     if (!d.exec(QStringLiteral(
             "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
-            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts"
+            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
             " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
             " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
                 + idList(ids) + QStringLiteral(") ORDER BY d.id"))) {
@@ -252,6 +262,9 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         t.body = d.value(11).toString().toUtf8();
         t.attempts = d.value(12).toInt();
         targets.append(t);
+        const ClaimCursor at{d.value(13).toString(), t.id};
+        if (last && std::pair(at.at, at.id) > std::pair(last->at, last->id))
+            *last = at;
     }
     return targets;
 }
@@ -264,6 +277,18 @@ void DeliveryRepository::release(qint64 id, const QString &owner)
     q.addBindValue(owner);
     q.exec();
     q.finish();
+}
+
+qint64 DeliveryRepository::newestId(Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT COALESCE(MAX(id), 0) FROM deliveries"));
+    qint64 id = -1;
+    if (q.exec() && q.next())
+        id = q.value(0).toLongLong();
+    else
+        *error = failed(q);
+    q.finish();
+    return id;
 }
 
 bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString &owner,
@@ -326,12 +351,25 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
     }
     if (!lockForRecording(records, error))
         return false;
-    QList<RecordResult> done;
-    for (const AttemptRecord &r : records) {
-        RecordResult one = recordOne(r.target, r.attempt, r.outcome, owner, autoPauseWindow, error);
-        if (!one.ok)
+    QList<RecordResult> done(records.size());
+    if (!logAttempts(records, error) || !settleDelivered(records, owner, &done, error))
+        return false;
+    for (qsizetype i = 0; i < records.size(); ++i) {
+        if (done.at(i).ok)
+            continue;
+        const AttemptRecord &r = records.at(i);
+        done[i] = recordOne(r.target, r.attempt, r.outcome, owner, error);
+        if (!done.at(i).ok)
             return false;
-        done.append(one);
+    }
+    // Records come sorted by endpoint: each endpoint's health is read and written once per batch.
+    for (qsizetype first = 0; first < records.size();) {
+        qsizetype end = first + 1;
+        while (end < records.size() && records.at(end).target.endpointId == records.at(first).target.endpointId)
+            ++end;
+        if (!updateEndpoint(records, first, end, autoPauseWindow, &done, error))
+            return false;
+        first = end;
     }
     if (!tx.commit(error))
         return false;
@@ -339,99 +377,191 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
     return true;
 }
 
+bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Problem *error)
+{
+    // Multi-row INSERTs: one statement per MaxRowsPerStatement attempts instead of one each.
+    static const QString head = QStringLiteral(
+        "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, request_body, response_status,"
+        " response_headers, response_body, latency_ms, error_class, error) VALUES ");
+    static const QString row = QStringLiteral(
+        "(?, (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM delivery_attempts a WHERE a.delivery_id = ?),"
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (qsizetype first = 0; first < records.size(); first += MaxRowsPerStatement) {
+        const qsizetype n = std::min<qsizetype>(MaxRowsPerStatement, records.size() - first);
+        QString sql = head;
+        for (qsizetype i = 0; i < n; ++i)
+            sql += (i == 0 ? QString() : QStringLiteral(", ")) + row;
+        QSqlQuery &log = m_db.query(sql);
+        for (qsizetype i = first; i < first + n; ++i) {
+            const DeliveryTarget &target = records.at(i).target;
+            const AttemptLog &attempt = records.at(i).attempt;
+            log.addBindValue(target.id);
+            log.addBindValue(target.id);
+            log.addBindValue(timestamp(attempt.at));
+            log.addBindValue(headersText(attempt.requestHeaders));
+            log.addBindValue(QString::fromUtf8(attempt.requestBody));
+            log.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
+            log.addBindValue(attempt.status > 0 ? QVariant(headersText(attempt.responseHeaders)) : nullText());
+            log.addBindValue(attempt.status > 0 ? QVariant(QString::fromUtf8(attempt.responseBody.left(MaxLoggedBodyBytes)))
+                                                : nullText());
+            log.addBindValue(attempt.latencyMs);
+            log.addBindValue(textOrNull(attempt.errorClass));
+            log.addBindValue(textOrNull(attempt.error));
+        }
+        const bool ok = log.exec();
+        if (!ok)
+            *error = failed(log);
+        log.finish();
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, const QString &owner,
+                                         QList<RecordResult> *results, Problem *error)
+{
+    // The usual outcome, a PENDING delivery of this lease holder answered 2xx, settles many rows
+    // per UPDATE (grouped by the status they answered); the rows it does not return (lease lost,
+    // cancelled meanwhile) go through recordOne.
+    QMap<int, QList<qsizetype>> byStatus;
+    for (qsizetype i = 0; i < records.size(); ++i)
+        if (records.at(i).outcome.verdict == AttemptOutcome::Verdict::Delivered)
+            byStatus[records.at(i).attempt.status].append(i);
+    static const QString returning = QString(deliveryColumns()).remove(QStringLiteral("d."));
+    const QString now = nowTimestamp();
+    for (auto group = byStatus.cbegin(); group != byStatus.cend(); ++group) {
+        const QList<qsizetype> &rows = group.value();
+        for (qsizetype first = 0; first < rows.size(); first += MaxRowsPerStatement) {
+            const qsizetype n = std::min<qsizetype>(MaxRowsPerStatement, rows.size() - first);
+            QHash<qint64, qsizetype> index;
+            QString ids;
+            for (qsizetype i = first; i < first + n; ++i) {
+                ids += i == first ? QStringLiteral("?") : QStringLiteral(", ?");
+                index.insert(records.at(rows.at(i)).target.id, rows.at(i));
+            }
+            QSqlQuery &upd = m_db.query(QStringLiteral(
+                "UPDATE deliveries SET state = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, give_up_at = NULL,"
+                " last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
+                " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + returning);
+            upd.addBindValue(group.key() > 0 ? QVariant(group.key()) : QVariant(QMetaType::fromType<int>()));
+            upd.addBindValue(now);
+            upd.addBindValue(owner);
+            for (qsizetype i = first; i < first + n; ++i)
+                upd.addBindValue(records.at(rows.at(i)).target.id);
+            if (!upd.exec()) {
+                *error = failed(upd);
+                upd.finish();
+                return false;
+            }
+            QList<QJsonObject> settled;
+            while (upd.next())
+                settled.append(deliveryJson(upd));
+            upd.finish();
+            for (const QJsonObject &o : std::as_const(settled)) {
+                const qint64 id = o.value(QStringLiteral("id")).toInteger();
+                const qsizetype at = index.value(id, -1);
+                Q_ASSERT(at >= 0);
+                if (m_journal.event(kDelivery, id, o.value(QStringLiteral("version")).toInteger(), QStringLiteral("updated"),
+                                    o, Audience{records.at(at).target.providerId, {}, false}, error)
+                    == 0)
+                    return false;
+                (*results)[at].ok = true;
+            }
+        }
+    }
+    return true;
+}
+
 RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const AttemptLog &attempt,
-                                           const AttemptOutcome &outcome, const QString &owner,
-                                           std::chrono::milliseconds autoPauseWindow, Problem *error)
+                                           const AttemptOutcome &outcome, const QString &owner, Problem *error)
 {
     RecordResult result;
-    // Locked on PostgreSQL so a cancel or supersede committed meanwhile is not overwritten; SQLite
-    // already holds the write lock (BEGIN IMMEDIATE).
-    QSqlQuery &cur = m_db.query(m_db.backend() == Database::Backend::Postgres
-                                    ? QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ? FOR UPDATE")
-                                    : QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
-    cur.addBindValue(target.id);
-    if (!cur.exec() || !cur.next()) {
-        *error = failed(cur);
-        cur.finish();
-        return result;
-    }
-    const QString state = cur.value(0).toString();
-    result.leaseLost = cur.value(1).toString() != owner;
-    cur.finish();
-
-    QSqlQuery &log = m_db.query(QStringLiteral(
-        "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, request_body, response_status,"
-        " response_headers, response_body, latency_ms, error_class, error)"
-        " VALUES (?, (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM delivery_attempts a WHERE a.delivery_id = ?),"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    log.addBindValue(target.id);
-    log.addBindValue(target.id);
-    log.addBindValue(timestamp(attempt.at));
-    log.addBindValue(headersText(attempt.requestHeaders));
-    log.addBindValue(QString::fromUtf8(attempt.requestBody));
-    log.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
-    log.addBindValue(attempt.status > 0 ? QVariant(headersText(attempt.responseHeaders)) : nullText());
-    log.addBindValue(attempt.status > 0 ? QVariant(QString::fromUtf8(attempt.responseBody.left(MaxLoggedBodyBytes))) : nullText());
-    log.addBindValue(attempt.latencyMs);
-    log.addBindValue(textOrNull(attempt.errorClass));
-    log.addBindValue(textOrNull(attempt.error));
-    if (!log.exec()) {
-        *error = failed(log);
-        log.finish();
-        return result;
-    }
-    log.finish();
-
     const QString now = nowTimestamp();
     const QString lastError = attempt.errorClass.isEmpty()
                                   ? QString()
                                   : attempt.errorClass + QStringLiteral(": ") + attempt.error;
-    // Only the lease holder moves the state; a row superseded or cancelled meanwhile keeps its state.
-    const bool owns = !result.leaseLost;
-    const bool pending = owns && state == Delivery::Pending;
-    QString newState = state;
+    QString newState = Delivery::Pending;
     QVariant next = nullText();
     QVariant giveUp = nullText();
-    if (pending) {
-        switch (outcome.verdict) {
-        case AttemptOutcome::Verdict::Delivered:
-            newState = Delivery::Delivered;
-            break;
-        case AttemptOutcome::Verdict::Exhausted:
-            newState = Delivery::Failed;
-            break;
-        case AttemptOutcome::Verdict::Retry:
-            next = timestamp(outcome.nextAttemptAt);
-            giveUp = timestamp(outcome.giveUpAt);
-            break;
-        }
+    switch (outcome.verdict) {
+    case AttemptOutcome::Verdict::Delivered:
+        newState = Delivery::Delivered;
+        break;
+    case AttemptOutcome::Verdict::Exhausted:
+        newState = Delivery::Failed;
+        break;
+    case AttemptOutcome::Verdict::Retry:
+        next = timestamp(outcome.nextAttemptAt);
+        giveUp = timestamp(outcome.giveUpAt);
+        break;
     }
-    QSqlQuery &upd = m_db.query(QStringLiteral(
-        "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = CASE WHEN ? THEN ? ELSE next_attempt_at END,"
-        " give_up_at = CASE WHEN ? THEN ? ELSE give_up_at END, last_status = ?, last_error = ?,"
-        " lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
-        " updated_at = ?, version = version + 1 WHERE id = ?"));
-    upd.addBindValue(newState);
-    upd.addBindValue(pending);
-    upd.addBindValue(next);
-    upd.addBindValue(pending);
-    upd.addBindValue(giveUp);
-    upd.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
-    upd.addBindValue(textOrNull(lastError));
-    upd.addBindValue(owns);
-    upd.addBindValue(owns);
-    upd.addBindValue(now);
-    upd.addBindValue(target.id);
-    if (!upd.exec()) {
-        *error = failed(upd);
-        upd.finish();
-        return result;
-    }
-    upd.finish();
-    if (!emitDelivery(target.id, QStringLiteral("updated"), error))
-        return result;
+    const QVariant status = attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>());
 
-    if (pending && outcome.verdict == AttemptOutcome::Verdict::Exhausted) {
+    // The usual case, the lease holder recording a PENDING delivery, in one statement that also
+    // returns the row for its feed event. Rows are locked (PostgreSQL: lockForRecording) or the
+    // write lock is held (SQLite: BEGIN IMMEDIATE), so nothing changes between the two paths.
+    static const QString returning = QString(deliveryColumns()).remove(QStringLiteral("d."));
+    QSqlQuery &fast = m_db.query(QStringLiteral(
+        "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, give_up_at = ?, last_status = ?,"
+        " last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
+        " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + returning);
+    fast.addBindValue(newState);
+    fast.addBindValue(next);
+    fast.addBindValue(giveUp);
+    fast.addBindValue(status);
+    fast.addBindValue(textOrNull(lastError));
+    fast.addBindValue(now);
+    fast.addBindValue(target.id);
+    fast.addBindValue(owner);
+    if (!fast.exec()) {
+        *error = failed(fast);
+        fast.finish();
+        return result;
+    }
+    std::optional<QJsonObject> updated;
+    if (fast.next())
+        updated = deliveryJson(fast);
+    fast.finish();
+
+    if (updated) {
+        if (m_journal.event(kDelivery, target.id, updated->value(QStringLiteral("version")).toInteger(),
+                            QStringLiteral("updated"), *updated, Audience{target.providerId, {}, false}, error)
+            == 0)
+            return result;
+    } else {
+        // Another worker owns it now, or it was superseded or cancelled meanwhile: the attempt is
+        // logged and counted, the state stays.
+        QSqlQuery &cur = m_db.query(QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
+        cur.addBindValue(target.id);
+        if (!cur.exec() || !cur.next()) {
+            *error = failed(cur);
+            cur.finish();
+            return result;
+        }
+        result.leaseLost = cur.value(1).toString() != owner;
+        cur.finish();
+        QSqlQuery &upd = m_db.query(QStringLiteral(
+            "UPDATE deliveries SET attempts = attempts + 1, last_status = ?, last_error = ?,"
+            " lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
+            " updated_at = ?, version = version + 1 WHERE id = ?"));
+        upd.addBindValue(status);
+        upd.addBindValue(textOrNull(lastError));
+        upd.addBindValue(!result.leaseLost);
+        upd.addBindValue(!result.leaseLost);
+        upd.addBindValue(now);
+        upd.addBindValue(target.id);
+        if (!upd.exec()) {
+            *error = failed(upd);
+            upd.finish();
+            return result;
+        }
+        upd.finish();
+        if (!emitDelivery(target.id, QStringLiteral("updated"), error))
+            return result;
+    }
+
+    if (updated && outcome.verdict == AttemptOutcome::Verdict::Exhausted) {
         if (!m_journal.audit(workerCaller(),
                              {QStringLiteral("exhaust"), kDelivery, target.id, Delivery::Pending, Delivery::Failed,
                               QStringLiteral("retry schedule exhausted; last error: %1").arg(lastError)},
@@ -449,17 +579,15 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
                    error))
             return result;
     }
-
-    if (!updateEndpoint(target, attempt, outcome, autoPauseWindow, &result.endpointChanged, error))
-        return result;
     result.ok = true;
     return result;
 }
 
-bool DeliveryRepository::updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt,
-                                        const AttemptOutcome &outcome, std::chrono::milliseconds autoPauseWindow,
-                                        bool *changed, Problem *error)
+bool DeliveryRepository::updateEndpoint(const QList<AttemptRecord> &records, qsizetype first, qsizetype end,
+                                        std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
+                                        Problem *error)
 {
+    const DeliveryTarget &target = records.at(first).target;
     QSqlQuery &cur = m_db.query(
         QStringLiteral("SELECT e.state, e.consecutive_failures, s.failing_since FROM endpoints e"
                        " LEFT JOIN outbox_endpoint_streaks s ON s.endpoint_id = e.id WHERE e.id = ?")
@@ -470,64 +598,103 @@ bool DeliveryRepository::updateEndpoint(const DeliveryTarget &target, const Atte
         cur.finish();
         return false;
     }
-    const QString state = cur.value(0).toString();
-    const int failures = cur.value(1).toInt();
-    QString failingSince = cur.value(2).toString();
+    const QString initialState = cur.value(0).toString();
+    int failures = cur.value(1).toInt();
+    const QString initialFailingSince = cur.value(2).toString();
     cur.finish();
 
-    const bool success = outcome.verdict == AttemptOutcome::Verdict::Delivered;
-    const QString at = timestamp(attempt.at);
-    QString newState = state;
-    QString action;
-    if (success) {
-        *changed = failures > 0;
-        QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
-        del.addBindValue(target.endpointId);
-        del.exec();
-        del.finish();
-    } else {
-        if (failingSince.isEmpty()) {
-            failingSince = at;
-            *changed = true;
+    // The attempts are applied in order in memory, as if recorded one by one; the endpoint is
+    // written once with the outcome, and shows on the feed once if anything visible changed.
+    struct Action
+    {
+        QString action;
+        QString from;
+        QString to;
+        QString failingSince;
+    };
+    QString state = initialState;
+    QString failingSince = initialFailingSince;
+    int successes = 0;
+    int failuresSeen = 0;
+    QVariant lastSuccessAt = nullText();
+    QVariant lastFailureAt = nullText();
+    QVariant pausedAt = nullText();
+    bool changed = false;
+    QList<Action> actions;
+    for (qsizetype i = first; i < end; ++i) {
+        const AttemptRecord &r = records.at(i);
+        const QString at = timestamp(r.attempt.at);
+        bool stepChanged = false;
+        if (r.outcome.verdict == AttemptOutcome::Verdict::Delivered) {
+            stepChanged = failures > 0;
+            failures = 0;
+            failingSince.clear();
+            ++successes;
+            lastSuccessAt = at;
+        } else {
+            if (failingSince.isEmpty()) {
+                failingSince = at;
+                stepChanged = true;
+            }
+            ++failures;
+            ++failuresSeen;
+            lastFailureAt = at;
+            QString to;
+            if (state == Endpoint::Active && r.outcome.disableEndpoint)
+                to = Endpoint::Disabled;
+            else if (state == Endpoint::Active
+                     && failingSince <= timestamp(r.attempt.at.addMSecs(-qint64(autoPauseWindow.count()))))
+                to = Endpoint::Paused;
+            if (!to.isEmpty()) {
+                actions.append({to == Endpoint::Disabled ? QStringLiteral("disable") : QStringLiteral("pause"), state, to,
+                                failingSince});
+                if (to == Endpoint::Paused)
+                    pausedAt = at;
+                state = to;
+                stepChanged = true;
+            }
+        }
+        (*results)[i].endpointChanged = stepChanged;
+        changed = changed || stepChanged;
+    }
+
+    if (failingSince != initialFailingSince) {
+        if (!initialFailingSince.isEmpty()) {
+            QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
+            del.addBindValue(target.endpointId);
+            const bool ok = del.exec();
+            if (!ok)
+                *error = failed(del);
+            del.finish();
+            if (!ok)
+                return false;
+        }
+        if (!failingSince.isEmpty()) {
             QSqlQuery &ins = m_db.query(QStringLiteral(
                 "INSERT INTO outbox_endpoint_streaks (endpoint_id, failing_since) VALUES (?, ?)"));
             ins.addBindValue(target.endpointId);
-            ins.addBindValue(at);
-            if (!ins.exec()) {
+            ins.addBindValue(failingSince);
+            const bool ok = ins.exec();
+            if (!ok)
                 *error = failed(ins);
-                ins.finish();
-                return false;
-            }
             ins.finish();
-        }
-        if (state == Endpoint::Active && outcome.disableEndpoint) {
-            newState = Endpoint::Disabled;
-            action = QStringLiteral("disable");
-        } else if (state == Endpoint::Active
-                   && failingSince <= timestamp(attempt.at.addMSecs(-qint64(autoPauseWindow.count())))) {
-            newState = Endpoint::Paused;
-            action = QStringLiteral("pause");
+            if (!ok)
+                return false;
         }
     }
-    if (newState != state)
-        *changed = true;
 
     QSqlQuery &upd = m_db.query(QStringLiteral(
         "UPDATE endpoints SET consecutive_failures = ?, success_count = success_count + ?, failure_count = failure_count + ?,"
-        " last_success_at = CASE WHEN ? THEN ? ELSE last_success_at END,"
-        " last_failure_at = CASE WHEN ? THEN last_failure_at ELSE ? END,"
-        " state = ?, paused_at = CASE WHEN ? THEN ? ELSE paused_at END, version = version + ?, updated_at = ? WHERE id = ?"));
-    upd.addBindValue(success ? 0 : failures + 1);
-    upd.addBindValue(success ? 1 : 0);
-    upd.addBindValue(success ? 0 : 1);
-    upd.addBindValue(success);
-    upd.addBindValue(at);
-    upd.addBindValue(success);
-    upd.addBindValue(at);
-    upd.addBindValue(newState);
-    upd.addBindValue(newState == Endpoint::Paused && state != Endpoint::Paused);
-    upd.addBindValue(at);
-    upd.addBindValue(*changed ? 1 : 0);
+        " last_success_at = COALESCE(?, last_success_at), last_failure_at = COALESCE(?, last_failure_at),"
+        " state = ?, paused_at = COALESCE(?, paused_at), version = version + ?, updated_at = ? WHERE id = ?"));
+    upd.addBindValue(failures);
+    upd.addBindValue(successes);
+    upd.addBindValue(failuresSeen);
+    upd.addBindValue(lastSuccessAt);
+    upd.addBindValue(lastFailureAt);
+    upd.addBindValue(state);
+    upd.addBindValue(pausedAt);
+    upd.addBindValue(changed ? 1 : 0);
     upd.addBindValue(nowTimestamp());
     upd.addBindValue(target.endpointId);
     if (!upd.exec()) {
@@ -536,28 +703,28 @@ bool DeliveryRepository::updateEndpoint(const DeliveryTarget &target, const Atte
         return false;
     }
     upd.finish();
-    if (!*changed)
+    if (!changed)
         return true;
     if (!emitEndpoint(target.endpointId, QStringLiteral("updated"), error))
         return false;
-    if (action.isEmpty())
-        return true;
-    const QString why = action == QLatin1String("disable")
-                            ? QStringLiteral("the endpoint answered 410 Gone")
-                            : QStringLiteral("the endpoint has been failing since %1").arg(failingSince);
-    return m_journal.audit(workerCaller(), {action, kEndpoint, target.endpointId, state, newState, why},
-                           Audience{target.providerId, {}, false}, error)
-        && alert(action == QLatin1String("disable") ? QStringLiteral("endpoint-disabled") : QStringLiteral("endpoint-paused"),
-                 target.endpointId, 0, target.providerId,
-                 {{QStringLiteral("endpoint_id"), target.endpointId},
-                  {QStringLiteral("url"), target.url},
-                  {QStringLiteral("message"), QStringLiteral("endpoint %1 (%2) %3: %4")
-                                                  .arg(target.endpointId)
-                                                  .arg(target.url,
-                                                       action == QLatin1String("disable") ? QStringLiteral("disabled")
-                                                                                          : QStringLiteral("paused"),
-                                                       why)}},
-                 error);
+    for (const Action &a : std::as_const(actions)) {
+        const bool disable = a.action == QLatin1String("disable");
+        const QString why = disable ? QStringLiteral("the endpoint answered 410 Gone")
+                                    : QStringLiteral("the endpoint has been failing since %1").arg(a.failingSince);
+        if (!m_journal.audit(workerCaller(), {a.action, kEndpoint, target.endpointId, a.from, a.to, why},
+                             Audience{target.providerId, {}, false}, error)
+            || !alert(disable ? QStringLiteral("endpoint-disabled") : QStringLiteral("endpoint-paused"), target.endpointId,
+                      0, target.providerId,
+                      {{QStringLiteral("endpoint_id"), target.endpointId},
+                       {QStringLiteral("url"), target.url},
+                       {QStringLiteral("message"),
+                        QStringLiteral("endpoint %1 (%2) %3: %4")
+                            .arg(target.endpointId)
+                            .arg(target.url, disable ? QStringLiteral("disabled") : QStringLiteral("paused"), why)}},
+                      error))
+            return false;
+    }
+    return true;
 }
 
 bool DeliveryRepository::alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId,

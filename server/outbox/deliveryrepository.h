@@ -41,6 +41,13 @@ struct DeliveryTarget
     int attempts = 0;     // attempts already made in the current schedule run
 };
 
+// A position in the claim order (next_attempt_at, id).
+struct ClaimCursor
+{
+    QString at;
+    qint64 id = 0;
+};
+
 // One attempt as the log keeps it (spec §3).
 struct AttemptLog
 {
@@ -85,6 +92,8 @@ class DeliveryRepository final
 {
 public:
     static constexpr int MaxLoggedBodyBytes = 4096;
+    // Rows one multi-row statement writes at most (11 parameters each for the attempt log).
+    static constexpr int MaxRowsPerStatement = 32;
     static inline const QString TestEvent = QStringLiteral("opsdeck.test"); // POST /endpoints/{id}/test
 
     // `schedule` gives a new delivery its give_up_at (the console shows it from the start).
@@ -106,9 +115,14 @@ public:
     // (or the lease expired: a crashed worker's work comes back), endpoint ACTIVE, and the oldest
     // undelivered one of its instance, so one instance's notifications go out in order. On
     // PostgreSQL the rows are locked with SKIP LOCKED, so two replicas never claim the same row.
+    // With `after`, only rows past that position in the claim order; `last` (when given) is
+    // raised to the position of the last row leased.
     QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                const QList<qint64> &busyEndpoints, Problem *error);
+                                const QList<qint64> &busyEndpoints, Problem *error,
+                                const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr);
     void release(qint64 id, const QString &owner);
+    // The highest delivery id (0 when there is none, -1 on failure): new deliveries raise it.
+    qint64 newestId(Problem *error);
 
     // Logs each attempt and applies its outcome to the delivery and its endpoint, with the feed
     // events, alerts and audit entries; attempts that finished together share one transaction
@@ -135,10 +149,17 @@ private:
     bool recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
                          std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error);
     bool lockForRecording(const QList<AttemptRecord> &records, Problem *error);
+    // The attempt rows of a batch, several per statement.
+    bool logAttempts(const QList<AttemptRecord> &records, Problem *error);
+    // Delivered attempts of PENDING deliveries this owner holds, several per statement; marks
+    // their results ok. The others are left to recordOne.
+    bool settleDelivered(const QList<AttemptRecord> &records, const QString &owner, QList<RecordResult> *results,
+                         Problem *error);
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
-                           const QString &owner, std::chrono::milliseconds autoPauseWindow, Problem *error);
-    bool updateEndpoint(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
-                        std::chrono::milliseconds autoPauseWindow, bool *changed, Problem *error);
+                           const QString &owner, Problem *error);
+    // Applies the outcomes of records [first, end), all of one endpoint, to its health.
+    bool updateEndpoint(const QList<AttemptRecord> &records, qsizetype first, qsizetype end,
+                        std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error);
     bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,
                Problem *error);
 

@@ -3,11 +3,13 @@
 
 #include "deliveryschedule.h"
 #include "destructionsweep.h"
+#include "outboxstore.h"
 
 #include "server/delivery/callbacksender.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 
+#include <QThread>
 #include <QUuid>
 
 #include <algorithm>
@@ -28,6 +30,7 @@ DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
 DeliveryWorker::~DeliveryWorker()
 {
     shutdown();
+    stopStore();
     m_destruction.reset();
     m_repository.reset();
     m_journal.reset();
@@ -48,7 +51,21 @@ void DeliveryWorker::start()
     m_journal = std::make_unique<Journal>(*m_db);
     m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
     m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
-    m_sender = new CallbackSender(CallbackUrlGuard(m_options.allowPrivateCallbacks), nullptr, this);
+    m_storeThread = new QThread(this);
+    m_storeThread->setObjectName(QStringLiteral("opsdeck-delivery-store"));
+    m_store = new OutboxStore(m_options, m_owner);
+    m_store->moveToThread(m_storeThread);
+    m_storeThread->start();
+    bool opened = false;
+    QMetaObject::invokeMethod(
+        m_store, [this, &opened, &problem] { opened = m_store->open(&problem); }, Qt::BlockingQueuedConnection);
+    if (!opened) {
+        stopStore();
+        reportFailure(problem.detail);
+        return;
+    }
+    m_sender = new CallbackSender(CallbackUrlGuard(m_options.allowPrivateCallbacks), this);
+    m_sender->setMaxConnectionsPerPool(std::max(1, m_options.endpointConcurrency));
     m_running = true;
     m_pollTimer.start(int(std::max<qint64>(10, m_options.outboxPollInterval.count())));
     poll();
@@ -58,7 +75,7 @@ void DeliveryWorker::wake()
 {
     if (!m_running)
         return;
-    m_mayHaveWork = true;
+    m_woken = true;
     schedulePump();
 }
 
@@ -74,6 +91,23 @@ void DeliveryWorker::shutdown()
         delete m_sender;
         m_sender = nullptr;
     }
+    // What finished before is recorded before the store closes.
+    stopStore();
+}
+
+void DeliveryWorker::stopStore()
+{
+    if (!m_storeThread)
+        return;
+    if (m_storeThread->isRunning()) {
+        QMetaObject::invokeMethod(m_store, &OutboxStore::close, Qt::BlockingQueuedConnection);
+        m_storeThread->quit();
+        m_storeThread->wait();
+    }
+    delete m_store;
+    m_store = nullptr;
+    delete m_storeThread;
+    m_storeThread = nullptr;
 }
 
 void DeliveryWorker::schedulePump()
@@ -120,6 +154,31 @@ int DeliveryWorker::endpointLimit(qint64 endpointId) const
     return m_proven.contains(endpointId) ? std::max(1, m_options.endpointConcurrency) : 1;
 }
 
+int DeliveryWorker::claimAhead(qint64 endpointId) const
+{
+    // A proven endpoint keeps as many claimed attempts waiting here as it has in flight, so a
+    // freed slot is filled at once instead of after a round trip to the store.
+    return m_proven.contains(endpointId) ? 2 * endpointLimit(endpointId) : 1;
+}
+
+bool DeliveryWorker::wantsWork(qint64 endpointId) const
+{
+    return m_inFlight.value(endpointId) + int(m_queued.value(endpointId).size()) < claimAhead(endpointId);
+}
+
+DeliveryWorker::Budget DeliveryWorker::budget() const
+{
+    Budget b;
+    const auto add = [this, &b](qint64 endpointId, int n) {
+        (m_proven.contains(endpointId) ? b.used : b.probing) += n;
+    };
+    for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it)
+        add(it.key(), it.value());
+    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it)
+        add(it.key(), int(it.value().size()));
+    return b;
+}
+
 void DeliveryWorker::pump()
 {
     m_pumpQueued = false;
@@ -130,65 +189,90 @@ void DeliveryWorker::pump()
 
     // First what was claimed earlier and waits for a slot of its endpoint. One that could no
     // longer finish inside its lease goes back, so no other worker takes it over mid-attempt.
+    QList<qint64> expired;
     for (auto it = m_queued.begin(); it != m_queued.end();) {
         QList<Claimed> &queue = it.value();
         while (!queue.isEmpty() && m_inFlight.value(it.key()) < endpointLimit(it.key())) {
             const Claimed next = queue.takeFirst();
             if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
-                --m_total;
                 m_mayHaveWork = true;
                 m_busyInstances.remove(next.target.instanceId);
-                m_repository->release(next.target.id, m_owner);
+                expired.append(next.target.id);
                 continue;
             }
-            --m_total; // send() counts it again
             send(next.target);
         }
         it = queue.isEmpty() ? m_queued.erase(it) : std::next(it);
     }
+    if (!expired.isEmpty())
+        m_store->release(expired);
 
-    const int free = std::max(1, m_options.deliveryConcurrency) - m_total;
+    // Endpoints that have not answered well (new, failing, hanging) get one attempt each, outside
+    // the budget the answering ones share, so hanging endpoints never take their slots; they have
+    // a budget of the same size of their own.
+    const Budget b = budget();
+    const int limit = std::max(1, m_options.deliveryConcurrency);
+    const int free = std::min(limit - b.used, limit - b.probing);
     // A claim that finds nothing scans every due row of the busy endpoints; after an empty one,
-    // claim again only when something changed (a wake, the poll, a freed endpoint slot).
-    if (free <= 0 || !m_mayHaveWork)
+    // claim again only when something changed (a wake, the poll, an endpoint wanting more, a
+    // recorded batch). One claim at a time: its answer says how many slots it filled.
+    if (free <= 0 || !(m_mayHaveWork || m_woken) || m_claimPending)
         return;
+    const bool onlyNew = !m_mayHaveWork;
     m_mayHaveWork = false;
+    m_woken = false;
     QList<qint64> busy;
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
-        if (it.value() + int(m_queued.value(it.key()).size()) >= endpointLimit(it.key()))
+        if (!wantsWork(it.key()))
+            busy.append(it.key());
+    }
+    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
+        if (!m_inFlight.contains(it.key()) && !wantsWork(it.key()))
             busy.append(it.key());
     }
     const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
-    Problem problem;
-    // Batches stay small so one claim does not take far more than the endpoints can take now.
-    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), 32));
-    const QList<DeliveryTarget> targets = m_repository->claim(m_owner, now, leaseUntil, batch, busy, &problem);
+    // Batches stay bounded so one claim does not take far more than the endpoints can take now.
+    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), 64));
+    m_claimPending = true;
+    m_store->claim(now, leaseUntil, batch, busy, onlyNew, this,
+                   [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
+                       onClaimed(targets, batch, leaseUntil, problem);
+                   });
+}
+
+void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, const QDateTime &leaseUntil,
+                               const Problem &problem)
+{
+    m_claimPending = false;
+    if (!m_running)
+        return; // their leases expire
     if (!problem.isNull())
         reportFailure(problem.detail);
     int waiting = 0;
+    QList<qint64> held;
     for (const DeliveryTarget &t : targets) {
         // An older notification of the instance is still being sent by this worker (its lease
         // already holds the newer one back from the claim; this guards the rest): the newer one
         // waits, so they arrive in order.
         if (m_busyInstances.contains(t.instanceId)) {
-            m_repository->release(t.id, m_owner);
+            held.append(t.id);
             ++waiting;
             continue;
         }
         m_busyInstances.insert(t.instanceId);
         if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
-            ++m_total;
             m_queued[t.endpointId].append(Claimed{t, leaseUntil});
             continue;
         }
         send(t);
     }
+    if (!held.isEmpty())
+        m_store->release(held);
     // A full batch suggests more work; not when it was full of rows that must wait (they would
     // come back first again).
-    if (targets.size() == batch && waiting == 0) {
+    if (targets.size() == batch && waiting == 0)
         m_mayHaveWork = true;
-        schedulePump();
-    }
+    schedulePump();
 }
 
 void DeliveryWorker::send(const DeliveryTarget &target)
@@ -202,8 +286,9 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     for (const QString &secret : target.secrets)
         request.secrets.append(secret.toUtf8());
     request.timeout = m_options.deliveryTimeout;
+    // Each endpoint its own connections: hanging ones on a host never hold up the others there.
+    request.isolationKey = QString::number(target.endpointId);
     ++m_inFlight[target.endpointId];
-    ++m_total;
     m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });
 }
 
@@ -211,12 +296,9 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
 {
     if (--m_inFlight[target.endpointId] <= 0)
         m_inFlight.remove(target.endpointId);
-    --m_total;
-    if (m_busyInstances.remove(target.instanceId))
-        m_mayHaveWork = true;
-    // A freed slot of an endpoint with nothing queued locally may let more of its work through.
-    if (m_queued.value(target.endpointId).isEmpty())
-        m_mayHaveWork = true;
+    // The instance's next notification stays held back by this one's lease until it is recorded
+    // (onRecorded claims again then).
+    m_busyInstances.remove(target.instanceId);
     if (!m_running)
         return;
 
@@ -248,6 +330,14 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         outcome.disableEndpoint = result.gone;
     }
 
+    // Slow start follows what the endpoint answered, not when the store got it recorded.
+    if (result.delivered)
+        m_proven.insert(target.endpointId);
+    else
+        m_proven.remove(target.endpointId);
+    // A freed slot of an endpoint below its claim-ahead may let more of its work through.
+    if (wantsWork(target.endpointId))
+        m_mayHaveWork = true;
     m_done.append(AttemptRecord{target, log, outcome});
     if (!m_flushQueued) {
         m_flushQueued = true;
@@ -258,26 +348,28 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
 void DeliveryWorker::flushDone()
 {
     m_flushQueued = false;
-    if (m_done.isEmpty() || !m_running)
+    if (m_done.isEmpty() || !m_store)
         return;
-    const QList<AttemptRecord> done = std::exchange(m_done, {});
-    QList<RecordResult> results;
-    Problem problem;
-    if (!m_repository->recordBatch(done, m_owner, m_options.autoPauseWindow, &results, &problem)) {
-        // Sent again once released: at least once, never lost.
-        for (const AttemptRecord &r : done)
-            m_repository->release(r.target.id, m_owner);
-        m_mayHaveWork = true;
+    m_store->record(std::exchange(m_done, {}), this,
+                    [this](const QList<AttemptRecord> &records, const Problem &problem) { onRecorded(records, problem); });
+}
+
+void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Problem &problem)
+{
+    // Settled deliveries let their instances' next notifications through (to the same endpoint,
+    // so only where it takes more); released ones are due again.
+    for (const AttemptRecord &r : records) {
+        if (!problem.isNull() || wantsWork(r.target.endpointId)) {
+            m_mayHaveWork = true;
+            break;
+        }
+    }
+    if (!problem.isNull()) {
+        // The store released them: sent again, at least once, never lost.
         reportFailure(problem.detail);
     } else {
-        for (const AttemptRecord &r : done) {
-            const bool delivered = r.outcome.verdict == AttemptOutcome::Verdict::Delivered;
-            if (delivered)
-                m_proven.insert(r.target.endpointId);
-            else
-                m_proven.remove(r.target.endpointId);
-            Q_EMIT attemptRecorded(r.target.id, delivered);
-        }
+        for (const AttemptRecord &r : records)
+            Q_EMIT attemptRecorded(r.target.id, r.outcome.verdict == AttemptOutcome::Verdict::Delivered);
         Q_EMIT committed();
     }
     schedulePump();

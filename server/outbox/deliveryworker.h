@@ -21,9 +21,12 @@ class CallbackSender;
 class Database;
 class DestructionSweep;
 class Journal;
+class OutboxStore;
 
 // Lives in its own thread with its own database connection (a connection belongs to the thread
-// that opened it), so a slow provider or a long transaction never holds up an HTTP answer.
+// that opened it), so a slow provider or a long transaction never holds up an HTTP answer. Claims
+// and recording run in a second thread (OutboxStore) with a third connection, so this thread only
+// sends and never waits for a commit; the poll's supersede and destruction sweep stay here.
 //
 // Concurrency is bounded per process (deliveryConcurrency) and per endpoint
 // (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
@@ -62,11 +65,23 @@ private:
     void pump();
     void schedulePump();
     void poll();
+    void onClaimed(const QList<DeliveryTarget> &targets, int batch, const QDateTime &leaseUntil, const Problem &problem);
     void send(const DeliveryTarget &target);
     void finish(const DeliveryTarget &target, const AttemptResult &result);
-    // Records every attempt that finished since the last turn in one transaction.
+    // Hands every attempt that finished since the last turn to the store, which records it.
     void flushDone();
+    void onRecorded(const QList<AttemptRecord> &records, const Problem &problem);
+    void stopStore();
     int endpointLimit(qint64 endpointId) const;
+    // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
+    int claimAhead(qint64 endpointId) const;
+    bool wantsWork(qint64 endpointId) const;
+    struct Budget
+    {
+        int used = 0;    // in flight or waiting here, for endpoints that answer well
+        int probing = 0; // the same for the others (slow start: one attempt each)
+    };
+    Budget budget() const;
     void reportFailure(const QString &detail);
 
     struct Claimed
@@ -83,16 +98,19 @@ private:
     std::unique_ptr<DeliveryRepository> m_repository;
     std::unique_ptr<DestructionSweep> m_destruction;
     CallbackSender *m_sender = nullptr; // child
+    QThread *m_storeThread = nullptr;   // child
+    OutboxStore *m_store = nullptr;     // owned, lives in m_storeThread; deleted after it stopped
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
-    int m_total = 0;                        // in flight plus queued
     QList<AttemptRecord> m_done;            // finished, not yet recorded
     bool m_pumpQueued = false;
     bool m_mayHaveWork = true;              // claiming could find something
+    bool m_woken = false;                   // a wake came: new deliveries may have been inserted
     bool m_flushQueued = false;
+    bool m_claimPending = false;            // a claim was posted to the store and not answered yet
     bool m_running = false;
     bool m_failing = false;                 // failed() was the last report
     bool m_cycleFailed = false;             // something failed since the current poll began

@@ -1,0 +1,149 @@
+// The delivery worker's storage side: claims, records and releases deliveries on a thread and connection of its own.
+#include "outboxstore.h"
+
+#include "deliveryschedule.h"
+
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+
+namespace OpsDeck {
+
+OutboxStore::OutboxStore(ServerOptions options, QString owner, QObject *parent)
+    : QObject(parent)
+    , m_options(std::move(options))
+    // ControlPlane::start() refuses options whose schedule does not parse.
+    , m_schedule(retryScheduleFor(m_options).value_or(RetrySchedule()))
+    , m_owner(std::move(owner))
+{
+}
+
+OutboxStore::~OutboxStore()
+{
+    close();
+}
+
+bool OutboxStore::open(Problem *error)
+{
+    m_db = std::make_unique<Database>(m_options.databaseUrl);
+    if (!m_db->open(error)) {
+        m_db.reset();
+        return false;
+    }
+    m_journal = std::make_unique<Journal>(*m_db);
+    m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
+    return true;
+}
+
+void OutboxStore::close()
+{
+    if (m_db)
+        flush();
+    m_repository.reset();
+    m_journal.reset();
+    if (m_db)
+        m_db->close();
+    m_db.reset();
+}
+
+void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const QList<qint64> &busyEndpoints,
+                        bool onlyNew, QObject *context, ClaimDone done)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, now, leaseUntil, limit, busyEndpoints, onlyNew, target = QPointer<QObject>(context),
+         done = std::move(done)] {
+            flush();
+            QList<DeliveryTarget> targets;
+            Problem problem;
+            if (m_repository) {
+                const qint64 newest = m_repository->newestId(&problem);
+                // Without busy endpoints a claim stops at its limit anyway: only with them can
+                // one scan far for nothing.
+                const bool skip = onlyNew && !busyEndpoints.isEmpty() && problem.isNull() && newest <= m_newestSeen;
+                if (problem.isNull())
+                    m_newestSeen = newest;
+                if (!skip && problem.isNull())
+                    targets = claimFromCursor(now, leaseUntil, limit, busyEndpoints, &problem);
+            }
+            if (target)
+                QMetaObject::invokeMethod(target.data(), [done, targets, problem] { done(targets, problem); },
+                                          Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
+}
+
+QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
+                                                   const QList<qint64> &busyEndpoints, Problem *problem)
+{
+    // Each claim goes on where the last one stopped and starts over from the oldest due row only
+    // when it runs out, so the due rows of busy endpoints (a hanging one can have thousands) are
+    // passed once per round instead of once per claim.
+    ClaimCursor last;
+    QList<DeliveryTarget> targets =
+        m_repository->claim(m_owner, now, leaseUntil, limit, busyEndpoints, problem, m_cursor, &last);
+    if (problem->isNull() && m_cursor && targets.size() < limit) {
+        m_cursor.reset();
+        last = {};
+        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()), busyEndpoints, problem,
+                                       std::nullopt, &last);
+    }
+    if (!problem->isNull() || last.id == 0)
+        m_cursor.reset();
+    else
+        m_cursor = last;
+    return targets;
+}
+
+void OutboxStore::record(const QList<AttemptRecord> &records, QObject *context, RecordDone done)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, records, target = QPointer<QObject>(context), done = std::move(done)] {
+            m_pending.append(Pending{records, target, done});
+            if (m_flushQueued)
+                return;
+            // Behind whatever else was posted meanwhile: those records join this batch.
+            m_flushQueued = true;
+            QMetaObject::invokeMethod(this, &OutboxStore::flush, Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
+}
+
+void OutboxStore::release(const QList<qint64> &ids)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, ids] {
+            if (!m_repository)
+                return;
+            for (qint64 id : ids)
+                m_repository->release(id, m_owner);
+        },
+        Qt::QueuedConnection);
+}
+
+void OutboxStore::flush()
+{
+    m_flushQueued = false;
+    if (m_pending.isEmpty() || !m_repository)
+        return;
+    const QList<Pending> pending = std::exchange(m_pending, {});
+    QList<AttemptRecord> all;
+    for (const Pending &p : pending)
+        all += p.records;
+    QList<RecordResult> results;
+    Problem problem;
+    if (!m_repository->recordBatch(all, m_owner, m_options.autoPauseWindow, &results, &problem)) {
+        for (const AttemptRecord &r : std::as_const(all))
+            m_repository->release(r.target.id, m_owner);
+    }
+    for (const Pending &p : pending) {
+        if (!p.context)
+            continue;
+        QMetaObject::invokeMethod(
+            p.context.data(), [done = p.done, records = p.records, problem] { done(records, problem); },
+            Qt::QueuedConnection);
+    }
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,79 @@
+// The delivery worker's storage side: claims, records and releases deliveries on a thread and connection of its own.
+#pragma once
+
+#include "deliveryrepository.h"
+
+#include "core/retryschedule.h"
+#include "server/serveroptions.h"
+
+#include <QObject>
+#include <QPointer>
+
+#include <functional>
+#include <optional>
+#include <memory>
+
+namespace OpsDeck {
+
+class Database;
+class Journal;
+
+// Lives in its own thread, so the worker's thread only sends: it never waits for a claim, a
+// commit or the SQLite write lock. Every call is posted here and answered by posting back to
+// the given context in its thread. Attempts that arrive while a batch commits are recorded
+// together in the next one (group commit), and a claim first records what is waiting, so it
+// sees those deliveries settled and their instances' next notifications come free.
+class OutboxStore final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(OutboxStore)
+
+public:
+    using ClaimDone = std::function<void(const QList<DeliveryTarget> &targets, const Problem &problem)>;
+    // The records as given; on failure (problem set) they were not recorded and their deliveries
+    // were released, so those attempts are sent again: at least once, never lost.
+    using RecordDone = std::function<void(const QList<AttemptRecord> &records, const Problem &problem)>;
+
+    // `owner` is the worker's lease owner: claims take leases for it, records and releases need it.
+    OutboxStore(ServerOptions options, QString owner, QObject *parent = nullptr);
+    ~OutboxStore() override;
+
+    // In the store's thread: opens the connection.
+    bool open(Problem *error);
+    // In the store's thread: records what waits and closes the connection.
+    void close();
+
+    // Thread-safe: post the work to the store's thread; `done` runs in `context`'s thread.
+    // `onlyNew`: claim only if deliveries were inserted since the last claim (a wake: the
+    // control plane wakes the worker on every feed event, its own commits included); skipping
+    // saves scanning past the due rows of the busy endpoints.
+    void claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const QList<qint64> &busyEndpoints,
+               bool onlyNew, QObject *context, ClaimDone done);
+    void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
+    void release(const QList<qint64> &ids);
+
+private:
+    struct Pending
+    {
+        QList<AttemptRecord> records;
+        QPointer<QObject> context;
+        RecordDone done;
+    };
+
+    void flush();
+    QList<DeliveryTarget> claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
+                                          const QList<qint64> &busyEndpoints, Problem *problem);
+
+    ServerOptions m_options;
+    RetrySchedule m_schedule;
+    QString m_owner;
+    std::unique_ptr<Database> m_db;
+    std::unique_ptr<Journal> m_journal;
+    std::unique_ptr<DeliveryRepository> m_repository;
+    QList<Pending> m_pending;
+    qint64 m_newestSeen = -1; // the highest delivery id when the last claim ran
+    std::optional<ClaimCursor> m_cursor; // where the last claim stopped
+    bool m_flushQueued = false;
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,302 @@
+// Group-committed recording of delivery attempts and the resumable claim, on a real database.
+#include "testdatabase.h"
+
+#include "server/outbox/deliveryrepository.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+
+#include <QSqlQuery>
+#include <QtTest>
+
+#include <memory>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+const QString kOwner = QStringLiteral("w-test");
+
+qint64 scalar(Database &db, const QString &sql)
+{
+    QSqlQuery q(db.connection());
+    return q.exec(sql) && q.next() ? q.value(0).toLongLong() : -1;
+}
+
+QString text(Database &db, const QString &sql)
+{
+    QSqlQuery q(db.connection());
+    return q.exec(sql) && q.next() ? q.value(0).toString() : QStringLiteral("<none>");
+}
+
+} // namespace
+
+class tst_DeliveryRecording : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void endpointHealthFollowsTheBatchInOrder_data();
+    void endpointHealthFollowsTheBatchInOrder();
+    void batchLargerThanOneStatement();
+    void lostLeaseKeepsTheState();
+    void claimGoesOnAfterTheCursor();
+
+private:
+    // One endpoint, `count` instances with one due PENDING delivery each.
+    void seed(int count);
+    QList<DeliveryTarget> claimAll(int limit);
+    static AttemptRecord outcome(const DeliveryTarget &target, QChar kind);
+
+    std::unique_ptr<TestDatabase> m_tdb;
+    std::unique_ptr<Database> m_db;
+    std::unique_ptr<Journal> m_journal;
+    std::unique_ptr<DeliveryRepository> m_repo;
+};
+
+void tst_DeliveryRecording::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+}
+
+void tst_DeliveryRecording::init()
+{
+    m_tdb = std::make_unique<TestDatabase>();
+    QVERIFY2(m_tdb->isValid(), qPrintable(m_tdb->error()));
+    m_db = std::make_unique<Database>(m_tdb->url());
+    Problem problem;
+    QVERIFY2(m_db->open(&problem) && m_db->migrate(&problem), qPrintable(problem.detail));
+    m_journal = std::make_unique<Journal>(*m_db);
+    m_repo = std::make_unique<DeliveryRepository>(*m_db, *m_journal);
+}
+
+void tst_DeliveryRecording::cleanup()
+{
+    m_repo.reset();
+    m_journal.reset();
+    if (m_db)
+        m_db->close();
+    m_db.reset();
+    m_tdb.reset();
+}
+
+void tst_DeliveryRecording::seed(int count)
+{
+    const QString now = nowTimestamp();
+    QVERIFY(m_db->begin());
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                                  " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')").arg(now)));
+    QVERIFY(q.exec(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                                  " VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')").arg(now)));
+    QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                  " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')").arg(now)));
+    for (int i = 0; i < count; ++i) {
+        QSqlQuery inst(m_db->connection());
+        inst.prepare(QStringLiteral(
+            "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
+            " updated_at, status_changed_at, callback_url, callback_signing, secret) VALUES (?, 1, 1, 'app', 'owner',"
+            " 'RUNNING', 1, ?, ?, ?, 'http://127.0.0.1:9/cb', 'standard-webhooks', 'whsec_dGVzdA==') RETURNING id"));
+        inst.addBindValue(QStringLiteral("i%1").arg(i));
+        inst.addBindValue(now);
+        inst.addBindValue(now);
+        inst.addBindValue(now);
+        QVERIFY(inst.exec() && inst.next());
+        const qint64 id = inst.value(0).toLongLong();
+        inst.finish();
+        QSqlQuery del(m_db->connection());
+        del.prepare(QStringLiteral(
+            "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+            " next_attempt_at, created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, 1, 'PENDING',"
+            " '{}', 0, ?, ?, ?, 1)"));
+        del.addBindValue(QStringLiteral("msg_%1").arg(i));
+        del.addBindValue(id);
+        del.addBindValue(now);
+        del.addBindValue(now);
+        del.addBindValue(now);
+        QVERIFY(del.exec());
+    }
+    QVERIFY(m_db->commit());
+}
+
+QList<DeliveryTarget> tst_DeliveryRecording::claimAll(int limit)
+{
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    const QList<DeliveryTarget> targets = m_repo->claim(kOwner, now, now.addSecs(60), limit, {}, &problem);
+    if (!problem.isNull())
+        qWarning("claim failed: %s", qPrintable(problem.detail));
+    return targets;
+}
+
+// 'D' delivered, 'R' failed and retried later, 'G' answered 410 Gone (retried, endpoint disabled).
+AttemptRecord tst_DeliveryRecording::outcome(const DeliveryTarget &target, QChar kind)
+{
+    AttemptRecord r;
+    r.target = target;
+    r.attempt.at = QDateTime::currentDateTimeUtc();
+    r.attempt.requestHeaders = {{"webhook-id", target.webhookId.toUtf8()}};
+    r.attempt.requestBody = target.body;
+    r.attempt.latencyMs = 3;
+    if (kind == QLatin1Char('D')) {
+        r.attempt.status = 200;
+        r.outcome.verdict = AttemptOutcome::Verdict::Delivered;
+    } else {
+        r.attempt.status = kind == QLatin1Char('G') ? 410 : 500;
+        r.attempt.errorClass = QStringLiteral("http");
+        r.attempt.error = QStringLiteral("HTTP %1").arg(r.attempt.status);
+        r.outcome.verdict = AttemptOutcome::Verdict::Retry;
+        r.outcome.nextAttemptAt = r.attempt.at.addSecs(5);
+        r.outcome.giveUpAt = r.attempt.at.addDays(3);
+        r.outcome.disableEndpoint = kind == QLatin1Char('G');
+    }
+    return r;
+}
+
+void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder_data()
+{
+    QTest::addColumn<QString>("outcomes"); // in delivery id order, all in one batch
+    QTest::addColumn<int>("consecutiveFailures");
+    QTest::addColumn<int>("successes");
+    QTest::addColumn<int>("failures");
+    QTest::addColumn<bool>("failingStreak");
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<int>("endpointEvents");
+
+    QTest::newRow("all delivered") << "DDD" << 0 << 3 << 0 << false << "ACTIVE" << 0;
+    QTest::newRow("delivered, then failing") << "DRR" << 2 << 1 << 2 << true << "ACTIVE" << 1;
+    QTest::newRow("failing, then delivered") << "RRD" << 0 << 1 << 2 << false << "ACTIVE" << 1;
+    QTest::newRow("gone disables") << "RGR" << 3 << 0 << 3 << true << "DISABLED" << 1;
+}
+
+void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
+{
+    QFETCH(QString, outcomes);
+    QFETCH(int, consecutiveFailures);
+    QFETCH(int, successes);
+    QFETCH(int, failures);
+    QFETCH(bool, failingStreak);
+    QFETCH(QString, state);
+    QFETCH(int, endpointEvents);
+
+    seed(int(outcomes.size()));
+    const QList<DeliveryTarget> targets = claimAll(100);
+    QCOMPARE(targets.size(), outcomes.size());
+    QList<AttemptRecord> records;
+    for (qsizetype i = 0; i < targets.size(); ++i)
+        records.append(outcome(targets.at(i), outcomes.at(i)));
+    const qint64 versionBefore = scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1"));
+
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    QCOMPARE(results.size(), records.size());
+    for (const RecordResult &r : std::as_const(results)) {
+        QVERIFY(r.ok);
+        QVERIFY(!r.leaseLost);
+    }
+
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT consecutive_failures FROM endpoints WHERE id = 1")), consecutiveFailures);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT success_count FROM endpoints WHERE id = 1")), successes);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT failure_count FROM endpoints WHERE id = 1")), failures);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM outbox_endpoint_streaks WHERE endpoint_id = 1")),
+             failingStreak ? 1 : 0);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM endpoints WHERE id = 1")), state);
+    // Changes within one batch show on the feed once, with one version step.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")), endpointEvents);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1")), versionBefore + endpointEvents);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")),
+             qint64(outcomes.count(QLatin1Char('D'))));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NULL"
+                                          " AND next_attempt_at > created_at AND attempts = 1")),
+             qint64(outcomes.size() - outcomes.count(QLatin1Char('D'))));
+    const bool disabled = state == QLatin1String("DISABLED");
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE action = 'disable'")), disabled ? 1 : 0);
+}
+
+void tst_DeliveryRecording::batchLargerThanOneStatement()
+{
+    const int count = 2 * DeliveryRepository::MaxRowsPerStatement + 5;
+    seed(count);
+    const QList<DeliveryTarget> targets = claimAll(count);
+    QCOMPARE(targets.size(), count);
+    QList<AttemptRecord> records;
+    for (const DeliveryTarget &t : targets)
+        records.append(outcome(t, QLatin1Char('D')));
+    // A second answer code makes a second group of the settling UPDATE.
+    records.last().attempt.status = 204;
+
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED' AND attempts = 1"
+                                          " AND lease_owner IS NULL AND next_attempt_at IS NULL")),
+             count);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE attempt = 1 AND response_status IN (200, 204)")),
+             count);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(DISTINCT delivery_id) FROM delivery_attempts")), count);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT last_status FROM deliveries WHERE id = %1").arg(records.last().target.id)), 204);
+    // Each delivery once on the feed, with its new state and version.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery' AND op = 'updated' AND version = 2")),
+             count);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT success_count FROM endpoints WHERE id = 1")), count);
+}
+
+void tst_DeliveryRecording::lostLeaseKeepsTheState()
+{
+    seed(2);
+    const QList<DeliveryTarget> targets = claimAll(2);
+    QCOMPARE(targets.size(), 2);
+    // Another worker took the first one over after the lease expired.
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-other' WHERE id = %1").arg(targets.at(0).id)));
+
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D')), outcome(targets.at(1), QLatin1Char('D'))},
+                                 kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(results.size(), 2);
+    QVERIFY(results.at(0).ok && results.at(0).leaseLost);
+    QVERIFY(results.at(1).ok && !results.at(1).leaseLost);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state || ' ' || lease_owner || ' ' || attempts FROM deliveries WHERE id = %1")
+                             .arg(targets.at(0).id)),
+             QStringLiteral("PENDING w-other 1"));
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(1).id)),
+             QStringLiteral("DELIVERED"));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 2);
+}
+
+void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
+{
+    seed(5);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    ClaimCursor last;
+    const QList<DeliveryTarget> first = m_repo->claim(kOwner, now, now.addSecs(60), 2, {}, &problem, std::nullopt, &last);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(first.size(), 2);
+    QCOMPARE(last.id, first.last().id);
+
+    // Released rows before the cursor are not seen again until a claim starts over.
+    m_repo->release(first.at(0).id, kOwner);
+    ClaimCursor next;
+    const QList<DeliveryTarget> rest = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, last, &next);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(rest.size(), 3);
+    QVERIFY(rest.first().id > last.id);
+    QCOMPARE(next.id, rest.last().id);
+
+    const QList<DeliveryTarget> none = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, next);
+    QVERIFY(none.isEmpty());
+    const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
+    QCOMPARE(again.size(), 1);
+    QCOMPARE(again.first().id, first.at(0).id);
+}
+
+QTEST_MAIN(tst_DeliveryRecording)
+#include "tst_deliveryrecording.moc"
