@@ -31,23 +31,23 @@ struct ScriptedServer
         QObject::connect(&server, &QTcpServer::newConnection, &server, [this] {
             while (QTcpSocket *socket = server.nextPendingConnection()) {
                 const int number = ++connections;
-                auto *served = new int(0);
-                QObject::connect(socket, &QObject::destroyed, &server, [served] { delete served; });
                 QObject::connect(socket, &QTcpSocket::disconnected, &server, [this] { ++disconnects; });
                 QObject::connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-                QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket, number, served] {
-                    buffers[socket] += socket->readAll();
-                    QByteArray &buffer = buffers[socket];
+                QObject::connect(socket, &QTcpSocket::readyRead, socket, [this, socket, number] {
+                    QByteArray buffer = socket->property("buffer").toByteArray() + socket->readAll();
                     for (qsizetype end; (end = buffer.indexOf("\r\n\r\n")) >= 0;) {
                         const qsizetype length = buffer.indexOf("Content-Length: 2") >= 0 ? 2 : 0;
                         if (buffer.size() < end + 4 + length)
                             break;
                         buffer.remove(0, end + 4 + length);
                         ++requests;
-                        answer(socket, number, ++*served);
+                        const int served = socket->property("served").toInt() + 1;
+                        socket->setProperty("served", served);
+                        answer(socket, number, served);
                         if (socket->state() != QAbstractSocket::ConnectedState)
                             break;
                     }
+                    socket->setProperty("buffer", buffer);
                 });
             }
         });
@@ -58,7 +58,6 @@ struct ScriptedServer
 
     QTcpServer server;
     Answer answer;
-    QHash<QTcpSocket *, QByteArray> buffers;
     int connections = 0;
     int requests = 0;
     int disconnects = 0;
