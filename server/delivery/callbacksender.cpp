@@ -249,28 +249,32 @@ void CallbackSender::post(Job &job, const QHostAddress &address)
     wire.append("Content-Length: ").append(QByteArray::number(job.request.body.size())).append("\r\n\r\n");
     wire.append(job.request.body);
 
+    job.pool = pool({address, port, tls, url.host()}, host, job.request.isolationKey);
+    job.pool->submit(job.id, wire);
+}
+
+CallbackConnectionPool *CallbackSender::pool(const CallbackConnection::Target &target, const QByteArray &host,
+                                             const QString &isolationKey)
+{
     const QString key = QStringLiteral("%1|%2|%3|%4|%5")
-                            .arg(tls ? QLatin1String("https") : QLatin1String("http"), address.toString())
-                            .arg(port)
-                            .arg(QString::fromLatin1(host), job.request.isolationKey);
+                            .arg(target.tls ? QLatin1String("https") : QLatin1String("http"), target.address.toString())
+                            .arg(target.port)
+                            .arg(QString::fromLatin1(host), isolationKey);
     PoolEntry &entry = m_pools[key];
-    if (!entry.pool) {
-        const CallbackConnection::Target connectionTarget{address, port, tls, url.host()};
-        entry.pool = new CallbackConnectionPool(connectionTarget, m_maxConnectionsPerPool,
-                                                AttemptResult::MaxResponseBodyBytes, this);
-        entry.isolated = !job.request.isolationKey.isEmpty();
-        connect(entry.pool, &CallbackConnectionPool::responded, this, &CallbackSender::onResponse);
-        connect(entry.pool, &CallbackConnectionPool::failed, this,
-                [this](quint64 id, const QString &errorClass, const QString &message) {
-                    if (Job *j = findJob(id))
-                        j->pool = nullptr;
-                    fail(id, errorClass, message);
-                });
-        if (!m_idleSweep->isActive())
-            m_idleSweep->start();
-    }
-    job.pool = entry.pool;
-    entry.pool->submit(job.id, wire);
+    if (entry.pool)
+        return entry.pool;
+    entry.pool = new CallbackConnectionPool(target, m_maxConnectionsPerPool, AttemptResult::MaxResponseBodyBytes, this);
+    entry.isolated = !isolationKey.isEmpty();
+    connect(entry.pool, &CallbackConnectionPool::responded, this, &CallbackSender::onResponse);
+    connect(entry.pool, &CallbackConnectionPool::failed, this,
+            [this](quint64 id, const QString &errorClass, const QString &message) {
+                if (Job *j = findJob(id))
+                    j->pool = nullptr;
+                fail(id, errorClass, message);
+            });
+    if (!m_idleSweep->isActive())
+        m_idleSweep->start();
+    return entry.pool;
 }
 
 void CallbackSender::onResponse(quint64 id, const HttpResponse &response)

@@ -12,8 +12,8 @@
 
 #include <cstddef>
 #include <functional>
-#include <unordered_map>
 #include <memory>
+#include <unordered_map>
 
 class QHostInfo;
 class QTimer;
@@ -96,7 +96,9 @@ private:
     void fail(quint64 id, const QString &errorClass, const QString &message);
     void complete(quint64 id);
     Job *findJob(quint64 id);
-    CallbackConnectionPool *pool(const Job &job, const QHostAddress &address);
+    // The pool for that target, Host header and isolation key, made on first use.
+    CallbackConnectionPool *pool(const CallbackConnection::Target &target, const QByteArray &host,
+                                 const QString &isolationKey);
     void sweepIdle();
 
     CallbackUrlGuard m_guard;
