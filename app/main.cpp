@@ -14,6 +14,7 @@
 #include <QTranslator>
 
 #include <cstdio>
+#include <memory>
 
 using namespace OpsDeck;
 
@@ -25,7 +26,18 @@ int usageError(const QString &message)
     return 2;
 }
 
-void installTranslations(QApplication &app)
+// --help and --version print and exit: they need no display, so they get no GUI application.
+bool onlyPrints(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray arg(argv[i]);
+        if (arg == "-h" || arg == "--help" || arg == "-?" || arg == "--help-all" || arg == "-v" || arg == "--version")
+            return true;
+    }
+    return false;
+}
+
+void installTranslations(QCoreApplication &app)
 {
     auto *qt = new QTranslator(&app);
     if (qt->load(QLocale(), QStringLiteral("qtbase"), QStringLiteral("_"),
@@ -40,7 +52,10 @@ void installTranslations(QApplication &app)
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    const std::unique_ptr<QCoreApplication> application = onlyPrints(argc, argv)
+                                                              ? std::make_unique<QCoreApplication>(argc, argv)
+                                                              : std::make_unique<QApplication>(argc, argv);
+    QCoreApplication &app = *application;
     QApplication::setOrganizationName(QStringLiteral("OpsDeck"));
     QApplication::setApplicationName(QStringLiteral("opsdeck"));
     QApplication::setApplicationDisplayName(QStringLiteral("OpsDeck"));
