@@ -76,6 +76,7 @@ void FilterProxyModel::setSourceModel(QAbstractItemModel *model)
     if (m_source) // the end of a batch: settle its changed rows in the same turn
         m_connections << connect(m_source, &ResourceModel::batchApplied, this, &FilterProxyModel::applyChangedRows);
     m_changed.clear();
+    m_referenced.clear();
     forgetResults();
     m_query = {};
     m_error = {};
@@ -203,7 +204,7 @@ void FilterProxyModel::refresh(bool forceFilter)
     }
     if (job.filter) {
         // The worker cannot call into other models: name every referenced object now.
-        job.matcher.resolveReferences(*job.store);
+        job.matcher.resolveReferences([this](int field) { return referencedIds(field); });
         job.matcher.setReferenceLookup({});
     }
     m_pending = true;
@@ -339,6 +340,22 @@ bool FilterProxyModel::recall(const QString &text)
     return true;
 }
 
+QSet<qint64> FilterProxyModel::referencedIds(int field)
+{
+    auto it = m_referenced.find(field);
+    if (it == m_referenced.end()) {
+        QSet<qint64> ids;
+        const RowStore &store = m_source->store();
+        for (int r = 0; r < store.rowCount(); ++r) {
+            const RowStore::Cell id = store.cell(r, field);
+            if (id != RowStore::kNull)
+                ids.insert(qint64(id));
+        }
+        it = m_referenced.insert(field, ids);
+    }
+    return *it;
+}
+
 bool FilterProxyModel::lessThanGeneric(int a, int b) const
 {
     const QVariant va = m_model->index(a, m_genericColumn).data();
@@ -458,6 +475,7 @@ void FilterProxyModel::onSourceDestroyed()
     m_rowOrder = {};
     m_genericOrder.clear();
     m_changed.clear();
+    m_referenced.clear();
     forgetResults();
     endResetModel();
 }
@@ -471,6 +489,7 @@ void FilterProxyModel::onSourceReset()
 {
     forgetResults();
     m_changed.clear();
+    m_referenced.clear();
     testAllNow(); // a reset renumbers the model's texts: nothing remembered survives it
     rebuildRows();
     endResetModel();
@@ -605,6 +624,13 @@ void FilterProxyModel::applyChangedRows()
     bool layout = false;
     if (m_source) {
         const RowStore &store = m_source->store();
+        for (auto it = m_referenced.begin(); it != m_referenced.end(); ++it) {
+            for (int r : changed) {
+                const RowStore::Cell id = store.cell(r, it.key());
+                if (id != RowStore::kNull)
+                    it->insert(qint64(id));
+            }
+        }
         for (int r : changed) {
             const quint8 now = m_matcher.accepts(store, r) ? 1 : 0;
             if (now != m_accepted[size_t(r)]) {

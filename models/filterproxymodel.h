@@ -9,6 +9,7 @@
 #include <QFutureWatcher>
 #include <QPersistentModelIndex>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 
 #include <atomic>
@@ -110,6 +111,8 @@ private:
     void remember();
     bool recall(const QString &text);
     void forgetResults() { m_recent.clear(); }
+    // The ids the rows name in a reference field (a superset once rows changed or went away).
+    QSet<qint64> referencedIds(int field);
 
     QPointer<QAbstractItemModel> m_model;
     QPointer<ResourceModel> m_source; // m_model when it is a ResourceModel
@@ -136,6 +139,7 @@ private:
         std::vector<quint8> accepted;
     };
     std::vector<Remembered> m_recent; // newest last; cleared by any change of the source rows
+    QHash<int, QSet<qint64>> m_referenced; // by field, built on first use, grown per batch
     QString m_text;     // as typed last
     Query m_query;      // the last good query: what should be shown
     QString m_shownText;

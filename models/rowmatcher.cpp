@@ -29,6 +29,26 @@ private:
     const ReferenceLookup &m_lookup;
 };
 
+// A row that only names one referenced object: what a reference term reads.
+class IdRow final : public QueryRow
+{
+public:
+    IdRow(int field, qint64 id, const ReferenceLookup &lookup)
+        : m_field(field), m_id(id), m_lookup(lookup)
+    {
+    }
+    QVariant value(int field) const override { return field == m_field ? QVariant::fromValue(m_id) : QVariant(); }
+    QString referenceName(const QString &kindName, qint64 id) const override
+    {
+        return m_lookup ? m_lookup(kindName, id) : QString();
+    }
+
+private:
+    int m_field;
+    qint64 m_id;
+    const ReferenceLookup &m_lookup;
+};
+
 // A word can only be found in a number's decimal text when it is made of digits and '-'.
 bool numericWord(QStringView word)
 {
@@ -131,18 +151,17 @@ bool RowMatcher::wordFound(const RowStore &store, int w, int row)
     return false;
 }
 
-void RowMatcher::resolveReferences(const RowStore &store)
+void RowMatcher::resolveReferences(const std::function<QSet<qint64>(int field)> &idsOf)
 {
     for (int t = 0; t < int(m_query.terms.size()); ++t) {
         const QueryTerm &term = m_query.terms.at(t);
         if (!isReferenceTerm(term) || !m_lookup)
             continue;
         QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
-        const int rows = store.rowCount();
-        for (int r = 0; r < rows; ++r) {
-            const RowStore::Cell id = store.cell(r, term.fieldIndex);
-            if (id != RowStore::kNull && !memo.contains(qint64(id)))
-                memo.insert(qint64(id), termMatches(term, StoreRow(store, r, m_lookup), m_now));
+        const QSet<qint64> ids = idsOf(term.fieldIndex);
+        for (const qint64 id : ids) {
+            if (!memo.contains(id))
+                memo.insert(id, termMatches(term, IdRow(term.fieldIndex, id, m_lookup), m_now));
         }
     }
 }

@@ -5,6 +5,9 @@
 #include "rowstore.h"
 
 #include <QHash>
+#include <QSet>
+
+#include <functional>
 
 #include <vector>
 
@@ -27,9 +30,10 @@ public:
     void setReferenceLookup(ReferenceLookup lookup) { m_lookup = std::move(lookup); }
 
     bool accepts(const RowStore &store, int row);
-    // Looks up now every referenced object the store's rows name in the query's reference terms
-    // (provider:acme), so a copy without a lookup can answer them.
-    void resolveReferences(const RowStore &store);
+    // Looks up now every referenced object the query's reference terms (provider:acme) may meet,
+    // so a copy without a lookup can answer them. idsOf(field) gives the ids the rows name in field
+    // (a superset is fine).
+    void resolveReferences(const std::function<QSet<qint64>(int field)> &idsOf);
 
 private:
     bool termFound(const RowStore &store, int term, int row);
