@@ -43,12 +43,43 @@ QJsonValue nullable(const QVariant &v)
     return v.isNull() || v.toString().isEmpty() ? QJsonValue() : QJsonValue(v.toString());
 }
 
+void appendJsonString(QString &out, const QString &text)
+{
+    out += QLatin1Char('"');
+    for (const QChar c : text) {
+        switch (c.unicode()) {
+        case '"': out += QLatin1String("\\\""); break;
+        case '\\': out += QLatin1String("\\\\"); break;
+        case '\n': out += QLatin1String("\\n"); break;
+        case '\r': out += QLatin1String("\\r"); break;
+        case '\t': out += QLatin1String("\\t"); break;
+        default:
+            if (c.unicode() < 0x20)
+                out += QStringLiteral("\\u%1").arg(int(c.unicode()), 4, 16, QLatin1Char('0'));
+            else
+                out += c;
+        }
+    }
+    out += QLatin1Char('"');
+}
+
+// [["name", "value"], ...] as compact JSON, written directly: every attempt logs two of these.
 QString headersText(const HeaderPairs &headers)
 {
-    QJsonArray list;
-    for (const auto &[name, value] : headers)
-        list.append(QJsonArray{QString::fromLatin1(name), QString::fromUtf8(value)});
-    return QString::fromUtf8(QJsonDocument(list).toJson(QJsonDocument::Compact));
+    QString out;
+    out.reserve(64 * int(headers.size()) + 2);
+    out += QLatin1Char('[');
+    for (const auto &[name, value] : headers) {
+        if (out.size() > 1)
+            out += QLatin1Char(',');
+        out += QLatin1Char('[');
+        appendJsonString(out, QString::fromLatin1(name));
+        out += QLatin1Char(',');
+        appendJsonString(out, QString::fromUtf8(value));
+        out += QLatin1Char(']');
+    }
+    out += QLatin1Char(']');
+    return out;
 }
 
 Problem failed(const QSqlQuery &q)

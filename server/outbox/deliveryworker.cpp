@@ -269,9 +269,17 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
     if (!held.isEmpty())
         m_store->release(held);
     // A full batch suggests more work; not when it was full of rows that must wait (they would
-    // come back first again).
-    if (targets.size() == batch && waiting == 0)
-        m_mayHaveWork = true;
+    // come back first again), nor when it all went to endpoints that now have enough: claiming
+    // again would only scan past their rows (a batch of one endpoint says nothing of the others).
+    if (targets.size() == batch && waiting == 0) {
+        QSet<qint64> endpoints;
+        for (const DeliveryTarget &t : targets)
+            endpoints.insert(t.endpointId);
+        const bool wanting = std::any_of(endpoints.cbegin(), endpoints.cend(),
+                                         [this](qint64 endpointId) { return wantsWork(endpointId); });
+        if (wanting || endpoints.size() > 1)
+            m_mayHaveWork = true;
+    }
     schedulePump();
 }
 

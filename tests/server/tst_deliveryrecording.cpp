@@ -6,6 +6,8 @@
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QSqlQuery>
 #include <QtTest>
 
@@ -44,6 +46,7 @@ private slots:
     void endpointHealthFollowsTheBatchInOrder();
     void batchLargerThanOneStatement();
     void lostLeaseKeepsTheState();
+    void headersAreLoggedAsJson();
     void claimGoesOnAfterTheCursor();
 
 private:
@@ -269,6 +272,28 @@ void tst_DeliveryRecording::lostLeaseKeepsTheState()
     QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(1).id)),
              QStringLiteral("DELIVERED"));
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 2);
+}
+
+void tst_DeliveryRecording::headersAreLoggedAsJson()
+{
+    seed(1);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    const QByteArray odd = QStringLiteral("q\"b\\n\nt\tc\x01 \u00e9\u2713").toUtf8();
+    r.attempt.requestHeaders = {{"webhook-id", "msg_1"}, {"x-odd", odd}};
+    r.attempt.responseHeaders = {{"content-type", "text/plain"}};
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({r}, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    QJsonParseError error;
+    const QJsonDocument request = QJsonDocument::fromJson(
+        text(*m_db, QStringLiteral("SELECT request_headers FROM delivery_attempts")).toUtf8(), &error);
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QCOMPARE(request.array(), (QJsonArray{QJsonArray{QStringLiteral("webhook-id"), QStringLiteral("msg_1")},
+                                          QJsonArray{QStringLiteral("x-odd"), QString::fromUtf8(odd)}}));
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT response_headers FROM delivery_attempts")),
+             QStringLiteral("[[\"content-type\",\"text/plain\"]]"));
 }
 
 void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
