@@ -116,23 +116,32 @@ ApiClient::~ApiClient() = default;
 
 void ApiClient::setBaseUrl(const QUrl &url)
 {
-    m_baseUrl = url;
-    QString path = m_baseUrl.path();
+    m_settings.baseUrl = url;
+    QString path = m_settings.baseUrl.path();
     while (path.endsWith(u'/'))
         path.chop(1);
-    m_baseUrl.setPath(path);
+    m_settings.baseUrl.setPath(path);
 }
 
 void ApiClient::setToken(const QString &token)
 {
-    m_token = token.trimmed();
+    m_settings.token = token.trimmed();
 }
 
 void ApiClient::setRetryPolicy(int maxRetries, int baseDelayMs, int maxDelayMs)
 {
-    m_maxRetries = std::max(0, maxRetries);
-    m_baseDelayMs = std::max(1, baseDelayMs);
-    m_maxDelayMs = std::max(m_baseDelayMs, maxDelayMs);
+    m_settings.maxRetries = std::max(0, maxRetries);
+    m_settings.baseDelayMs = std::max(1, baseDelayMs);
+    m_settings.maxDelayMs = std::max(m_settings.baseDelayMs, maxDelayMs);
+}
+
+void ApiClient::setSettings(const Settings &settings)
+{
+    setBaseUrl(settings.baseUrl);
+    setToken(settings.token);
+    setTimeout(settings.timeoutMs);
+    setRetryPolicy(settings.maxRetries, settings.baseDelayMs, settings.maxDelayMs);
+    setAcceptedSslErrors(settings.acceptedSslErrors);
 }
 
 QUrl ApiClient::urlFor(const QString &path) const
@@ -148,8 +157,8 @@ QUrl ApiClient::urlFor(const QString &path) const
         query = relative.mid(mark + 1);
         relative.truncate(mark);
     }
-    QUrl url = m_baseUrl;
-    url.setPath(m_baseUrl.path() + relative);
+    QUrl url = m_settings.baseUrl;
+    url.setPath(m_settings.baseUrl.path() + relative);
     if (!query.isEmpty())
         url.setQuery(query);
     return url;
@@ -165,8 +174,8 @@ QUrl ApiClient::webSocketUrlFor(const QString &path) const
 QNetworkRequest ApiClient::authorizedRequest(const QUrl &url) const
 {
     QNetworkRequest request(url);
-    if (!m_token.isEmpty())
-        request.setRawHeader("Authorization", "Bearer " + m_token.toUtf8());
+    if (!m_settings.token.isEmpty())
+        request.setRawHeader("Authorization", "Bearer " + m_settings.token.toUtf8());
     request.setRawHeader("Accept", "application/json, application/problem+json");
     return request;
 }
@@ -213,7 +222,7 @@ ApiReply *ApiClient::send(const QByteArray &method, const QString &path, const Q
     call->options = options;
     call->mutation = method != "GET";
     // Only reads are retried by the client; a mutation is retried by the user, with the same key.
-    call->maxRetries = call->mutation ? 0 : options.maxRetries.value_or(m_maxRetries);
+    call->maxRetries = call->mutation ? 0 : options.maxRetries.value_or(m_settings.maxRetries);
     if (call->mutation) {
         call->idempotencyKey = options.idempotencyKey.isEmpty()
             ? QUuid::createUuid().toByteArray(QUuid::WithoutBraces)
@@ -275,7 +284,7 @@ void ApiClient::startAttempt(ApiReply *reply, std::shared_ptr<Call> call)
         call->timedOut = true;
         network->abort();
     });
-    reply->m_timer.start(call->options.timeoutMs.value_or(m_timeoutMs));
+    reply->m_timer.start(call->options.timeoutMs.value_or(m_settings.timeoutMs));
 }
 
 bool ApiClient::acceptsSslErrors(const QList<QSslError> &errors) const
@@ -283,7 +292,8 @@ bool ApiClient::acceptsSslErrors(const QList<QSslError> &errors) const
     if (errors.isEmpty())
         return false;
     return std::all_of(errors.cbegin(), errors.cend(), [this](const QSslError &e) {
-        return std::any_of(m_acceptedSslErrors.cbegin(), m_acceptedSslErrors.cend(), [&e](const QSslError &a) {
+        const QList<QSslError> &accepted = m_settings.acceptedSslErrors;
+        return std::any_of(accepted.cbegin(), accepted.cend(), [&e](const QSslError &a) {
             return a.error() == e.error() && a.certificate() == e.certificate();
         });
     });
@@ -296,10 +306,10 @@ int ApiClient::retryDelay(int retry, const QNetworkReply *network) const
         bool ok = false;
         const int seconds = network->rawHeader("Retry-After").toInt(&ok);
         if (ok && seconds >= 0)
-            return std::min(seconds * 1000, m_maxDelayMs);
+            return std::min(seconds * 1000, m_settings.maxDelayMs);
     }
-    const qint64 exponential = qint64(m_baseDelayMs) << std::min(retry, 20);
-    const double capped = double(std::min<qint64>(exponential, m_maxDelayMs));
+    const qint64 exponential = qint64(m_settings.baseDelayMs) << std::min(retry, 20);
+    const double capped = double(std::min<qint64>(exponential, m_settings.maxDelayMs));
     const double jitter = 0.75 + 0.5 * QRandomGenerator::global()->generateDouble();
     return std::max(1, int(capped * jitter));
 }
@@ -343,7 +353,7 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
             result.problem = localProblem(QStringLiteral("timeout"), tr("The server did not answer in time"),
                                           tr("%1 %2: no answer after %3 s")
                                               .arg(QString::fromLatin1(call->method), call->url.toDisplayString())
-                                              .arg(call->options.timeoutMs.value_or(m_timeoutMs) / 1000.0));
+                                              .arg(call->options.timeoutMs.value_or(m_settings.timeoutMs) / 1000.0));
         } else if (tls) {
             QStringList reasons;
             for (const QSslError &e : std::as_const(call->sslErrors))

@@ -94,19 +94,34 @@ public:
 
     // The server root ("https://opsdeck.example:8443"); API paths are appended to it.
     void setBaseUrl(const QUrl &url);
-    QUrl baseUrl() const { return m_baseUrl; }
+    QUrl baseUrl() const { return m_settings.baseUrl; }
     void setToken(const QString &token);
-    QString token() const { return m_token; }
-    void setTimeout(int ms) { m_timeoutMs = ms; }
-    int timeout() const { return m_timeoutMs; }
+    QString token() const { return m_settings.token; }
+    void setTimeout(int ms) { m_settings.timeoutMs = ms; }
+    int timeout() const { return m_settings.timeoutMs; }
     // Retries of GET on connection errors and 502/503/504: delay = base * 2^n, capped, +-25% jitter.
     void setRetryPolicy(int maxRetries, int baseDelayMs, int maxDelayMs);
     // Bodies above this size are decoded on a worker thread (list pages).
     void setOffThreadDecodeThreshold(int bytes) { m_offThreadBytes = bytes; }
     // TLS errors the user looked at and accepted for this server; anything else still fails.
-    void setAcceptedSslErrors(const QList<QSslError> &errors) { m_acceptedSslErrors = errors; }
+    void setAcceptedSslErrors(const QList<QSslError> &errors) { m_settings.acceptedSslErrors = errors; }
     // Whether every one of errors was accepted (for connections made outside the client: WebSocket).
     bool acceptsSslErrors(const QList<QSslError> &errors) const;
+
+    // Everything the setters above set, so that a second client (one living on another thread)
+    // asks the same server the same way.
+    struct Settings
+    {
+        QUrl baseUrl;
+        QString token;
+        int timeoutMs = 30000;
+        int maxRetries = 3;
+        int baseDelayMs = 250;
+        int maxDelayMs = 8000;
+        QList<QSslError> acceptedSslErrors;
+    };
+    Settings settings() const { return m_settings; }
+    void setSettings(const Settings &settings);
 
     // Paths: "/instances?limit=5" is under /api/v1; paths starting with "/api/", "/healthz" or
     // "/metrics" are taken as they are.
@@ -146,15 +161,9 @@ private:
     void uncount(Call &call);
 
     QNetworkAccessManager *m_nam = nullptr; // child
-    QUrl m_baseUrl;
-    QString m_token;
-    int m_timeoutMs = 30000;
-    int m_maxRetries = 3;
-    int m_baseDelayMs = 250;
-    int m_maxDelayMs = 8000;
+    Settings m_settings;
     int m_offThreadBytes = 64 * 1024;
     int m_pendingMutations = 0;
-    QList<QSslError> m_acceptedSslErrors;
 };
 
 } // namespace OpsDeck

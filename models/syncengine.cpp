@@ -11,6 +11,8 @@
 #include <QUrl>
 #include <QWebSocket>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -23,75 +25,25 @@ constexpr int kFeedPageLimit = 1000;
 // Audit entries trail the events that caused them; one read per burst is enough.
 constexpr int kTailDelayMs = 300;
 
-// The `next` of a list page, read from the end of its body before the body is decoded: the
-// server writes {"items": [...], "next": "<cursor>"|null} with next last. *known is false when
-// the tail does not have that exact shape; the decoded page has the final word either way.
-QString nextCursorInTail(const QByteArray &body, bool *known)
-{
-    *known = false;
-    constexpr qsizetype kTail = 1024;
-    const QByteArrayView tail = QByteArrayView(body).last(std::min(kTail, body.size()));
-    const qsizetype key = tail.lastIndexOf(QByteArrayView("\"next\""));
-    if (key < 0)
-        return {};
-    qsizetype i = key + 6;
-    auto skipSpace = [&] {
-        while (i < tail.size() && (tail[i] == ' ' || tail[i] == '\n' || tail[i] == '\r' || tail[i] == '\t'))
-            ++i;
-    };
-    skipSpace();
-    if (i >= tail.size() || tail[i] != ':')
-        return {};
-    ++i;
-    skipSpace();
-    QString cursor;
-    if (tail.sliced(i).startsWith("null")) {
-        i += 4;
-    } else if (i < tail.size() && tail[i] == '"') {
-        const qsizetype end = tail.indexOf('"', i + 1);
-        if (end < 0)
-            return {};
-        const QByteArrayView text = tail.sliced(i + 1, end - i - 1);
-        if (text.isEmpty() || text.contains('\\'))
-            return {};
-        cursor = QString::fromUtf8(text);
-        i = end + 1;
-    } else {
-        return {};
-    }
-    skipSpace();
-    if (i >= tail.size() || tail[i] != '}')
-        return {};
-    ++i;
-    skipSpace();
-    if (i != tail.size())
-        return {};
-    *known = true;
-    return cursor;
-}
-
 } // namespace
-
-// One requested list page. next/nextKnown come from the body's tail (or, failing that, from the
-// decoded page); nextRequested once the following page was asked for (or there is none).
-struct SyncEngine::Page
-{
-    QString cursor;
-    QPointer<ApiReply> reply;
-    ApiResult result;
-    bool done = false;
-    QString next;
-    bool nextKnown = false;
-    bool nextRequested = false;
-};
 
 SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     : QObject(parent)
     , m_client(client)
     , m_cache(cache)
     , m_status(new ConnectionStatus(this))
+    , m_reader(new PageReader)
 {
     Q_ASSERT(client);
+    m_readerThread.setObjectName(QStringLiteral("opsdeck-pages"));
+    m_reader->moveToThread(&m_readerThread);
+    connect(&m_readerThread, &QThread::finished, m_reader, &QObject::deleteLater);
+    connect(m_reader, &PageReader::pageRead, this, &SyncEngine::onPageRead);
+    connect(m_reader, &PageReader::pageFailed, this, &SyncEngine::onPageFailed);
+    // The user hears about the reader's certificate and token troubles as about any request's.
+    connect(m_reader->client(), &ApiClient::sslErrors, m_client, &ApiClient::sslErrors);
+    connect(m_reader->client(), &ApiClient::unauthenticated, m_client, &ApiClient::unauthenticated);
+    m_readerThread.start();
     for (const ResourceKind &kind : resourceKinds()) {
         auto *model = new ResourceModel(kind, this);
         model->setObjectName(kind.name);
@@ -153,6 +105,8 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
 SyncEngine::~SyncEngine()
 {
     stop();
+    m_readerThread.quit();
+    m_readerThread.wait();
 }
 
 ResourceModel *SyncEngine::model(const QString &kindName) const
@@ -232,7 +186,7 @@ void SyncEngine::stop()
         m_tailRequest->abort();
     if (m_request)
         m_request->abort();
-    abortPages();
+    cancelReading();
     if (m_socket) {
         QWebSocket *socket = m_socket;
         m_socket = nullptr;
@@ -330,7 +284,7 @@ void SyncEngine::beginListing(const QString &reason)
     m_reconnectTimer.stop();
     if (m_request)
         m_request->abort();
-    abortPages();
+    cancelReading();
     // The listing brings every row and replaces what the cursor would have resumed.
     m_cacheFeedTimer.stop();
     m_cacheBacklog.clear();
@@ -363,151 +317,93 @@ void SyncEngine::beginListing(const QString &reason)
         }
         m_status->touch();
         m_listSeq = result.object().value(QLatin1String("last_seq")).toInteger(0);
-        m_listQueue = kindsInOrder();
-        listNextKind();
+        listKinds();
     });
 }
 
-void SyncEngine::listNextKind()
+void SyncEngine::listKinds()
 {
-    if (m_listQueue.isEmpty()) {
-        setCursor(m_listSeq);
-        if (m_cache)
-            m_cache->saveCursor(m_listSeq);
-        emit synced(m_listSeq);
-        watch();
-        return;
-    }
+    m_listQueue = kindsInOrder();
     m_seen.clear();
-    m_listedRows = 0;
     m_firstPage = true;
-    listPage(m_listQueue.first(), {});
-}
-
-void SyncEngine::listPage(const QString &kind, const QString &cursor)
-{
+    if (m_listQueue.isEmpty()) {
+        finishListing();
+        return;
+    }
+    PageReader *reader = m_reader;
     const quint64 generation = m_generation;
-    QString path = QStringLiteral("/%1?limit=%2").arg(kind).arg(m_pageSize);
-    if (!cursor.isEmpty())
-        path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
-    auto page = std::make_shared<Page>();
-    page->cursor = cursor;
-    page->reply = m_client->get(path);
-    m_pages.append(page);
-    connect(page->reply, &ApiReply::bodyReceived, this, [this, generation, kind, page](const QByteArray &body) {
-        if (generation == m_generation)
-            onPageBody(kind, page, body);
-    });
-    connect(page->reply, &ApiReply::finished, this, [this, generation, kind, page](const ApiResult &result) {
-        if (generation != m_generation)
-            return;
-        page->result = result;
-        page->done = true;
-        applyPages(kind);
-    });
+    const ApiClient::Settings settings = m_client->settings();
+    const QStringList kinds = m_listQueue;
+    const int pageSize = m_pageSize;
+    QMetaObject::invokeMethod(
+        reader, [reader, generation, settings, kinds, pageSize] { reader->read(generation, settings, kinds, pageSize); },
+        Qt::QueuedConnection);
 }
 
-void SyncEngine::onPageBody(const QString &kind, const std::shared_ptr<Page> &page, const QByteArray &body)
+void SyncEngine::cancelReading()
 {
-    if (page->nextKnown)
+    // Pages of the read being cancelled may still be on their way: their generation is past.
+    PageReader *reader = m_reader;
+    QMetaObject::invokeMethod(reader, [reader] { reader->cancel(); }, Qt::QueuedConnection);
+}
+
+void SyncEngine::onPageRead(quint64 generation, const ListPage &page)
+{
+    if (generation != m_generation || m_listQueue.isEmpty() || m_listQueue.first() != page.kind)
         return;
-    page->next = nextCursorInTail(body, &page->nextKnown);
-    fillPipeline(kind);
-}
-
-void SyncEngine::fillPipeline(const QString &kind)
-{
-    if (m_pages.isEmpty() || m_pages.size() >= kMaxPagesInFlight)
-        return;
-    Page &last = *m_pages.last();
-    if (!last.nextKnown || last.nextRequested)
-        return;
-    last.nextRequested = true;
-    if (!last.next.isEmpty())
-        listPage(kind, last.next);
-}
-
-void SyncEngine::abortPages()
-{
-    const QList<std::shared_ptr<Page>> pages = std::exchange(m_pages, {});
-    for (const std::shared_ptr<Page> &page : pages) {
-        if (page->reply)
-            page->reply->abort();
-    }
-}
-
-// Pages are applied in the order they were asked for, whatever order their answers come in.
-void SyncEngine::applyPages(const QString &kind)
-{
-    while (!m_pages.isEmpty() && m_pages.first()->done) {
-        const std::shared_ptr<Page> page = m_pages.takeFirst();
-        if (!onPage(kind, page))
-            return; // the kind is finished, skipped, or the listing failed
-        fillPipeline(kind);
-    }
-}
-
-bool SyncEngine::onPage(const QString &kind, const std::shared_ptr<Page> &page)
-{
-    const ApiResult &result = page->result;
+    const QString kind = page.kind;
     ResourceModel *model = m_models.value(kind);
-    if (!result.ok()) {
-        abortPages();
-        // A kind this server or this role does not offer is simply not synced.
-        if (result.status == 403 || result.status == 404 || result.status == 405) {
-            m_listQueue.removeFirst();
-            listNextKind();
-            return false;
-        }
-        if (result.status == 401)
-            emit problem(*result.problem);
-        failed(result.problem ? result.problem->detail : tr("no answer"));
-        return false;
-    }
     if (resourceKindByName(kind)->feedKind.isEmpty())
-        m_tailCursor.insert(kind, page->cursor);
+        m_tailCursor.insert(kind, page.cursor);
     m_status->touch();
-    const QJsonObject object = result.object();
-    const QString next = object.value(QLatin1String("next")).toString();
-    if (page->nextRequested && page->next != next) {
-        // The tail read the wrong cursor: whatever was asked for after this page is not it.
-        abortPages();
-        page->nextRequested = false;
-    }
-    page->next = next;
-    page->nextKnown = true;
-    const QJsonArray items = object.value(QLatin1String("items")).toArray();
-    QList<QJsonObject> objects;
-    objects.reserve(items.size());
-    for (const QJsonValue &item : items) {
-        QJsonObject row = item.toObject();
-        const QJsonValue id = row.value(QLatin1String("id"));
-        if (!id.isDouble())
-            continue;
-        m_seen.insert(id.toInteger());
-        objects.append(std::move(row));
-    }
-    model->upsert(objects);
+    m_seen.insert(m_seen.end(), page.ids.cbegin(), page.ids.cend());
+    model->upsert(page.rows);
     if (m_cache) {
         if (m_firstPage)
-            m_cache->replaceKind(kind, objects);
+            m_cache->replaceKind(kind, page.rows);
         else
-            m_cache->store(kind, objects);
+            m_cache->store(kind, page.rows);
     }
     m_firstPage = false;
+    PageReader *reader = m_reader;
+    QMetaObject::invokeMethod(reader, [reader, generation] { reader->pageApplied(generation); }, Qt::QueuedConnection);
     emit listProgress(kind, int(m_seen.size()));
-    if (!next.isEmpty()) {
-        if (!page->nextRequested) {
-            page->nextRequested = true;
-            listPage(kind, next);
+    if (page.next.isEmpty() && generation == m_generation)
+        finishKind(kind);
+}
+
+void SyncEngine::onPageFailed(quint64 generation, const QString &kind, const ApiResult &result)
+{
+    if (generation != m_generation)
+        return;
+    // A kind this server or this role does not offer is simply not synced; the reader goes on.
+    if (result.status == 403 || result.status == 404 || result.status == 405) {
+        if (!m_listQueue.isEmpty() && m_listQueue.first() == kind) {
+            m_listQueue.removeFirst();
+            m_seen.clear();
+            m_firstPage = true;
         }
-        return true;
+        if (m_listQueue.isEmpty())
+            finishListing();
+        return;
     }
-    // Rows the server no longer lists are gone (deleted while we were away).
+    if (result.status == 401 && result.problem)
+        emit problem(*result.problem);
+    failed(result.problem ? result.problem->detail : tr("no answer"));
+}
+
+void SyncEngine::finishKind(const QString &kind)
+{
+    // Rows the server no longer lists are gone (deleted while we were away). Pages come in id
+    // order, so the ids are sorted already unless a server says otherwise.
+    ResourceModel *model = m_models.value(kind);
     model->flush();
+    if (!std::is_sorted(m_seen.cbegin(), m_seen.cend()))
+        std::sort(m_seen.begin(), m_seen.end());
+    m_seen.erase(std::unique(m_seen.begin(), m_seen.end()), m_seen.end());
     QList<qint64> vanished;
     for (qint64 id : model->ids()) {
-        if (!m_seen.contains(id))
+        if (!std::binary_search(m_seen.cbegin(), m_seen.cend(), id))
             vanished.append(id);
     }
     if (!vanished.isEmpty()) {
@@ -515,11 +411,22 @@ bool SyncEngine::onPage(const QString &kind, const std::shared_ptr<Page> &page)
         if (m_cache)
             m_cache->remove(kind, vanished);
     }
-    emit listed(kind, int(m_seen.size()));
+    const int rows = int(m_seen.size());
     m_seen.clear();
+    m_firstPage = true;
     m_listQueue.removeFirst();
-    listNextKind();
-    return false;
+    emit listed(kind, rows);
+    if (m_listQueue.isEmpty() && m_running)
+        finishListing();
+}
+
+void SyncEngine::finishListing()
+{
+    setCursor(m_listSeq);
+    if (m_cache)
+        m_cache->saveCursor(m_listSeq);
+    emit synced(m_listSeq);
+    watch();
 }
 
 void SyncEngine::watch()
@@ -724,7 +631,7 @@ void SyncEngine::failed(const QString &error)
     if (!m_running)
         return;
     ++m_generation;
-    abortPages();
+    cancelReading();
     ++m_failures;
     const qint64 exponential = qint64(m_backoffBaseMs) << std::min(m_failures - 1, 20);
     const qint64 capped = std::min<qint64>(exponential, m_backoffMaxMs);
@@ -749,12 +656,9 @@ void SyncEngine::scheduleTails()
 void SyncEngine::fetchTail(const QString &kind)
 {
     const QString cursor = m_tailCursor.value(kind);
-    QString path = QStringLiteral("/%1?limit=%2").arg(kind).arg(m_pageSize);
-    if (!cursor.isEmpty())
-        path += QStringLiteral("&cursor=") + QString::fromLatin1(QUrl::toPercentEncoding(cursor));
     RequestOptions options;
     options.maxRetries = 0;
-    m_tailRequest = m_client->get(path, options);
+    m_tailRequest = m_client->get(PageReader::listPath(kind, m_pageSize, cursor), options);
     connect(m_tailRequest, &ApiReply::finished, this, [this, kind, cursor](const ApiResult &result) {
         if (!m_running)
             return;

@@ -3,6 +3,7 @@
 
 #include "connectionstatus.h"
 #include "core/problem.h"
+#include "pagereader.h"
 #include "resourcemodel.h"
 
 #include <QHash>
@@ -10,11 +11,11 @@
 #include <QList>
 #include <QObject>
 #include <QPointer>
-#include <QSet>
 #include <QStringList>
+#include <QThread>
 #include <QTimer>
 
-#include <memory>
+#include <vector>
 
 class QWebSocket;
 
@@ -61,9 +62,6 @@ public:
     // Default "instances", the view the console opens on. Takes effect at the next start/relist.
     void setPriorityKind(const QString &kindName) { m_priorityKind = kindName; }
     QString priorityKind() const { return m_priorityKind; }
-    // Pages of one kind requested and not yet applied, at most (the next page is asked for as
-    // soon as a page's body arrives, while that one is being decoded).
-    static constexpr int kMaxPagesInFlight = 2;
 
     void start();
     void stop();
@@ -94,14 +92,12 @@ private:
     void feedCacheBacklog();
     QStringList kindsInOrder() const;
     void beginListing(const QString &reason);
-    void listNextKind();
-    void listPage(const QString &kind, const QString &cursor);
-    struct Page;
-    void onPageBody(const QString &kind, const std::shared_ptr<Page> &page, const QByteArray &body);
-    void fillPipeline(const QString &kind);
-    void applyPages(const QString &kind);
-    bool onPage(const QString &kind, const std::shared_ptr<Page> &page);
-    void abortPages();
+    void listKinds();
+    void onPageRead(quint64 generation, const OpsDeck::ListPage &page);
+    void onPageFailed(quint64 generation, const QString &kind, const OpsDeck::ApiResult &result);
+    void finishKind(const QString &kind);
+    void finishListing();
+    void cancelReading();
     void watch();
     void openWebSocket();
     void onWebSocketMessage(const QString &message);
@@ -146,10 +142,11 @@ private:
     // Listing state
     QStringList m_listQueue;
     qint64 m_listSeq = -1;
-    QSet<qint64> m_seen;            // ids of the kind being listed, to drop vanished rows afterwards
-    int m_listedRows = 0;
+    std::vector<qint64> m_seen;     // ids of the kind being listed, to drop vanished rows afterwards
     bool m_firstPage = true;
-    QList<std::shared_ptr<Page>> m_pages; // requested pages of the kind being listed, in order
+    // Reads the list pages on m_readerThread (the requests' chain never waits for this thread).
+    PageReader *m_reader;           // lives on m_readerThread; deleted there when it finishes
+    QThread m_readerThread;
 
     // Kinds without feed events (audit) are followed by re-reading from the cursor of their last
     // page whenever other events arrive: the server's list cursor is reused, never made up.
