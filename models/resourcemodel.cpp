@@ -160,6 +160,7 @@ void ResourceModel::replaceAll(const QList<QJsonObject> &objects)
     m_pendingOrder.clear();
     m_pendingRemovals.clear();
     m_rowOfId.clear();
+    m_decoded.clear();
     // A new store rather than a cleared one: a snapshot may still be reading the old rows.
     m_store = std::make_shared<RowStore>(m_kind);
     RowStore &store = *m_store;
@@ -332,7 +333,22 @@ RowStore &ResourceModel::writableStore()
 
 QVariant ResourceModel::cellRaw(int row, int field) const
 {
+    if (m_store->isInterned(field)) {
+        const int id = m_store->textId(row, field);
+        return id < 0 ? QVariant() : QVariant(decoded(quint32(id)));
+    }
     return m_store->raw(row, field);
+}
+
+QString ResourceModel::decoded(quint32 textId) const
+{
+    // States, applications, owners: a few texts read over and over (views, the dashboard's counts).
+    auto it = m_decoded.constFind(textId);
+    if (it != m_decoded.cend())
+        return *it;
+    if (m_decoded.size() >= kDecodedTexts)
+        m_decoded.clear();
+    return *m_decoded.insert(textId, m_store->texts().text(textId));
 }
 
 QString ResourceModel::displayText(int row, int field) const
@@ -398,7 +414,7 @@ QString ResourceModel::cellText(int row, int field) const
     case FieldSpec::Type::Text:
     case FieldSpec::Type::State:
     case FieldSpec::Type::Json:
-        return m_store->texts().text(quint32(cell));
+        return m_store->isInterned(field) ? decoded(quint32(cell)) : m_store->texts().text(quint32(cell));
     case FieldSpec::Type::Id:
     case FieldSpec::Type::Integer:
         return QString::number(qint64(cell));

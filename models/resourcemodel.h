@@ -100,6 +100,8 @@ private:
     RowStore &writableStore();
     void scheduleFlush();
     QVariant cellRaw(int row, int field) const;
+    // An interned text as a QString, decoded once.
+    QString decoded(quint32 textId) const;
     QString displayText(int row, int field) const;
     void rebuildIndex(int fromRow);
     void applyRemovals();
@@ -115,6 +117,8 @@ private:
 
     std::shared_ptr<RowStore> m_store;
     QHash<qint64, int> m_rowOfId;
+    static constexpr qsizetype kDecodedTexts = 4096;
+    mutable QHash<quint32, QString> m_decoded; // a cache: emptied when full and on a reset
 
     QHash<qint64, QJsonObject> m_pendingUpserts;
     QList<qint64> m_pendingOrder;     // arrival order of m_pendingUpserts' keys
