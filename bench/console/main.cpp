@@ -37,6 +37,7 @@
 #include <QUrlQuery>
 
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -111,6 +112,13 @@ public:
         QMetaObject::invokeMethod(m_anchor, std::move(work), Qt::QueuedConnection);
     }
     ControlPlane *plane() const { return m_plane; } // only to be used on the server thread
+    // CPU time the server thread has used so far.
+    double cpuSeconds()
+    {
+        timespec ts{};
+        onServer([&ts] { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); });
+        return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+    }
     QUrl baseUrl() const { return m_base; }
     QString token() const { return m_token; }
 
@@ -198,6 +206,50 @@ double curlSeconds(const QStringList &urls, const QString &token, const QString 
     if (!curl.waitForFinished(300000) || curl.exitCode() != 0)
         qFatal("curl failed: %s", curl.readAllStandardError().constData());
     return clock.nsecsElapsed() / 1e9;
+}
+
+double cpuSeconds(clockid_t clock)
+{
+    timespec ts{};
+    clock_gettime(clock, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+struct SyncRun
+{
+    double seconds = 0;
+    double consoleCpu = 0; // every thread of this process but the server's
+    double serverCpu = 0;  // the server thread
+};
+
+// One initial sync (list every page of kinds, then watch) from start() to synced() with every
+// row applied to the models.
+SyncRun syncRun(ServerThread &server, ApiClient &client, const QStringList &kinds, Cache *cache, int instances,
+                int deliveries)
+{
+    SyncEngine engine(&client, cache);
+    engine.setKinds(kinds);
+    engine.setPageSize(1000);
+    bool synced = false;
+    QObject::connect(&engine, &SyncEngine::synced, &engine, [&] { synced = true; });
+    const double serverBefore = server.cpuSeconds();
+    const double processBefore = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+    QElapsedTimer clock;
+    clock.start();
+    engine.start();
+    waitUntil([&] { return synced; }, 600000, "the initial sync");
+    for (ResourceModel *model : engine.models())
+        model->flush();
+    SyncRun run;
+    run.seconds = clock.nsecsElapsed() / 1e9;
+    const double process = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - processBefore;
+    run.serverCpu = server.cpuSeconds() - serverBefore;
+    run.consoleCpu = process - run.serverCpu;
+    if (engine.model(QStringLiteral("instances"))->rowCount() != instances
+        || engine.model(QStringLiteral("deliveries"))->rowCount() != deliveries)
+        qFatal("the sync did not load every row");
+    engine.stop();
+    return run;
 }
 
 double percentile(std::vector<double> values, double p)
@@ -373,11 +425,14 @@ int main(int argc, char **argv)
         {QStringLiteral("deliveries"), QStringLiteral("Seeded deliveries, the second kind (default 50000)."), QStringLiteral("N"), QStringLiteral("50000")},
         {QStringLiteral("events"), QStringLiteral("Change events in the burst (default 10000)."), QStringLiteral("N"), QStringLiteral("10000")},
         {QStringLiteral("database"), QStringLiteral("Database URL (default: a SQLite file in a temporary directory)."), QStringLiteral("URL")},
+        {QStringLiteral("sync-runs"), QStringLiteral("Runs of (a), each SyncEngine then curl (default 3)."), QStringLiteral("N"), QStringLiteral("3")},
+        {QStringLiteral("sync-only"), QStringLiteral("Measure (a) only.")},
     });
     parser.process(app);
     const int instances = parser.value(QStringLiteral("instances")).toInt();
     const int deliveries = std::min(instances, parser.value(QStringLiteral("deliveries")).toInt());
     const int events = std::min(instances, parser.value(QStringLiteral("events")).toInt());
+    const int syncRuns = std::max(1, parser.value(QStringLiteral("sync-runs")).toInt());
 
     QTemporaryDir dir;
     const QString url = parser.isSet(QStringLiteral("database"))
@@ -392,35 +447,58 @@ int main(int argc, char **argv)
 
     ServerThread server(url);
 
-    // (a) Initial sync: SyncEngine listing every page into the models, next to curl reading them.
-    const QStringList kinds{QStringLiteral("instances"), QStringLiteral("deliveries")};
-    ApiClient client;
-    client.setBaseUrl(server.baseUrl());
-    client.setToken(server.token());
-    const QStringList urls = pageUrls(client, kinds, 1000);
-    curlSeconds(urls, server.token(), dir.path()); // warms the server's page cache for both
-    double syncSeconds = 0;
+    // (a) Initial sync: SyncEngine listing every page into the models, next to curl reading them,
+    // alternately, so both see the same machine; the ratio is the median of the runs' ratios.
     {
-        SyncEngine engine(&client, nullptr);
-        engine.setKinds(kinds);
-        engine.setPageSize(1000);
-        bool synced = false;
-        QObject::connect(&engine, &SyncEngine::synced, &engine, [&] { synced = true; });
-        clock.restart();
-        engine.start();
-        waitUntil([&] { return synced; }, 600000, "the initial sync");
-        for (ResourceModel *model : engine.models())
-            model->flush();
-        syncSeconds = clock.nsecsElapsed() / 1e9;
-        if (engine.model(QStringLiteral("instances"))->rowCount() != instances
-            || engine.model(QStringLiteral("deliveries"))->rowCount() != deliveries)
-            qFatal("the sync did not load every row");
-        engine.stop();
+        const QStringList kinds{QStringLiteral("instances"), QStringLiteral("deliveries")};
+        ApiClient client;
+        client.setBaseUrl(server.baseUrl());
+        client.setToken(server.token());
+        const QStringList urls = pageUrls(client, kinds, 1000);
+        curlSeconds(urls, server.token(), dir.path()); // warms the server's page cache for both
+        std::vector<double> engineRuns;
+        std::vector<double> curlRuns;
+        std::vector<double> ratios;
+        std::vector<double> consoleCpu;
+        std::vector<double> serverCpu;
+        for (int run = 0; run < syncRuns; ++run) {
+            const SyncRun sync = syncRun(server, client, kinds, nullptr, instances, deliveries);
+            engineRuns.push_back(sync.seconds);
+            consoleCpu.push_back(sync.consoleCpu);
+            serverCpu.push_back(sync.serverCpu);
+            curlRuns.push_back(curlSeconds(urls, server.token(), dir.path()));
+            ratios.push_back(engineRuns.back() / curlRuns.back());
+            std::printf("    run %d: SyncEngine %.2f s (CPU: console %.2f s, server thread %.2f s), curl %.2f s -> %.2fx\n",
+                        run + 1, sync.seconds, sync.consoleCpu, sync.serverCpu, curlRuns.back(), ratios.back());
+            std::fflush(stdout);
+        }
+        std::printf("(a) initial sync of %d pages (%d rows), median of %d runs: SyncEngine %.2f s, curl %.2f s -> %.2fx"
+                    " (goal <= 1.5)\n",
+                    int(urls.size()), instances + deliveries, syncRuns, percentile(engineRuns, 0.5),
+                    percentile(curlRuns, 0.5), percentile(ratios, 0.5));
+        std::printf("    CPU per page: console %.2f ms, server thread %.2f ms\n",
+                    percentile(consoleCpu, 0.5) * 1000 / double(urls.size()),
+                    percentile(serverCpu, 0.5) * 1000 / double(urls.size()));
+        // What the console itself does: the same sync writing every row to a fresh cache file as
+        // well (the cache's worker shares the machine's cores with the decode and the server).
+        {
+            QElapsedTimer written;
+            written.start();
+            SyncRun withCache;
+            {
+                Cache cache(dir.filePath(QStringLiteral("sync-cache.sqlite")));
+                withCache = syncRun(server, client, kinds, &cache, instances, deliveries);
+            } // ~Cache() returns once every queued write is in the file
+            const double writtenSeconds = written.nsecsElapsed() / 1e9;
+            std::printf("    with a cache file: SyncEngine %.2f s (console CPU %.2f s) -> %.2fx the median curl;"
+                        " every row in the file after %.2f s\n",
+                        withCache.seconds, withCache.consoleCpu, withCache.seconds / percentile(curlRuns, 0.5),
+                        writtenSeconds);
+        }
+        std::fflush(stdout);
     }
-    const double curl = curlSeconds(urls, server.token(), dir.path());
-    std::printf("(a) initial sync of %d pages (%d rows): SyncEngine %.2f s, curl %.2f s -> %.2fx (goal <= 1.5)\n",
-                int(urls.size()), instances + deliveries, syncSeconds, curl, syncSeconds / curl);
-    std::fflush(stdout);
+    if (parser.isSet(QStringLiteral("sync-only")))
+        return 0;
 
     // (b) First painted rows with an empty cache, then again with the cache that run filled.
     ConsoleConnection connection;
