@@ -134,6 +134,15 @@ void DeliveryWorker::poll()
     if (superseded > 0 || swept > 0)
         Q_EMIT committed();
     pump();
+    // The cycle ends with its claim's answer when one is on its way.
+    if (m_claimPending)
+        m_cycleClaim = true;
+    else
+        endCycle();
+}
+
+void DeliveryWorker::endCycle()
+{
     if (m_failing && !m_cycleFailed) {
         m_failing = false;
         Q_EMIT recovered();
@@ -248,6 +257,8 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
         return; // their leases expire
     if (!problem.isNull())
         reportFailure(problem.detail);
+    if (std::exchange(m_cycleClaim, false))
+        endCycle();
     int waiting = 0;
     QList<qint64> held;
     for (const DeliveryTarget &t : targets) {

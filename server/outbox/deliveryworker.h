@@ -83,6 +83,8 @@ private:
     };
     Budget budget() const;
     void reportFailure(const QString &detail);
+    // After a poll and its claim: recovered() if nothing failed since the poll began.
+    void endCycle();
 
     struct Claimed
     {
@@ -111,6 +113,7 @@ private:
     bool m_woken = false;                   // a wake came: new deliveries may have been inserted
     bool m_flushQueued = false;
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
+    bool m_cycleClaim = false;              // that claim's answer ends the current poll cycle
     bool m_running = false;
     bool m_failing = false;                 // failed() was the last report
     bool m_cycleFailed = false;             // something failed since the current poll began
