@@ -7,6 +7,7 @@
 #include <QMetaObject>
 
 #include <algorithm>
+#include <atomic>
 
 namespace OpsDeck {
 
@@ -328,6 +329,8 @@ RowStore &ResourceModel::writableStore()
     // snapshot released meanwhile at worst costs one needless copy.
     if (m_store.use_count() > 1)
         m_store = std::make_shared<RowStore>(*m_store);
+    else
+        std::atomic_thread_fence(std::memory_order_acquire); // a worker's last reads come before our writes
     return *m_store;
 }
 
