@@ -3,6 +3,7 @@
 #include "filterproxymodel.h"
 
 #include <QDateTime>
+#include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -38,9 +39,13 @@ bool sameQuery(const Query &a, const Query &b)
 FilterProxyModel::FilterProxyModel(QObject *parent)
     : QAbstractProxyModel(parent)
     , m_clock([] { return QDateTime::currentMSecsSinceEpoch(); })
+    , m_pool(new QThreadPool(this))
     , m_watcher(new QFutureWatcher<FilterResult>(this))
     , m_latest(std::make_shared<std::atomic<quint64>>(0))
 {
+    // One worker: a job overtaken by a newer keystroke stops at its next check and the newer one
+    // starts then, so filtering never takes both cores from the GUI thread.
+    m_pool->setMaxThreadCount(1);
     m_ageTimer.setInterval(kAgeRefreshMs);
     connect(&m_ageTimer, &QTimer::timeout, this, &FilterProxyModel::refreshTimeFilter);
     connect(m_watcher, &QFutureWatcherBase::finished, this, &FilterProxyModel::onJobFinished);
@@ -48,7 +53,8 @@ FilterProxyModel::FilterProxyModel(QObject *parent)
 
 FilterProxyModel::~FilterProxyModel()
 {
-    // A running worker holds only its own copies; it stops at its next check and nobody waits.
+    // A running worker holds only its own copies; it stops at its next check, and the pool (a child)
+    // waits for that.
     cancelPending();
 }
 
@@ -211,9 +217,10 @@ void FilterProxyModel::refresh(bool forceFilter)
     m_pendingStale = false;
     m_pendingDirty.clear();
     m_pendingFilter = job.filter;
+    m_pendingForced = forceFilter;
     m_pendingText = m_text;
     m_pendingQuery = m_query;
-    m_watcher->setFuture(QtConcurrent::run(&FilterJob::run, std::move(job)));
+    m_watcher->setFuture(QtConcurrent::run(m_pool, &FilterJob::run, std::move(job)));
 }
 
 void FilterProxyModel::onJobFinished()
@@ -229,7 +236,7 @@ void FilterProxyModel::onJobFinished()
         // Rows were removed or replaced under the snapshot: its row numbers mean nothing now.
         m_pendingStale = false;
         m_pendingDirty.clear();
-        refresh(false);
+        refresh(m_pendingForced);
         return;
     }
     std::vector<int> dirty;

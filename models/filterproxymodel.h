@@ -10,6 +10,7 @@
 #include <QPersistentModelIndex>
 #include <QPointer>
 #include <QSet>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <atomic>
@@ -151,6 +152,7 @@ private:
     qsizetype m_asyncThreshold = kAsyncThreshold;
 
     // The worker: one job at a time is awaited; older ones stop early and their results are dropped.
+    QThreadPool *m_pool; // a child, one thread
     QFutureWatcher<FilterResult> *m_watcher;
     std::shared_ptr<std::atomic<quint64>> m_latest;
     quint64 m_generation = 0;
@@ -159,6 +161,7 @@ private:
     QString m_pendingText;
     Query m_pendingQuery;
     bool m_pendingFilter = false;
+    bool m_pendingForced = false;  // asked to test every row again (the clock or the lookup changed)
     std::vector<int> m_pendingDirty; // rows changed since the job's snapshot
     QTimer m_ageTimer; // age>1h drifts with time: refilter now and then while such a term is active
 };
