@@ -23,7 +23,7 @@ struct ServerOptions
     bool deliveryWorker = true;        // false: deliveries are queued but never sent
     QString retrySchedule;             // "5s,5m,30m" (RetrySchedule::parseDelays); empty = the default
     std::chrono::milliseconds deliveryTimeout{15000};
-    int deliveryConcurrency = 256;     // attempts in flight per process to endpoints that answer well; as many again probe the others
+    int deliveryConcurrency = 256;     // attempts in flight per process to endpoints that answer well; twice as many may probe the others
     int endpointConcurrency = 16;      // attempts (and connections) in flight per endpoint once it answers well; 1 while it is not
     std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
     std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs

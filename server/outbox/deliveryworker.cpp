@@ -218,10 +218,10 @@ void DeliveryWorker::pump()
 
     // Endpoints that have not answered well (new, failing, hanging) get one attempt each, outside
     // the budget the answering ones share, so hanging endpoints never take their slots; they have
-    // a budget of the same size of their own.
+    // a budget of their own, twice as large (every new endpoint's first attempt comes from it too).
     const Budget b = budget();
     const int limit = std::max(1, m_options.deliveryConcurrency);
-    const int free = std::min(limit - b.used, limit - b.probing);
+    const int free = std::min(limit - b.used, 2 * limit - b.probing);
     // A claim that finds nothing scans every due row of the busy endpoints; after an empty one,
     // claim again only when something changed (a wake, the poll, an endpoint wanting more, a
     // recorded batch). One claim at a time: its answer says how many slots it filled.

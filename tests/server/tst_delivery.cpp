@@ -60,6 +60,7 @@ private slots:
     void goneDisablesEndpoint();
     void retryAfterHonoured();
     void hangingEndpointDoesNotSlowHealthyOne();
+    void hangingEndpointsTakeNoHealthySlots();
     void redirectIsFailure();
     void supersededWhilePaused();
     void supersedeKeepsInFlightLease();
@@ -335,6 +336,59 @@ void tst_Delivery::hangingEndpointDoesNotSlowHealthyOne()
                                  return false;
                              }()),
                              Patience);
+}
+
+void tst_Delivery::hangingEndpointsTakeNoHealthySlots()
+{
+    // Two attempts in flight per process, both taken by endpoints that hang: a new endpoint's
+    // attempt still goes out at once (probing endpoints have a budget of their own), not after
+    // their timeout.
+    ServerOptions options;
+    options.deliveryConcurrency = 2;
+    options.deliveryTimeout = std::chrono::seconds(60);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("budget"));
+    const qint64 provider = server.createProvider(QStringLiteral("budget"), org, {QStringLiteral("crm")});
+    QVERIFY(org > 0 && provider > 0);
+    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
+    DemoProvider hanging;
+    DemoProvider healthy;
+    hanging.port = freePort();
+    healthy.port = freePort();
+    const auto registerAt = [&](const QString &name, const QString &url) {
+        const qint64 instance = server.createInstance(name, org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                    {{QStringLiteral("callback_url"), url}}, token);
+        return std::pair(instance, r.json().value(QStringLiteral("secret")).toString());
+    };
+    const auto hang1 = registerAt(QStringLiteral("hang-a"), hanging.url(QStringLiteral("/hang/a")));
+    const auto hang2 = registerAt(QStringLiteral("hang-b"), hanging.url(QStringLiteral("/hang/b")));
+    QVERIFY(hang1.first > 0 && hang2.first > 0);
+    startProvider(&hanging, {hang1.second, hang2.second});
+
+    Database peek(server.databaseUrl());
+    QVERIFY(peek.open());
+    const auto leased = [&peek] {
+        QSqlQuery q(peek.connection());
+        return q.exec(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NOT NULL")) && q.next()
+                   ? q.value(0).toInt()
+                   : -1;
+    };
+    // Both hanging attempts are out (poll-driven claims pick them up once the provider listens).
+    QTRY_COMPARE_WITH_TIMEOUT(leased(), 2, Patience);
+
+    const auto fine = registerAt(QStringLiteral("fine"), healthy.url(QStringLiteral("/ok/fine")));
+    QVERIFY(fine.first > 0);
+    startProvider(&healthy, {fine.second});
+    const auto state = [&] {
+        const QJsonArray list = server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(fine.first),
+                                           server.operatorToken()).items();
+        return list.isEmpty() ? QString() : stateOf(list, 0);
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("DELIVERED"), 10000);
+    QCOMPARE(leased(), 2); // the hanging ones are still out
 }
 
 void tst_Delivery::redirectIsFailure()
