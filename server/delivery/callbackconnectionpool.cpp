@@ -1,6 +1,8 @@
 // Keep-alive connections to one callback target, with a cap and a queue of waiting requests.
 #include "callbackconnectionpool.h"
 
+#include <QPointer>
+
 #include <algorithm>
 
 namespace OpsDeck {
@@ -52,6 +54,13 @@ void CallbackConnectionPool::closeIdle(qint64 idleMs)
         else
             ++it;
     }
+}
+
+void CallbackConnectionPool::closeAll()
+{
+    m_queue.clear();
+    while (!m_slots.empty())
+        remove(std::prev(m_slots.end()));
 }
 
 void CallbackConnectionPool::pump()
@@ -123,8 +132,11 @@ void CallbackConnectionPool::onResponded(CallbackConnection *connection, const H
         slot->request = {};
     else
         remove(slot);
+    // The receiver may delete us; only then is `self` null.
+    const QPointer<CallbackConnectionPool> self(this);
     emit responded(ticket, response);
-    pump();
+    if (self)
+        pump();
 }
 
 void CallbackConnectionPool::onFailed(CallbackConnection *connection, const QString &errorClass, const QString &message,
@@ -141,8 +153,10 @@ void CallbackConnectionPool::onFailed(CallbackConnection *connection, const QStr
         pump();
         return;
     }
+    const QPointer<CallbackConnectionPool> self(this);
     emit failed(request.ticket, errorClass, message);
-    pump();
+    if (self)
+        pump();
 }
 
 void CallbackConnectionPool::onClosedWhileIdle(CallbackConnection *connection)

@@ -36,6 +36,8 @@ public:
     void setMaxConnections(int maxConnections);
     // Closes connections idle for at least `idleMs`.
     void closeIdle(qint64 idleMs);
+    // Hangs up every connection and forgets every waiting request; no signal follows.
+    void closeAll();
 
     int connections() const { return int(m_slots.size()); }
     int waiting() const { return int(m_queue.size()); }

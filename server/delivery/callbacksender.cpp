@@ -54,10 +54,19 @@ CallbackSender::CallbackSender(const CallbackUrlGuard &guard, std::nullptr_t, QO
 
 CallbackSender::~CallbackSender()
 {
-    // The pools (children) go with us and report nothing more; only lookups need stopping.
     for (auto &[id, job] : m_jobs) {
         if (job->lookupId >= 0)
             QHostInfo::abortHostLookup(job->lookupId);
+    }
+    // The pools (children) go with us and report nothing more. Deleted from inside one of their
+    // signals, they hang up now and are deleted once the emitting socket is done.
+    for (const PoolEntry &entry : std::as_const(m_pools)) {
+        entry.pool->disconnect(this);
+        if (m_inPoolSignal > 0) {
+            entry.pool->setParent(nullptr);
+            entry.pool->closeAll();
+            entry.pool->deleteLater();
+        }
     }
 }
 
@@ -266,15 +275,23 @@ CallbackConnectionPool *CallbackSender::pool(const CallbackConnection::Target &t
     entry.pool = new CallbackConnectionPool(target, m_maxConnectionsPerPool, AttemptResult::MaxResponseBodyBytes, this);
     entry.isolated = !isolationKey.isEmpty();
     connect(entry.pool, &CallbackConnectionPool::responded, this, &CallbackSender::onResponse);
-    connect(entry.pool, &CallbackConnectionPool::failed, this,
-            [this](quint64 id, const QString &errorClass, const QString &message) {
-                if (Job *j = findJob(id))
-                    j->pool = nullptr;
-                fail(id, errorClass, message);
-            });
+    connect(entry.pool, &CallbackConnectionPool::failed, this, &CallbackSender::onPoolFailed);
     if (!m_idleSweep->isActive())
         m_idleSweep->start();
     return entry.pool;
+}
+
+void CallbackSender::onPoolFailed(quint64 id, const QString &errorClass, const QString &message)
+{
+    Job *j = findJob(id);
+    if (!j)
+        return;
+    j->pool = nullptr;
+    const QPointer<CallbackSender> self(this);
+    ++m_inPoolSignal;
+    fail(id, errorClass, message);
+    if (self)
+        --m_inPoolSignal;
 }
 
 void CallbackSender::onResponse(quint64 id, const HttpResponse &response)
@@ -283,7 +300,17 @@ void CallbackSender::onResponse(quint64 id, const HttpResponse &response)
     if (!j)
         return;
     j->pool = nullptr;
-    AttemptResult &result = j->result;
+    const QPointer<CallbackSender> self(this);
+    ++m_inPoolSignal;
+    record(*j, response);
+    if (self)
+        --m_inPoolSignal;
+}
+
+void CallbackSender::record(Job &job, const HttpResponse &response)
+{
+    const quint64 id = job.id;
+    AttemptResult &result = job.result;
     result.httpStatus = response.status;
     result.responseHeaders = response.headers;
     result.responseBody = response.body;

@@ -92,6 +92,9 @@ private:
     void onResolved(quint64 id, const QHostInfo &info);
     void post(Job &job, const QHostAddress &address);
     void onResponse(quint64 id, const HttpResponse &response);
+    void onPoolFailed(quint64 id, const QString &errorClass, const QString &message);
+    // Classifies a response and completes the attempt.
+    void record(Job &job, const HttpResponse &response);
     void onTimeout(quint64 id);
     void fail(quint64 id, const QString &errorClass, const QString &message);
     void complete(quint64 id);
@@ -114,6 +117,9 @@ private:
     quint64 m_nextId = 1;
     std::unordered_map<quint64, std::unique_ptr<Job>> m_jobs;
     QHash<int, quint64> m_deadlines; // timer id -> attempt id
+    // Pool signals being handled: a receiver of finished() may delete the sender from inside
+    // one, and the socket that emitted it must outlive that.
+    int m_inPoolSignal = 0;
 };
 
 } // namespace OpsDeck

@@ -87,6 +87,8 @@ private slots:
     void tlsPeerName_data();
     void tlsPeerName();
     void tlsToAPlainServer();
+    void deletedFromItsOwnCallback_data();
+    void deletedFromItsOwnCallback();
 
 private:
     struct Provider
@@ -860,6 +862,42 @@ void tst_CallbackSender::tlsToAPlainServer()
     QCOMPARE(result.errorClass, QStringLiteral("tls"));
     QCOMPARE(result.httpStatus, 0);
     QVERIFY(!result.delivered);
+}
+
+void tst_CallbackSender::deletedFromItsOwnCallback_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("delivered");
+    QTest::newRow("on a response") << "/ok/delete" << true;
+    QTest::newRow("on a failure") << "/fail/delete" << false;
+}
+
+void tst_CallbackSender::deletedFromItsOwnCallback()
+{
+    // A worker shutting down may drop its sender from inside finished(); the sockets whose
+    // signal brought it there must survive that.
+    QFETCH(QString, path);
+    QFETCH(bool, delivered);
+    auto *sender = new CallbackSender(CallbackUrlGuard(true));
+    QPointer<CallbackSender> watch(sender);
+    bool reported = false;
+    bool deliveredSeen = false;
+    QObject context;
+    // A second attempt in flight on another connection of the same pool goes down with it.
+    sender->send(request(m_providerA.baseUrl + QStringLiteral("/hang/delete"), "msg_delete_hang"));
+    sender->send(request(m_providerA.baseUrl + path, "msg_delete_" + QByteArray::number(m_nextId++)), &context,
+                 [&reported, &deliveredSeen, sender](const AttemptResult &result) {
+                     reported = true;
+                     deliveredSeen = result.delivered;
+                     delete sender;
+                 });
+    QTRY_VERIFY_WITH_TIMEOUT(reported, 20000);
+    QVERIFY(watch.isNull());
+    QCOMPARE(deliveredSeen, delivered);
+    // Let what the sender left to the event loop run; none of it may touch the sender.
+    QPointer<QObject> marker(new QObject);
+    marker->deleteLater();
+    QTRY_VERIFY(marker.isNull());
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSender)
