@@ -81,6 +81,7 @@ private slots:
     void providerStatsMatchItsLog();
     void providerServesSeveralPorts();
     void sequentialSendsShareOneConnection();
+    void idleConnectionsAreClosed();
     void connectionCapIsConfigurable();
     void stalledBodyTimesOut();
     void endlessBodyIsCutShort();
@@ -663,6 +664,23 @@ void tst_CallbackSender::sequentialSendsShareOneConnection()
     }
     QCOMPARE(sender.pools(), 1);
     QCOMPARE(sender.isolatedPools(), 0);
+}
+
+void tst_CallbackSender::idleConnectionsAreClosed()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/ok/idle"), "msg_idle");
+    req.isolationKey = QStringLiteral("endpoint-idle");
+    send(sender, req, &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(result.delivered);
+    QCOMPARE(sender.openConnections(), 1);
+    QCOMPARE(sender.isolatedPools(), 1);
+    // After IdleConnectionMs without traffic the connection is closed and its pool dropped.
+    QTRY_COMPARE_WITH_TIMEOUT(sender.pools(), 0, 4 * CallbackSender::IdleConnectionMs);
+    QCOMPARE(sender.openConnections(), 0);
 }
 
 void tst_CallbackSender::connectionCapIsConfigurable()
