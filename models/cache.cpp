@@ -60,10 +60,11 @@ void Cache::load(const QString &kind)
     QMetaObject::invokeMethod(worker, [worker, kind] { worker->load(kind); }, Qt::QueuedConnection);
 }
 
-void Cache::store(const QString &kind, const QList<QJsonObject> &rows)
+void Cache::store(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts)
 {
     CacheWorker *worker = m_worker;
-    QMetaObject::invokeMethod(worker, [worker, kind, rows] { worker->store(kind, rows); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker, [worker, kind, rows, texts] { worker->store(kind, rows, texts); }, Qt::QueuedConnection);
 }
 
 void Cache::remove(const QString &kind, const QList<qint64> &ids)
@@ -72,10 +73,11 @@ void Cache::remove(const QString &kind, const QList<qint64> &ids)
     QMetaObject::invokeMethod(worker, [worker, kind, ids] { worker->remove(kind, ids); }, Qt::QueuedConnection);
 }
 
-void Cache::replaceKind(const QString &kind, const QList<QJsonObject> &rows)
+void Cache::replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts)
 {
     CacheWorker *worker = m_worker;
-    QMetaObject::invokeMethod(worker, [worker, kind, rows] { worker->replaceKind(kind, rows); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker, [worker, kind, rows, texts] { worker->replaceKind(kind, rows, texts); }, Qt::QueuedConnection);
 }
 
 void Cache::clearAll()

@@ -32,9 +32,12 @@ public:
 
     void open();
     void load(const QString &kind);            // -> rowsLoaded(kind, chunk, last), in chunks
-    void store(const QString &kind, const QList<QJsonObject> &rows);
+    // texts, when given, are the rows' JSON as the server wrote it (one per row, same order): it
+    // is stored as it is instead of being written again from the objects.
+    void store(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts = {});
     void remove(const QString &kind, const QList<qint64> &ids);
-    void replaceKind(const QString &kind, const QList<QJsonObject> &rows); // after a relist
+    // After a relist; texts as for store().
+    void replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts = {});
     void clearAll();
     void saveCursor(qint64 seq);
     void loadCursor();                         // -> cursorLoaded(seq), -1 when none; then verify()

@@ -209,21 +209,24 @@ void CacheWorker::load(const QString &kind)
     emit rowsLoaded(kind, chunk, true);
 }
 
-bool CacheWorker::writeRows(const QString &kind, const QList<QJsonObject> &rows)
+bool CacheWorker::writeRows(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts)
 {
     QSqlQuery query(QSqlDatabase::database(m_connection, false));
     // Newer version wins: a late, older event never overwrites what a newer one wrote.
     query.prepare(QStringLiteral("INSERT INTO rows (kind, id, version, body) VALUES (?, ?, ?, ?) "
                                  "ON CONFLICT (kind, id) DO UPDATE SET version = excluded.version, body = excluded.body "
                                  "WHERE excluded.version >= rows.version"));
-    for (const QJsonObject &row : rows) {
+    // The server's own text of a row is as good as ours and saves writing it again.
+    const bool useTexts = texts.size() == rows.size();
+    for (qsizetype i = 0; i < rows.size(); ++i) {
+        const QJsonObject &row = rows.at(i);
         const QJsonValue id = row.value(QLatin1String("id"));
         if (!id.isDouble())
             continue;
         query.addBindValue(kind);
         query.addBindValue(id.toInteger());
         query.addBindValue(row.value(QLatin1String("version")).toInteger(0));
-        query.addBindValue(QJsonDocument(row).toJson(QJsonDocument::Compact));
+        query.addBindValue(useTexts ? texts.at(i) : QJsonDocument(row).toJson(QJsonDocument::Compact));
         if (!query.exec()) {
             emit failed(query.lastError().text());
             return false;
@@ -232,19 +235,19 @@ bool CacheWorker::writeRows(const QString &kind, const QList<QJsonObject> &rows)
     return true;
 }
 
-void CacheWorker::store(const QString &kind, const QList<QJsonObject> &rows)
+void CacheWorker::store(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts)
 {
     if (!m_open || rows.isEmpty())
         return;
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     db.transaction();
-    if (writeRows(kind, rows))
+    if (writeRows(kind, rows, texts))
         db.commit();
     else
         db.rollback();
 }
 
-void CacheWorker::replaceKind(const QString &kind, const QList<QJsonObject> &rows)
+void CacheWorker::replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts)
 {
     if (!m_open)
         return;
@@ -253,7 +256,7 @@ void CacheWorker::replaceKind(const QString &kind, const QList<QJsonObject> &row
     QSqlQuery clear(db);
     clear.prepare(QStringLiteral("DELETE FROM rows WHERE kind = ?"));
     clear.addBindValue(kind);
-    if (clear.exec() && writeRows(kind, rows)) {
+    if (clear.exec() && writeRows(kind, rows, texts)) {
         db.commit();
         return;
     }

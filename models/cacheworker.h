@@ -27,9 +27,9 @@ public:
     void open(const QString &filePath);
     void close();
     void load(const QString &kind);
-    void store(const QString &kind, const QList<QJsonObject> &rows);
+    void store(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts);
     void remove(const QString &kind, const QList<qint64> &ids);
-    void replaceKind(const QString &kind, const QList<QJsonObject> &rows);
+    void replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts);
     void clearAll();
     void saveCursor(qint64 seq);
     void loadCursor();
@@ -48,7 +48,7 @@ private:
     QString checkFile();
     bool createSchema(QString *error);
     void moveAside(const QString &reason);
-    bool writeRows(const QString &kind, const QList<QJsonObject> &rows);
+    bool writeRows(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts);
     bool exec(const QString &sql, QString *error = nullptr);
 
     QString m_path;

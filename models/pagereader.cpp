@@ -57,6 +57,50 @@ QString nextCursorInTail(const QByteArray &body, bool *known)
     return cursor;
 }
 
+// The text of each element of the body's "items" array, when the body starts the way the server
+// writes it ({"items":[...); empty when it does not.
+QList<QByteArray> itemTexts(const QByteArray &body)
+{
+    static constexpr QByteArrayView kStart("{\"items\":[");
+    if (!body.startsWith(kStart))
+        return {};
+    QList<QByteArray> texts;
+    const char *p = body.constData();
+    int depth = 0;
+    bool inString = false;
+    qsizetype start = 0;
+    for (qsizetype i = kStart.size(); i < body.size(); ++i) {
+        const char c = p[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            inString = true;
+            break;
+        case '{':
+        case '[':
+            if (depth++ == 0)
+                start = i;
+            break;
+        case '}':
+        case ']':
+            if (depth == 0)
+                return texts; // the end of the items array
+            if (--depth == 0)
+                texts.append(body.sliced(start, i + 1 - start));
+            break;
+        default:
+            break;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 PageReader::PageReader(QObject *parent)
@@ -81,13 +125,15 @@ QString PageReader::listPath(const QString &kind, int pageSize, const QString &c
     return path;
 }
 
-void PageReader::read(quint64 generation, const ApiClient::Settings &settings, const QStringList &kinds, int pageSize)
+void PageReader::read(quint64 generation, const ApiClient::Settings &settings, const QStringList &kinds, int pageSize,
+                      bool keepTexts)
 {
     cancel();
     m_client->setSettings(settings);
     m_generation = generation;
     m_kinds = kinds;
     m_pageSize = pageSize;
+    m_keepTexts = keepTexts;
     if (!m_kinds.isEmpty())
         m_current = send(m_kinds.first(), {});
 }
@@ -178,15 +224,21 @@ void PageReader::onFinished(ApiReply *reply, const ApiResult &result)
     const QJsonObject object = result.object();
     page.next = object.value(QLatin1String("next")).toString();
     const QJsonArray items = object.value(QLatin1String("items")).toArray();
+    QList<QByteArray> texts = m_keepTexts ? itemTexts(result.body) : QList<QByteArray>();
+    const bool withTexts = texts.size() == items.size() && !texts.isEmpty();
     page.rows.reserve(items.size());
     page.ids.reserve(items.size());
-    for (const QJsonValue &item : items) {
-        QJsonObject row = item.toObject();
+    if (withTexts)
+        page.texts.reserve(items.size());
+    for (qsizetype i = 0; i < items.size(); ++i) {
+        QJsonObject row = items.at(i).toObject();
         const QJsonValue id = row.value(QLatin1String("id"));
         if (!id.isDouble())
             continue;
         page.ids.append(id.toInteger());
         page.rows.append(std::move(row));
+        if (withTexts)
+            page.texts.append(std::move(texts[i]));
     }
 
     // Who comes next: what the tail promised if that is right, else ask now or when there is room.

@@ -22,6 +22,9 @@ struct ListPage
     QList<QJsonObject> rows; // the items that carry a numeric id
     QList<qint64> ids;       // their ids, in the same order
     QString next;            // empty on a kind's last page
+    // The rows' JSON as the server wrote it, one per row, when the read was asked to keep it
+    // (for the cache) and the body had the expected shape; else empty.
+    QList<QByteArray> texts;
 };
 
 // Each page's URL needs the cursor at the end of the page before it, so the requests form one
@@ -53,7 +56,9 @@ public:
     static QString listPath(const QString &kind, int pageSize, const QString &cursor);
 
     // Reads every page of kinds in order, tagged with generation; cancels a read in progress.
-    void read(quint64 generation, const ApiClient::Settings &settings, const QStringList &kinds, int pageSize);
+    // keepTexts: fill ListPage::texts.
+    void read(quint64 generation, const ApiClient::Settings &settings, const QStringList &kinds, int pageSize,
+              bool keepTexts = false);
     // The owner applied one page of this generation: one more may be read ahead.
     void pageApplied(quint64 generation);
     void cancel();
@@ -81,6 +86,7 @@ private:
     quint64 m_generation = 0;
     QStringList m_kinds;  // the kind being read first, then the ones after it
     int m_pageSize = 1000;
+    bool m_keepTexts = false;
     int m_ahead = 0;      // pages emitted and not yet applied
     Request m_current;    // the page being received or decoded
     Request m_next;       // the page after it, asked for from the current body's tail

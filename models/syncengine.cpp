@@ -335,8 +335,12 @@ void SyncEngine::listKinds()
     const ApiClient::Settings settings = m_client->settings();
     const QStringList kinds = m_listQueue;
     const int pageSize = m_pageSize;
+    const bool keepTexts = !m_cache.isNull(); // the cache stores the server's text of each row as it is
     QMetaObject::invokeMethod(
-        reader, [reader, generation, settings, kinds, pageSize] { reader->read(generation, settings, kinds, pageSize); },
+        reader,
+        [reader, generation, settings, kinds, pageSize, keepTexts] {
+            reader->read(generation, settings, kinds, pageSize, keepTexts);
+        },
         Qt::QueuedConnection);
 }
 
@@ -360,9 +364,9 @@ void SyncEngine::onPageRead(quint64 generation, const ListPage &page)
     model->upsert(page.rows);
     if (m_cache) {
         if (m_firstPage)
-            m_cache->replaceKind(kind, page.rows);
+            m_cache->replaceKind(kind, page.rows, page.texts);
         else
-            m_cache->store(kind, page.rows);
+            m_cache->store(kind, page.rows, page.texts);
     }
     m_firstPage = false;
     PageReader *reader = m_reader;

@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
 #include <QSqlDatabase>
@@ -99,6 +100,8 @@ private slots:
     void openTwice();
     void newerVersionWins();
     void removeAndReplace();
+    void serverTextsStoredAsTheyAre_data();
+    void serverTextsStoredAsTheyAre();
     void cursor();
     void largeLoadComesInChunks();
     void schemaMismatchRebuilt();
@@ -164,6 +167,52 @@ void tst_Cache::removeAndReplace()
     QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{row(9, 1)});
     cache.clearAll();
     QCOMPARE(loadAll(cache, QStringLiteral("instances")), QList<QJsonObject>{});
+}
+
+void tst_Cache::serverTextsStoredAsTheyAre_data()
+{
+    QTest::addColumn<bool>("replace");
+    QTest::newRow("store") << false;
+    QTest::newRow("replaceKind") << true;
+}
+
+void tst_Cache::serverTextsStoredAsTheyAre()
+{
+    QFETCH(bool, replace);
+    const QString path = Test::scratchDir() + QStringLiteral("/texts-%1.sqlite").arg(replace);
+    const QList<QJsonObject> rows{row(1, 2), row(2, 3)};
+    // Spaces no serializer of ours writes: the stored bodies must be these very texts.
+    QList<QByteArray> texts;
+    for (const QJsonObject &r : rows)
+        texts << QJsonDocument(r).toJson(QJsonDocument::Indented);
+    {
+        Cache cache(path);
+        QVERIFY(openCache(cache));
+        if (replace)
+            cache.replaceKind(QStringLiteral("instances"), rows, texts);
+        else
+            cache.store(QStringLiteral("instances"), rows, texts);
+        // A texts list that does not match the rows is not used: the rows are written from the objects.
+        cache.store(QStringLiteral("providers"), rows, {texts.first()});
+        QCOMPARE(loadAll(cache, QStringLiteral("instances")), rows);
+        QCOMPARE(loadAll(cache, QStringLiteral("providers")), rows);
+    }
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("texts"));
+        db.setDatabaseName(path);
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(QStringLiteral("SELECT kind, body FROM rows ORDER BY kind, id")));
+        QList<QByteArray> instances;
+        QList<QByteArray> providers;
+        while (q.next())
+            (q.value(0).toString() == QLatin1String("instances") ? instances : providers) << q.value(1).toByteArray();
+        QCOMPARE(instances, texts);
+        QCOMPARE(providers.size(), 2);
+        QCOMPARE(providers.first(), QJsonDocument(rows.first()).toJson(QJsonDocument::Compact));
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("texts"));
 }
 
 void tst_Cache::cursor()

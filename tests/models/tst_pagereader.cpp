@@ -5,6 +5,7 @@
 #include "testserver.h"
 #include "testsupport.h"
 
+#include <QJsonDocument>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QSignalSpy>
@@ -34,6 +35,15 @@ ApiClient::Settings settingsFor(Test::TestServer &server, const QString &token)
     return settings;
 }
 
+// Collects every page the reader hands on into *pages and applies it at once.
+void applyEachPage(PageReader &reader, QList<ListPage> *pages)
+{
+    QObject::connect(&reader, &PageReader::pageRead, &reader, [pages, &reader](quint64 generation, const ListPage &page) {
+        pages->append(page);
+        reader.pageApplied(generation);
+    });
+}
+
 // List requests the reader has sent and not yet had answered.
 int listRequestsOnTheWire(const PageReader &reader)
 {
@@ -56,6 +66,8 @@ class tst_PageReader final : public QObject
 private slots:
     void initTestCase();
     void readsEveryKindInOrder();
+    void rowTextsKeptWhenAsked_data();
+    void rowTextsKeptWhenAsked();
     void nextPageAskedBeforeThisOneIsHandedOn();
     void waitsForRoomWhenPagesAreNotApplied();
     void kindNotOfferedIsSkipped_data();
@@ -76,10 +88,7 @@ void tst_PageReader::readsEveryKindInOrder()
     seed(server, 25);
     PageReader reader;
     QList<ListPage> pages;
-    connect(&reader, &PageReader::pageRead, &reader, [&pages, &reader](quint64 generation, const ListPage &page) {
-        pages << page;
-        reader.pageApplied(generation);
-    });
+    applyEachPage(reader, &pages);
     reader.read(7, settingsFor(server, server.operatorToken()),
                 {QStringLiteral("organizations"), QStringLiteral("instances")}, 10);
     QTRY_COMPARE(pages.size(), 4);
@@ -103,6 +112,38 @@ void tst_PageReader::readsEveryKindInOrder()
     QCOMPARE(ids.size(), 25);
     QVERIFY(std::is_sorted(ids.cbegin(), ids.cend()));
     QCOMPARE(listRequestsOnTheWire(reader), 0);
+}
+
+void tst_PageReader::rowTextsKeptWhenAsked_data()
+{
+    QTest::addColumn<bool>("keep");
+    QTest::newRow("kept") << true;
+    QTest::newRow("not asked for") << false;
+}
+
+void tst_PageReader::rowTextsKeptWhenAsked()
+{
+    QFETCH(bool, keep);
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server, 15);
+    PageReader reader;
+    QList<ListPage> pages;
+    applyEachPage(reader, &pages);
+    reader.read(1, settingsFor(server, server.operatorToken()), {QStringLiteral("instances")}, 10, keep);
+    QTRY_COMPARE(pages.size(), 2);
+    for (const ListPage &page : std::as_const(pages)) {
+        if (!keep) {
+            QVERIFY(page.texts.isEmpty());
+            continue;
+        }
+        // Each text is its row as the server wrote it: it decodes to the very same object.
+        QCOMPARE(page.texts.size(), page.rows.size());
+        for (qsizetype i = 0; i < page.rows.size(); ++i) {
+            QVERIFY(page.texts.at(i).startsWith('{'));
+            QCOMPARE(QJsonDocument::fromJson(page.texts.at(i)).object(), page.rows.at(i));
+        }
+    }
 }
 
 void tst_PageReader::nextPageAskedBeforeThisOneIsHandedOn()
