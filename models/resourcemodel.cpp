@@ -7,7 +7,6 @@
 #include <QMetaObject>
 
 #include <algorithm>
-#include <atomic>
 
 namespace OpsDeck {
 
@@ -325,13 +324,17 @@ void ResourceModel::rebuildIndex(int fromRow)
 
 RowStore &ResourceModel::writableStore()
 {
-    // Only this thread hands out snapshots, so a count of one cannot grow behind our back; a
-    // snapshot released meanwhile at worst costs one needless copy.
-    if (m_store.use_count() > 1)
+    if (m_store->hasReaders())
         m_store = std::make_shared<RowStore>(*m_store);
-    else
-        std::atomic_thread_fence(std::memory_order_acquire); // a worker's last reads come before our writes
     return *m_store;
+}
+
+std::shared_ptr<const RowStore> ResourceModel::snapshot() const
+{
+    // The returned pointer keeps the store alive and counts as a reader until it is dropped,
+    // whichever thread drops it.
+    m_store->addReader();
+    return std::shared_ptr<const RowStore>(m_store.get(), [store = m_store](const RowStore *) { store->releaseReader(); });
 }
 
 QVariant ResourceModel::cellRaw(int row, int field) const

@@ -86,7 +86,7 @@ public:
 
     // The rows as they are now, read-only and never changed afterwards: safe to read from another
     // thread. Holding one makes the model's next change copy its rows first, so let it go soon.
-    std::shared_ptr<const RowStore> snapshot() const { return m_store; }
+    std::shared_ptr<const RowStore> snapshot() const;
     const RowStore &store() const { return *m_store; }
 
 signals:

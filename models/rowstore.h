@@ -6,6 +6,7 @@
 
 #include <QVariant>
 
+#include <atomic>
 #include <functional>
 #include <vector>
 
@@ -55,7 +56,22 @@ public:
     void squeeze();
     qsizetype memoryUsage() const;
 
+    // Snapshots being read on other threads. Taken and given back by their holder; a store with
+    // readers must not change (its owner copies it instead). A copy of a store has none.
+    void addReader() const { m_readers.count.fetch_add(1, std::memory_order_relaxed); }
+    void releaseReader() const { m_readers.count.fetch_sub(1, std::memory_order_release); }
+    // Acquires the readers' last reads when it answers false.
+    bool hasReaders() const { return m_readers.count.load(std::memory_order_acquire) > 0; }
+
 private:
+    struct Readers
+    {
+        Readers() = default;
+        Readers(const Readers &) { }
+        Readers &operator=(const Readers &) { return *this; }
+        std::atomic<int> count{0};
+    };
+
     quint32 storeText(int field, const QString &text, const Cell *previous);
 
     const ResourceKind *m_kind;
@@ -66,6 +82,7 @@ private:
     std::vector<quint8> m_interned;
     // Per field: texts stored and texts found already there, to notice fields unique per row.
     std::vector<std::pair<quint32, quint32>> m_internStats;
+    mutable Readers m_readers;
 };
 
 } // namespace OpsDeck
