@@ -17,8 +17,8 @@ It verifies Standard Webhooks signatures (webhook-id, webhook-timestamp, webhook
 or the legacy X-Hub-Signature (sha1, keyed with the --secret text) when --secret is given,
 records every request as one JSON line in --log, and answers according to a fault mode.
 On start it prints exactly one line, "listening on http://HOST:PORT", on stdout, per --listen
-(repeat --listen to serve many host:port endpoints from one process: a sender pools its
-connections per host:port, 6 at most with Qt, so a hanging endpoint only ties up its own).
+(repeat --listen to serve many host:port endpoints from one process, as several provider
+hosts would be).
 
 Fault modes, chosen per path by the first segment (so one process serves many endpoints),
 or for every other path by --mode:
