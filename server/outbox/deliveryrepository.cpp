@@ -5,6 +5,7 @@
 
 #include "core/delivery.h"
 #include "core/endpoint.h"
+#include "server/http/jsonwriter.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
@@ -80,6 +81,49 @@ QString headersText(const HeaderPairs &headers)
     }
     out += QLatin1Char(']');
     return out;
+}
+
+// deliveryJson()'s object as compact JSON, written directly (the members in QJsonObject's order,
+// so the bytes are those QJsonDocument would write): every recorded attempt puts one on the feed.
+QByteArray deliveryEventObject(const QSqlQuery &q)
+{
+    JsonWriter out(512);
+    const QString body = q.value(15).toString();
+    out.beginObject();
+    out.key("attempts").value(q.value(7).toLongLong());
+    // Stored bodies are compact JSON objects written by QJsonDocument: embedded as they are.
+    out.key("body");
+    if (body.startsWith(QLatin1Char('{')) && body.endsWith(QLatin1Char('}')))
+        out.raw(body.toUtf8());
+    else
+        out.raw(QJsonDocument(QJsonDocument::fromJson(body.toUtf8()).object()).toJson(QJsonDocument::Compact));
+    out.key("created_at").value(q.value(12).toString());
+    out.key("endpoint_id").value(q.value(5).toLongLong());
+    out.key("event_type").value(q.value(2).toString());
+    out.key("give_up_at").nullableValue(q.value(9).toString());
+    out.key("id").value(q.value(0).toLongLong());
+    out.key("instance_id").value(q.value(3).toLongLong());
+    out.key("last_error").nullableValue(q.value(11).toString());
+    out.key("last_status");
+    if (q.value(10).isNull())
+        out.null();
+    else
+        out.value(q.value(10).toLongLong());
+    out.key("next_attempt_at").nullableValue(q.value(8).toString());
+    out.key("provider_id").value(q.value(4).toLongLong());
+    out.key("state").value(q.value(6).toString());
+    out.key("updated_at").value(q.value(13).toString());
+    out.key("version").value(q.value(14).toLongLong());
+    out.key("webhook_id").value(q.value(1).toString());
+    out.endObject();
+    return out.data();
+}
+
+// The feed event of a delivery row read with deliveryColumns() (without the alias).
+FeedEvent deliveryEvent(const QSqlQuery &q)
+{
+    return FeedEvent{kDelivery, q.value(0).toLongLong(), q.value(14).toLongLong(), QStringLiteral("updated"),
+                     deliveryEventObject(q), Audience{q.value(4).toLongLong(), {}, false}};
 }
 
 Problem failed(const QSqlQuery &q)
@@ -485,20 +529,18 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
                 upd.finish();
                 return false;
             }
-            QList<QJsonObject> settled;
-            while (upd.next())
-                settled.append(deliveryJson(upd));
-            upd.finish();
-            for (const QJsonObject &o : std::as_const(settled)) {
-                const qint64 id = o.value(QStringLiteral("id")).toInteger();
-                const qsizetype at = index.value(id, -1);
+            QList<FeedEvent> events;
+            events.reserve(n);
+            while (upd.next()) {
+                events.append(deliveryEvent(upd));
+                const qsizetype at = index.value(events.last().objectId, -1);
                 Q_ASSERT(at >= 0);
-                if (m_journal.event(kDelivery, id, o.value(QStringLiteral("version")).toInteger(), QStringLiteral("updated"),
-                                    o, Audience{records.at(at).target.providerId, {}, false}, error)
-                    == 0)
-                    return false;
                 (*results)[at].ok = true;
             }
+            upd.finish();
+            // One multi-row append for the statement's rows, in the order it returned them.
+            if (!m_journal.events(events, error))
+                return false;
         }
     }
     return true;
@@ -550,15 +592,13 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         fast.finish();
         return result;
     }
-    std::optional<QJsonObject> updated;
+    std::optional<FeedEvent> updated;
     if (fast.next())
-        updated = deliveryJson(fast);
+        updated = deliveryEvent(fast);
     fast.finish();
 
     if (updated) {
-        if (m_journal.event(kDelivery, target.id, updated->value(QStringLiteral("version")).toInteger(),
-                            QStringLiteral("updated"), *updated, Audience{target.providerId, {}, false}, error)
-            == 0)
+        if (!m_journal.events({*updated}, error))
             return result;
     } else {
         // Another worker owns it now, or it was superseded or cancelled meanwhile: the attempt is

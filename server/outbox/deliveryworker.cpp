@@ -225,10 +225,18 @@ void DeliveryWorker::pump()
     // A claim that finds nothing scans every due row of the busy endpoints; after an empty one,
     // claim again only when something changed (a wake, the poll, an endpoint wanting more, a
     // recorded batch). One claim at a time: its answer says how many slots it filled.
-    if (free <= 0 || !(m_mayHaveWork || m_woken) || m_claimPending)
+    if (free <= 0 || m_claimPending)
         return;
-    const bool onlyNew = !m_mayHaveWork;
+    // An endpoint that wanted more when an attempt finished may have been refilled since by a
+    // claim: claiming for it then would only scan past its due rows (all of them, with one
+    // endpoint) and find nothing.
+    for (auto it = m_wanting.begin(); it != m_wanting.end();)
+        it = wantsWork(*it) ? std::next(it) : m_wanting.erase(it);
+    if (!(m_mayHaveWork || m_woken || !m_wanting.isEmpty()))
+        return;
+    const bool onlyNew = !m_mayHaveWork && m_wanting.isEmpty();
     m_mayHaveWork = false;
+    m_wanting.clear();
     m_woken = false;
     QList<qint64> busy;
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
@@ -286,10 +294,12 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
         QSet<qint64> endpoints;
         for (const DeliveryTarget &t : targets)
             endpoints.insert(t.endpointId);
-        const bool wanting = std::any_of(endpoints.cbegin(), endpoints.cend(),
-                                         [this](qint64 endpointId) { return wantsWork(endpointId); });
-        if (wanting || endpoints.size() > 1)
+        if (endpoints.size() > 1)
             m_mayHaveWork = true;
+        for (qint64 endpointId : std::as_const(endpoints)) {
+            if (wantsWork(endpointId))
+                m_wanting.insert(endpointId);
+        }
     }
     schedulePump();
 }
@@ -356,7 +366,7 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         m_proven.remove(target.endpointId);
     // A freed slot of an endpoint below its claim-ahead may let more of its work through.
     if (wantsWork(target.endpointId))
-        m_mayHaveWork = true;
+        m_wanting.insert(target.endpointId);
     m_done.append(AttemptRecord{target, log, outcome});
     if (!m_flushQueued) {
         m_flushQueued = true;
@@ -377,11 +387,11 @@ void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Probl
 {
     // Settled deliveries let their instances' next notifications through (to the same endpoint,
     // so only where it takes more); released ones are due again.
+    if (!problem.isNull())
+        m_mayHaveWork = true;
     for (const AttemptRecord &r : records) {
-        if (!problem.isNull() || wantsWork(r.target.endpointId)) {
-            m_mayHaveWork = true;
-            break;
-        }
+        if (wantsWork(r.target.endpointId))
+            m_wanting.insert(r.target.endpointId);
     }
     if (!problem.isNull()) {
         // The store released them: sent again, at least once, never lost.

@@ -110,6 +110,7 @@ private:
     QList<AttemptRecord> m_done;            // finished, not yet recorded
     bool m_pumpQueued = false;
     bool m_mayHaveWork = true;              // claiming could find something
+    QSet<qint64> m_wanting;                 // endpoints that took less than their claim-ahead when last seen
     bool m_woken = false;                   // a wake came: new deliveries may have been inserted
     bool m_flushQueued = false;
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet

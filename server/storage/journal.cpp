@@ -6,6 +6,8 @@
 #include <QJsonDocument>
 #include <QSqlQuery>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 Journal::Journal(Database &db)
@@ -58,6 +60,47 @@ qint64 Journal::event(const QString &kind, qint64 objectId, qint64 version, cons
         *error = Database::sqlProblem(q);
     q.finish();
     return seq;
+}
+
+bool Journal::events(const QList<FeedEvent> &events, Problem *error)
+{
+    static const QString head = QStringLiteral(
+        "INSERT INTO events (kind, object_id, version, op, object, at, audience_provider, audience_owner,"
+        " audience_private) VALUES ");
+    static const QString row = QStringLiteral("(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    const QString now = nowTimestamp();
+    for (qsizetype first = 0; first < events.size(); first += MaxEventsPerStatement) {
+        const qsizetype n = std::min<qsizetype>(MaxEventsPerStatement, events.size() - first);
+        QString sql = head;
+        sql.reserve(head.size() + n * (row.size() + 2));
+        for (qsizetype i = 0; i < n; ++i) {
+            if (i > 0)
+                sql += QLatin1String(", ");
+            sql += row;
+        }
+        QSqlQuery &q = m_db.query(sql);
+        for (qsizetype i = first; i < first + n; ++i) {
+            const FeedEvent &e = events.at(i);
+            q.addBindValue(e.kind);
+            q.addBindValue(e.objectId);
+            q.addBindValue(e.version);
+            q.addBindValue(e.op);
+            q.addBindValue(QString::fromUtf8(e.object));
+            q.addBindValue(now);
+            q.addBindValue(e.audience.provider ? QVariant(*e.audience.provider)
+                                               : QVariant(QMetaType::fromType<qlonglong>()));
+            q.addBindValue(e.audience.owner.isEmpty() ? QVariant(QMetaType::fromType<QString>())
+                                                      : QVariant(e.audience.owner));
+            q.addBindValue(e.audience.operatorOnly ? 1 : 0);
+        }
+        const bool ok = q.exec();
+        if (!ok && error)
+            *error = Database::sqlProblem(q);
+        q.finish();
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 QString Journal::audienceFilter(const Caller &who)

@@ -29,6 +29,17 @@ struct AuditEntry
     QString reason;
 };
 
+// One change-feed event whose object is already encoded as compact JSON.
+struct FeedEvent
+{
+    QString kind;
+    qint64 objectId = 0;
+    qint64 version = 0;
+    QString op;
+    QByteArray object;
+    Audience audience;
+};
+
 class Journal final
 {
 public:
@@ -38,6 +49,10 @@ public:
     // Appends {kind, id, version, op, object}; the new seq, or 0 on failure.
     qint64 event(const QString &kind, qint64 objectId, qint64 version, const QString &op,
                  const QJsonObject &object, const Audience &audience, Problem *error);
+    // Appends the events in their list order, several rows per INSERT: their seqs rise in that
+    // order, as if each had been appended by event(). False on failure.
+    bool events(const QList<FeedEvent> &events, Problem *error);
+    static constexpr int MaxEventsPerStatement = 64;
 
     // The SQL condition (with one optional placeholder) restricting events or audit rows to what
     // `who` may see; bindSubject() binds its value.

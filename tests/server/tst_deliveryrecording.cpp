@@ -48,6 +48,8 @@ private slots:
     void lostLeaseKeepsTheState();
     void headersAreLoggedAsJson();
     void claimGoesOnAfterTheCursor();
+    void feedEventsAreTheRecordedRows();
+    void journalAppendsEventsInListOrder();
 
 private:
     // One endpoint, `count` instances with one due PENDING delivery each.
@@ -321,6 +323,89 @@ void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
     const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
     QCOMPARE(again.size(), 1);
     QCOMPARE(again.first().id, first.at(0).id);
+}
+
+void tst_DeliveryRecording::feedEventsAreTheRecordedRows()
+{
+    seed(4);
+    // Bodies as the server stores them: compact JSON written by QJsonDocument.
+    const QJsonObject body{{QStringLiteral("instance"), QJsonObject{{QStringLiteral("id"), 7},
+                                                                    {QStringLiteral("name"), QStringLiteral("q\"\u00e9")}}},
+                           {QStringLiteral("status"), QStringLiteral("STOPPED")},
+                           {QStringLiteral("tags"), QJsonArray{1, QStringLiteral("x"), QJsonValue()}}};
+    QSqlQuery q(m_db->connection());
+    q.prepare(QStringLiteral("UPDATE deliveries SET body = ?"));
+    q.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
+    QVERIFY(q.exec());
+    const qint64 seqBefore = scalar(*m_db, QStringLiteral("SELECT COALESCE(MAX(seq), 0) FROM events"));
+
+    const QList<DeliveryTarget> targets = claimAll(4);
+    QCOMPARE(targets.size(), 4);
+    QList<AttemptRecord> records{outcome(targets.at(0), QLatin1Char('D')), outcome(targets.at(1), QLatin1Char('R')),
+                                 outcome(targets.at(2), QLatin1Char('D')), outcome(targets.at(3), QLatin1Char('D'))};
+    records[2].attempt.status = 204;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+
+    // Each delivery once, its object byte for byte what deliveryJson() of the row encodes to,
+    // with the row's version and its provider's audience.
+    QSqlQuery events(m_db->connection());
+    QVERIFY(events.exec(QStringLiteral("SELECT seq, object_id, version, op, object, audience_provider FROM events"
+                                       " WHERE kind = 'delivery' AND seq > %1 ORDER BY seq").arg(seqBefore)));
+    QSet<qint64> seen;
+    while (events.next()) {
+        const qint64 id = events.value(1).toLongLong();
+        QVERIFY(!seen.contains(id));
+        seen.insert(id);
+        const auto row = m_repo->delivery(id, &problem);
+        QVERIFY2(row, qPrintable(problem.detail));
+        QCOMPARE(events.value(2).toLongLong(), row->value(QStringLiteral("version")).toInteger());
+        QCOMPARE(events.value(3).toString(), QStringLiteral("updated"));
+        QCOMPARE(events.value(4).toString().toUtf8(), QJsonDocument(*row).toJson(QJsonDocument::Compact));
+        QCOMPARE(row->value(QStringLiteral("body")).toObject(), body);
+        QCOMPARE(events.value(5).toLongLong(), 1);
+    }
+    QCOMPARE(seen.size(), 4);
+}
+
+void tst_DeliveryRecording::journalAppendsEventsInListOrder()
+{
+    const int count = 2 * Journal::MaxEventsPerStatement + 3;
+    const qint64 seqBefore = scalar(*m_db, QStringLiteral("SELECT COALESCE(MAX(seq), 0) FROM events"));
+    QList<FeedEvent> list;
+    for (int i = 0; i < count; ++i) {
+        Audience audience;
+        if (i % 3 == 1)
+            audience.provider = 40 + i;
+        else if (i % 3 == 2)
+            audience = Audience{std::nullopt, QStringLiteral("owner-%1").arg(i), true};
+        list.append(FeedEvent{QStringLiteral("delivery"), 1000 - i, i, QStringLiteral("updated"),
+                              QStringLiteral("{\"n\":%1,\"t\":\"\u00e9\"}").arg(i).toUtf8(), audience});
+    }
+    Problem problem;
+    QVERIFY(m_db->begin());
+    QVERIFY2(m_journal->events(list, &problem), qPrintable(problem.detail));
+    QVERIFY(m_db->commit());
+
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT seq, object_id, version, object, audience_provider, audience_owner,"
+                                  " audience_private FROM events WHERE seq > %1 ORDER BY seq").arg(seqBefore)));
+    int i = 0;
+    qint64 previous = seqBefore;
+    for (; q.next(); ++i) {
+        QVERIFY(q.value(0).toLongLong() > previous);
+        previous = q.value(0).toLongLong();
+        QCOMPARE(q.value(1).toLongLong(), 1000 - i);
+        QCOMPARE(q.value(2).toLongLong(), i);
+        QCOMPARE(q.value(3).toString(), QString::fromUtf8(list.at(i).object));
+        QCOMPARE(q.value(4).isNull(), i % 3 != 1);
+        if (i % 3 == 1)
+            QCOMPARE(q.value(4).toLongLong(), 40 + i);
+        QCOMPARE(q.value(5).toString(), i % 3 == 2 ? QStringLiteral("owner-%1").arg(i) : QString());
+        QCOMPARE(q.value(6).toInt(), i % 3 == 2 ? 1 : 0);
+    }
+    QCOMPARE(i, count);
 }
 
 QTEST_MAIN(tst_DeliveryRecording)
