@@ -97,6 +97,7 @@ private slots:
     void vanishedRowsDropped();
     void serverStoppedThenBack();
     void badTokenIsAProblem();
+    void listingRefusedReachesTheUser();
     void mutationAnswersApplyAtOnce();
     void silentPeerTakenForDead();
 };
@@ -538,6 +539,30 @@ void tst_SyncEngine::badTokenIsAProblem()
     QTRY_VERIFY(!problems.isEmpty());
     QCOMPARE(problems.first().first().value<Problem>().code, QStringLiteral("unauthenticated"));
     QVERIFY(engine.status()->state() != State::Live);
+}
+
+void tst_SyncEngine::listingRefusedReachesTheUser()
+{
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server, 5);
+    ApiClient client;
+    SyncEngine engine(&client, nullptr);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    engine.setBackoff(60000, 60000); // no second try within the test
+    engine.setKinds({QStringLiteral("instances")});
+    QSignalSpy unauthenticated(&client, &ApiClient::unauthenticated);
+    QSignalSpy problems(&engine, &SyncEngine::problem);
+    engine.start();
+    // The sequence query is on its way with the good token; the pages will be asked for with
+    // this one, by the reader's own client on its own thread.
+    client.setToken(QStringLiteral("not-a-token"));
+    QTRY_VERIFY(!problems.isEmpty());
+    QCOMPARE(problems.first().first().value<Problem>().status, 401);
+    // Its 401 reaches the client the window listens to.
+    QTRY_COMPARE(unauthenticated.count(), 1);
+    QVERIFY(engine.status()->state() != State::Live);
+    QCOMPARE(engine.model(QStringLiteral("instances"))->rowCount(), 0);
 }
 
 void tst_SyncEngine::mutationAnswersApplyAtOnce()
