@@ -22,6 +22,8 @@
 #include <QTimer>
 #include <QUuid>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -185,11 +187,22 @@ qint64 scalar(Database &db, const QString &sql)
     return q.exec(sql) && q.next() ? q.value(0).toLongLong() : -1;
 }
 
+// CPU time of this whole process (every thread: the server's sender, store and control plane,
+// and the bench's own progress checks), in microseconds.
+qint64 processCpuMicros()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
 struct Throughput
 {
     double seconds = 0;
     double rate = 0;        // all deliveries
     double healthyRate = 0; // deliveries to endpoints that answer, between 10% and 90% done
+    double cpuPerDelivery = 0; // microseconds of this process's CPU per delivery to an answering endpoint
 };
 
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
@@ -219,6 +232,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     probe.open();
     QElapsedTimer clock;
     clock.start();
+    const qint64 cpuAtStart = processCpuMicros();
     Problem problem;
     if (!server.start(&problem))
         qFatal("%s", qPrintable(problem.detail));
@@ -244,6 +258,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         wait(5);
     }
     Throughput t;
+    t.cpuPerDelivery = double(processCpuMicros() - cpuAtStart) / double(std::max<qint64>(1, healthyCount));
     t.seconds = clock.elapsed() / 1000.0;
     t.healthyRate = at90 > at10 ? 0.8 * double(healthyCount) * 1000.0 / double(at90 - at10) : healthyCount / t.seconds;
     t.rate = scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) / t.seconds;
@@ -356,8 +371,9 @@ int main(int argc, char *argv[])
     std::fflush(stdout);
 
     const Throughput one = deliverAll(QStringLiteral("one"), {Endpoint{providers.front()->base + QStringLiteral("/ok/one"), false}}, n);
-    std::printf("1 endpoint:   %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate)\n", n, one.seconds,
-                one.rate, one.healthyRate, wrk > 0 ? one.healthyRate / wrk : 0.0);
+    std::printf("1 endpoint:   %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
+                " %.0f us server CPU per delivery\n",
+                n, one.seconds, one.rate, one.healthyRate, wrk > 0 ? one.healthyRate / wrk : 0.0, one.cpuPerDelivery);
     std::fflush(stdout);
 
     QList<Endpoint> hundred;
@@ -370,8 +386,9 @@ int main(int argc, char *argv[])
         halfHanging.append(Endpoint{base + (hang ? QStringLiteral("/hang/e%1") : QStringLiteral("/ok/e%1")).arg(e), hang});
     }
     const Throughput all = deliverAll(QStringLiteral("hundred"), hundred, n);
-    std::printf("100 endpoints: %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate)\n", n, all.seconds,
-                all.rate, all.healthyRate, wrk > 0 ? all.healthyRate / wrk : 0.0);
+    std::printf("100 endpoints: %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
+                " %.0f us server CPU per delivery\n",
+                n, all.seconds, all.rate, all.healthyRate, wrk > 0 ? all.healthyRate / wrk : 0.0, all.cpuPerDelivery);
     std::fflush(stdout);
     // The same healthy half alone (same hosts, same deliveries) isolates what the hanging half costs.
     QList<Endpoint> healthyHalf;

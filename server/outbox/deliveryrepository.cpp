@@ -83,20 +83,29 @@ QString headersText(const HeaderPairs &headers)
     return out;
 }
 
-// deliveryJson()'s object as compact JSON, written directly (the members in QJsonObject's order,
-// so the bytes are those QJsonDocument would write): every recorded attempt puts one on the feed.
-QByteArray deliveryEventObject(const QSqlQuery &q)
+// deliveryColumns() without the alias and without the body, which never changes after the
+// insert: recording has it from the claim already and need not read it back.
+const QString &eventColumns()
 {
-    JsonWriter out(512);
-    const QString body = q.value(15).toString();
+    static const QString columns =
+        QString(DeliveryRepository::deliveryColumns()).remove(QStringLiteral("d.")).remove(QStringLiteral(", body"));
+    return columns;
+}
+
+// deliveryJson()'s object as compact JSON, written directly (the members in QJsonObject's order,
+// so the bytes are those QJsonDocument would write) from a row read with eventColumns() and the
+// delivery's body: every recorded attempt puts one on the feed.
+QByteArray deliveryEventObject(const QSqlQuery &q, const QByteArray &body)
+{
+    JsonWriter out(512 + body.size());
     out.beginObject();
     out.key("attempts").value(q.value(7).toLongLong());
     // Stored bodies are compact JSON objects written by QJsonDocument: embedded as they are.
     out.key("body");
-    if (body.startsWith(QLatin1Char('{')) && body.endsWith(QLatin1Char('}')))
-        out.raw(body.toUtf8());
+    if (body.startsWith('{') && body.endsWith('}'))
+        out.raw(body);
     else
-        out.raw(QJsonDocument(QJsonDocument::fromJson(body.toUtf8()).object()).toJson(QJsonDocument::Compact));
+        out.raw(QJsonDocument(QJsonDocument::fromJson(body).object()).toJson(QJsonDocument::Compact));
     out.key("created_at").value(q.value(12).toString());
     out.key("endpoint_id").value(q.value(5).toLongLong());
     out.key("event_type").value(q.value(2).toString());
@@ -119,11 +128,11 @@ QByteArray deliveryEventObject(const QSqlQuery &q)
     return out.data();
 }
 
-// The feed event of a delivery row read with deliveryColumns() (without the alias).
-FeedEvent deliveryEvent(const QSqlQuery &q)
+// The feed event of a delivery row read with eventColumns().
+FeedEvent deliveryEvent(const QSqlQuery &q, const QByteArray &body)
 {
     return FeedEvent{kDelivery, q.value(0).toLongLong(), q.value(14).toLongLong(), QStringLiteral("updated"),
-                     deliveryEventObject(q), Audience{q.value(4).toLongLong(), {}, false}};
+                     deliveryEventObject(q, body), Audience{q.value(4).toLongLong(), {}, false}};
 }
 
 Problem failed(const QSqlQuery &q)
@@ -503,7 +512,6 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
     for (qsizetype i = 0; i < records.size(); ++i)
         if (records.at(i).outcome.verdict == AttemptOutcome::Verdict::Delivered)
             byStatus[records.at(i).attempt.status].append(i);
-    static const QString returning = QString(deliveryColumns()).remove(QStringLiteral("d."));
     const QString now = nowTimestamp();
     for (auto group = byStatus.cbegin(); group != byStatus.cend(); ++group) {
         const QList<qsizetype> &rows = group.value();
@@ -518,7 +526,7 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
             QSqlQuery &upd = m_db.query(QStringLiteral(
                 "UPDATE deliveries SET state = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, give_up_at = NULL,"
                 " last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
-                " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + returning);
+                " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + eventColumns());
             upd.addBindValue(group.key() > 0 ? QVariant(group.key()) : QVariant(QMetaType::fromType<int>()));
             upd.addBindValue(now);
             upd.addBindValue(owner);
@@ -532,9 +540,9 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
             QList<FeedEvent> events;
             events.reserve(n);
             while (upd.next()) {
-                events.append(deliveryEvent(upd));
-                const qsizetype at = index.value(events.last().objectId, -1);
+                const qsizetype at = index.value(upd.value(0).toLongLong(), -1);
                 Q_ASSERT(at >= 0);
+                events.append(deliveryEvent(upd, records.at(at).target.body));
                 (*results)[at].ok = true;
             }
             upd.finish();
@@ -574,11 +582,10 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     // The usual case, the lease holder recording a PENDING delivery, in one statement that also
     // returns the row for its feed event. Rows are locked (PostgreSQL: lockForRecording) or the
     // write lock is held (SQLite: BEGIN IMMEDIATE), so nothing changes between the two paths.
-    static const QString returning = QString(deliveryColumns()).remove(QStringLiteral("d."));
     QSqlQuery &fast = m_db.query(QStringLiteral(
         "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, give_up_at = ?, last_status = ?,"
         " last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
-        " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + returning);
+        " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + eventColumns());
     fast.addBindValue(newState);
     fast.addBindValue(next);
     fast.addBindValue(giveUp);
@@ -594,7 +601,7 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     }
     std::optional<FeedEvent> updated;
     if (fast.next())
-        updated = deliveryEvent(fast);
+        updated = deliveryEvent(fast, target.body);
     fast.finish();
 
     if (updated) {

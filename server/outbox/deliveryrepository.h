@@ -126,7 +126,8 @@ public:
 
     // Logs each attempt and applies its outcome to the delivery and its endpoint, with the feed
     // events, alerts and audit entries; attempts that finished together share one transaction
-    // (group commit): all or none. `results` come in endpoint, delivery order.
+    // (group commit): all or none. `results` come in endpoint, delivery order. The records'
+    // targets are as claim() returned them: their bodies go into the feed events as they are.
     bool recordBatch(QList<AttemptRecord> records, const QString &owner, std::chrono::milliseconds autoPauseWindow,
                      QList<RecordResult> *results, Problem *error);
 
