@@ -45,6 +45,9 @@ void ConnectionStatus::setState(State state, Transport transport)
 
 void ConnectionStatus::setFailure(State state, const QString &error, int nextAttemptMs)
 {
+    // A live feed kept the rows current until this moment, even when nothing changed for a while.
+    if (m_state == State::Live)
+        m_lastSync = QDateTime::currentDateTimeUtc();
     m_state = state;
     m_transport = Transport::None;
     m_lastError = error;
