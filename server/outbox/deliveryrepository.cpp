@@ -315,16 +315,23 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     if (ids.isEmpty() || !tx.commit(error))
         return targets;
 
-    QSqlQuery d(m_db.connection());
-    d.setForwardOnly(true);
-    if (!d.exec(QStringLiteral(
-            "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
-            " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
-            " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
-            " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
-                + idList(ids) + QStringLiteral(") ORDER BY d.id"))) {
+    // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
+    QString marks;
+    marks.reserve(3 * ids.size());
+    for (qsizetype i = 0; i < ids.size(); ++i)
+        marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
+    QSqlQuery &d = m_db.query(QStringLiteral(
+        "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
+        " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
+        " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
+        " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
+                              + marks + QStringLiteral(") ORDER BY d.id"));
+    for (qint64 id : std::as_const(ids))
+        d.addBindValue(id);
+    if (!d.exec()) {
         if (error)
             *error = failed(d);
+        d.finish();
         for (qint64 id : std::as_const(ids))
             release(id, owner);
         return targets;
@@ -350,6 +357,7 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         if (last && std::pair(at.at, at.id) > std::pair(last->at, last->id))
             *last = at;
     }
+    d.finish();
     return targets;
 }
 
