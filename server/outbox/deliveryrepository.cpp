@@ -705,19 +705,20 @@ bool DeliveryRepository::updateEndpoint(const QList<AttemptRecord> &records, qsi
     QVariant lastSuccessAt = nullText();
     QVariant lastFailureAt = nullText();
     QVariant pausedAt = nullText();
+    const AttemptRecord *lastSuccess = nullptr; // not owned; formatted once after the loop
     bool changed = false;
     QList<Action> actions;
     for (qsizetype i = first; i < end; ++i) {
         const AttemptRecord &r = records.at(i);
-        const QString at = timestamp(r.attempt.at);
         bool stepChanged = false;
         if (r.outcome.verdict == AttemptOutcome::Verdict::Delivered) {
             stepChanged = failures > 0;
             failures = 0;
             failingSince.clear();
             ++successes;
-            lastSuccessAt = at;
+            lastSuccess = &r;
         } else {
+            const QString at = timestamp(r.attempt.at);
             if (failingSince.isEmpty()) {
                 failingSince = at;
                 stepChanged = true;
@@ -743,6 +744,8 @@ bool DeliveryRepository::updateEndpoint(const QList<AttemptRecord> &records, qsi
         (*results)[i].endpointChanged = stepChanged;
         changed = changed || stepChanged;
     }
+    if (lastSuccess)
+        lastSuccessAt = timestamp(lastSuccess->attempt.at);
 
     if (failingSince != initialFailingSince) {
         if (!initialFailingSince.isEmpty()) {

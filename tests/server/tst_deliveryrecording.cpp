@@ -221,6 +221,13 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
              qint64(outcomes.size() - outcomes.count(QLatin1Char('D'))));
     const bool disabled = state == QLatin1String("DISABLED");
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE action = 'disable'")), disabled ? 1 : 0);
+    // The endpoint's last success is the batch's last delivered attempt.
+    QString lastSuccess = QStringLiteral("none");
+    for (const AttemptRecord &r : std::as_const(records)) {
+        if (r.outcome.verdict == AttemptOutcome::Verdict::Delivered)
+            lastSuccess = timestamp(r.attempt.at);
+    }
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT COALESCE(last_success_at, 'none') FROM endpoints WHERE id = 1")), lastSuccess);
 }
 
 void tst_DeliveryRecording::batchLargerThanOneStatement()
