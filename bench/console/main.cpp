@@ -382,18 +382,40 @@ void waitForFilter(QAbstractItemModel *model)
         qFatal("the filter was not published within 60 s");
 }
 
-std::vector<double> typeQueries(ResourceView *view)
+struct Keystrokes
+{
+    std::vector<double> shown; // from the keystroke until its result is painted
+    std::vector<double> gui;   // the longest the GUI thread was busy for it in one go
+};
+
+// Each keystroke costs the GUI thread twice at most: applying it (parse, the filter when it is
+// answered at once, the repaint) and, when a worker computed the result, publishing it (the
+// layout change and the repaint that shows it). In between the GUI thread is free.
+Keystrokes typeQueries(ResourceView *view)
 {
     const QStringList typed{QStringLiteral("status:running acme"), QStringLiteral("-status:failed provider:north"),
                             QStringLiteral("status:stopped age>1h")};
-    std::vector<double> latencies;
+    Keystrokes result;
+    QAbstractItemModel *model = view->table()->model();
+    QElapsedTimer publishing;
+    QObject::connect(model, &QAbstractItemModel::layoutAboutToBeChanged, view, [&publishing] { publishing.start(); });
     const auto key = [&](const QString &text) {
         QElapsedTimer clock;
         clock.start();
+        publishing.invalidate();
         view->setQueryText(text);
-        waitForFilter(view->table()->model());
         view->table()->viewport()->repaint();
-        latencies.push_back(clock.nsecsElapsed() / 1e6);
+        double gui = clock.nsecsElapsed() / 1e6;
+        auto *proxy = qobject_cast<FilterProxyModel *>(model);
+        if (proxy && proxy->isFiltering()) {
+            publishing.invalidate();
+            waitForFilter(model);
+            view->table()->viewport()->repaint();
+            if (publishing.isValid())
+                gui = std::max(gui, publishing.nsecsElapsed() / 1e6);
+        }
+        result.shown.push_back(clock.nsecsElapsed() / 1e6);
+        result.gui.push_back(gui);
     };
     for (const QString &query : typed) {
         for (qsizetype n = 1; n <= query.size(); ++n)
@@ -401,7 +423,8 @@ std::vector<double> typeQueries(ResourceView *view)
         for (qsizetype n = query.size() - 1; n >= 0; --n) // and erased again
             key(query.left(n));
     }
-    return latencies;
+    QObject::disconnect(model, &QAbstractItemModel::layoutAboutToBeChanged, view, nullptr);
+    return result;
 }
 
 // What the dashboard does on each refresh: count every row's state through data().
@@ -546,25 +569,31 @@ int main(int argc, char **argv)
     waitUntil([&] { return instancesModel->rowCount() == instances && syncEngineOf(*window)->status()->isLive(); },
               900000, "every cached row and a live feed");
 
-    // (c) Typing queries into the instances view: each keystroke applied (filter + sort, until the
-    // proxy shows the result when a worker computed it) and the table repainted, without the
-    // view's deliberate typing debounce. Then the same keystrokes
-    // with the table unsorted, to show what the sort costs.
+    // (c) Typing queries into the instances view, without the view's deliberate typing debounce:
+    // how long the GUI thread is busy in one go for a keystroke (applying it and repainting, then,
+    // when a worker computed the result, publishing and repainting it), and how long until the
+    // result is painted. Then the same keystrokes with the table unsorted, to show what the sort
+    // costs.
     {
         ResourceView *view = window->resourceView(QStringLiteral("instances"));
-        std::vector<double> sorted = typeQueries(view);
-        std::printf("(c) filter keystroke on %d rows: %d keystrokes, p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 < 16 ms)\n",
-                    instancesModel->rowCount(), int(sorted.size()), percentile(sorted, 0.5), percentile(sorted, 0.99),
-                    *std::max_element(sorted.begin(), sorted.end()));
+        const Keystrokes sorted = typeQueries(view);
+        std::printf("(c) filter keystroke on %d rows: %d keystrokes, GUI thread busy p50 %.1f ms, p99 %.1f ms, max %.1f ms "
+                    "(goal p99 < 16 ms)\n",
+                    instancesModel->rowCount(), int(sorted.gui.size()), percentile(sorted.gui, 0.5),
+                    percentile(sorted.gui, 0.99), *std::max_element(sorted.gui.begin(), sorted.gui.end()));
+        std::printf("    until the result is painted: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", percentile(sorted.shown, 0.5),
+                    percentile(sorted.shown, 0.99), *std::max_element(sorted.shown.begin(), sorted.shown.end()));
         const int column = view->table()->horizontalHeader()->sortIndicatorSection();
         const Qt::SortOrder order = view->table()->horizontalHeader()->sortIndicatorOrder();
         view->table()->model()->sort(-1);
         waitForFilter(view->table()->model());
-        std::vector<double> unsorted = typeQueries(view);
+        const Keystrokes unsorted = typeQueries(view);
         view->table()->sortByColumn(column, order);
         waitForFilter(view->table()->model());
-        std::printf("    the same keystrokes with the table unsorted: p50 %.1f ms, p99 %.1f ms\n",
-                    percentile(unsorted, 0.5), percentile(unsorted, 0.99));
+        std::printf("    the same keystrokes with the table unsorted: GUI thread busy p50 %.1f ms, p99 %.1f ms; "
+                    "until painted p50 %.1f ms, p99 %.1f ms\n",
+                    percentile(unsorted.gui, 0.5), percentile(unsorted.gui, 0.99), percentile(unsorted.shown, 0.5),
+                    percentile(unsorted.shown, 0.99));
         std::fflush(stdout);
     }
 
