@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <sys/resource.h>
+
 using namespace OpsDeck;
 
 namespace {
@@ -83,7 +85,17 @@ struct Run
     int delivered = 0;
     int failed = 0;
     double seconds = 0;
+    double cpuSeconds = 0; // this process, every thread (the provider is another process)
 };
+
+// User + system CPU time of this process so far; the machine's load moves it far less than a rate.
+double processCpuSeconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+           + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
 
 // Sends `options.requests` attempts round-robin over `urls` (one isolation key per URL, as the
 // delivery worker does per endpoint), keeping `options.inFlight` in flight.
@@ -116,11 +128,13 @@ Run run(const QStringList &urls, const Options &options)
         else if (done == options.requests)
             loop.quit();
     });
+    const double cpuBefore = processCpuSeconds();
     timer.start();
     for (int i = 0; i < qMin(options.inFlight, options.requests); ++i)
         sendNext();
     loop.exec();
     result.seconds = double(timer.nsecsElapsed()) / 1e9;
+    result.cpuSeconds = processCpuSeconds() - cpuBefore;
     return result;
 }
 
@@ -177,6 +191,7 @@ int main(int argc, char *argv[])
         std::printf("%-34s %10.0f req/s", qPrintable(label), result.delivered / result.seconds);
         if (wrk > 0)
             std::printf("  (%.2fx wrk)", result.delivered / result.seconds / wrk);
+        std::printf("  %.1f us CPU/request", result.cpuSeconds * 1e6 / qMax(1, result.delivered + result.failed));
         std::printf("  delivered %d, failed %d, %.2f s\n", result.delivered, result.failed, result.seconds);
         std::fflush(stdout);
     }
