@@ -81,6 +81,23 @@ const QList<Migration> &migrations()
                             " failing_since TEXT NOT NULL)"),
              QStringLiteral("CREATE INDEX IF NOT EXISTS deliveries_lease ON deliveries(lease_owner)"),
          }},
+        // Fewer index entries rewritten per claim and per settled delivery, the outbox's hot
+        // writes. No query looks a lease owner up without the row's id, so the lease index only
+        // cost every claim and settle an index rewrite. Claims want due PENDING rows only: a
+        // partial index holds just those, so settling a row deletes its entry instead of moving
+        // it, and the endpoint id in it lets a claim pass busy endpoints' rows without reading
+        // them. The per-instance order check and supersede look rows up by instance and kind;
+        // the state in that index changed with every settle and saved no read (both read the
+        // row for its lease anyway).
+        {3,
+         {
+             QStringLiteral("DROP INDEX IF EXISTS deliveries_lease"),
+             QStringLiteral("DROP INDEX IF EXISTS deliveries_due"),
+             QStringLiteral("CREATE INDEX deliveries_pending ON deliveries(next_attempt_at, id, endpoint_id)"
+                            " WHERE state = 'PENDING'"),
+             QStringLiteral("DROP INDEX IF EXISTS deliveries_instance"),
+             QStringLiteral("CREATE INDEX deliveries_instance ON deliveries(instance_id, event_type, id)"),
+         }},
     };
     return list;
 }
