@@ -2,12 +2,14 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QDateTime>
 #include <QList>
 #include <QPair>
 #include <QString>
 
 #include <chrono>
+#include <initializer_list>
 
 namespace OpsDeck {
 
@@ -49,6 +51,25 @@ public:
 
     using Headers = QList<QPair<QByteArray, QByteArray>>;
 
+    // An HMAC-SHA256 key with its padded inner and outer blocks already hashed. A sender keeps
+    // one per secret: each signature then hashes only the content and the 32-byte inner digest,
+    // where a fresh HMAC hashes both padded key blocks again every time.
+    class PreparedKey
+    {
+    public:
+        PreparedKey() = default;
+        explicit PreparedKey(const QByteArray &key);
+
+        bool isNull() const { return !m_valid; }
+        // The 32-byte HMAC-SHA256 of the content, the parts concatenated in order.
+        QByteArray mac(std::initializer_list<QByteArrayView> parts) const;
+
+    private:
+        quint32 m_inner[8] = {};
+        quint32 m_outer[8] = {};
+        bool m_valid = false;
+    };
+
     static constexpr int GeneratedSecretBytes = 32;
     static constexpr int MinSecretBytes = 24;
     static constexpr int MaxSecretBytes = 64;
@@ -67,6 +88,9 @@ public:
     // One signature per key, space-separated, in key order.
     static QByteArray signatureHeader(const QByteArray &msgId, qint64 timestamp, const QByteArray &body,
                                       const QList<QByteArray> &keys);
+    // The same with keys prepared once per secret, written into `header` (cleared first).
+    static void signatureHeader(const QByteArray &msgId, qint64 timestamp, const QByteArray &body,
+                                const QList<PreparedKey> &keys, QByteArray &header);
 
     // Checks the three headers against every key. Signatures of other versions ("v1a,...")
     // are skipped; a malformed one never matches. The timestamp may be at most `tolerance`

@@ -2,6 +2,7 @@
 // tolerance edges, secrets, the legacy X-Hub-Signature scheme and redaction.
 #include "core/webhooksignature.h"
 
+#include <QMessageAuthenticationCode>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -45,6 +46,8 @@ class tst_WebhookSignature final : public QObject
 
 private slots:
     void referenceVector();
+    void preparedKeys_data();
+    void preparedKeys();
     void verify_data();
     void verify();
     void rotation_data();
@@ -70,6 +73,47 @@ void tst_WebhookSignature::referenceVector()
                                                  VectorBody, {secret.key}, atSecs(VectorTimestamp));
     QVERIFY2(result.ok(), qPrintable(result.message));
     QCOMPARE(result.matchedKey, 0);
+
+    QByteArray header("stale");
+    WebhookSignature::signatureHeader(VectorId, VectorTimestamp, VectorBody, {WebhookSignature::PreparedKey(secret.key)},
+                                      header);
+    QCOMPARE(header, VectorSignature);
+}
+
+// The own HMAC-SHA256 against Qt's at the key and padding edges: keys shorter than, as long as
+// and longer than a block (hashed first), content ending before, at and after the 55/56-byte
+// boundary where the length no longer fits the last block.
+void tst_WebhookSignature::preparedKeys_data()
+{
+    QTest::addColumn<QByteArray>("key");
+    QTest::addColumn<QByteArray>("content");
+    const int keySizes[] = {0, 1, 24, 32, 63, 64, 65, 200};
+    const int contentSizes[] = {0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 1000};
+    for (const int keySize : keySizes) {
+        for (const int contentSize : contentSizes) {
+            QByteArray key(keySize, Qt::Uninitialized);
+            for (int i = 0; i < keySize; ++i)
+                key[i] = char(i * 37 + 11);
+            QByteArray content(contentSize, Qt::Uninitialized);
+            for (int i = 0; i < contentSize; ++i)
+                content[i] = char(i * 13 + 200);
+            QTest::addRow("key %d, content %d", keySize, contentSize) << key << content;
+        }
+    }
+}
+
+void tst_WebhookSignature::preparedKeys()
+{
+    QFETCH(QByteArray, key);
+    QFETCH(QByteArray, content);
+    const QByteArray expected = QMessageAuthenticationCode::hash(content, key, QCryptographicHash::Sha256);
+    const WebhookSignature::PreparedKey prepared(key);
+    QVERIFY(!prepared.isNull());
+    QCOMPARE(prepared.mac({content}).toHex(), expected.toHex());
+    // The content in parts hashes as the whole, and the prepared key is not consumed.
+    const qsizetype half = content.size() / 2;
+    QCOMPARE(prepared.mac({QByteArrayView(content).first(half), QByteArrayView(content).sliced(half)}).toHex(),
+             expected.toHex());
 }
 
 void tst_WebhookSignature::verify_data()
@@ -170,6 +214,12 @@ void tst_WebhookSignature::rotation()
     QFETCH(int, matchedKey);
     const QByteArray header = WebhookSignature::signatureHeader(VectorId, VectorTimestamp, VectorBody, signingKeys);
     QCOMPARE(header.count(' '), signingKeys.size() - 1);
+    QList<WebhookSignature::PreparedKey> prepared;
+    for (const QByteArray &key : signingKeys)
+        prepared.append(WebhookSignature::PreparedKey(key));
+    QByteArray preparedHeader;
+    WebhookSignature::signatureHeader(VectorId, VectorTimestamp, VectorBody, prepared, preparedHeader);
+    QCOMPARE(preparedHeader, header);
     QVERIFY(header.startsWith(VectorSignature) == (signingKeys.first() == vectorKey()));
     const auto result = WebhookSignature::verify(VectorId, QByteArray::number(VectorTimestamp), header, VectorBody,
                                                  verifyingKeys, atSecs(VectorTimestamp));
