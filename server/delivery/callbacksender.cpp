@@ -153,19 +153,21 @@ void CallbackSender::start(Job &job)
     };
     QString signingError;
     if (request.scheme == SigningScheme::StandardWebhooks) {
-        QList<QByteArray> keys;
+        m_attemptKeys.clear();
         for (const QByteArray &secret : request.secrets) {
-            const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(QString::fromLatin1(secret));
-            if (!decoded.ok())
-                signingError = decoded.error;
-            keys.append(decoded.key);
+            const SigningKey &signing = signingKey(secret);
+            if (!signing.error.isEmpty())
+                signingError = signing.error;
+            m_attemptKeys.append(signing.key);
         }
-        if (keys.isEmpty())
+        if (m_attemptKeys.isEmpty())
             signingError = QStringLiteral("no signing secret");
-        if (signingError.isEmpty())
-            job.headers.append({"webhook-signature",
-                                WebhookSignature::signatureHeader(request.webhookId, job.result.webhookTimestamp,
-                                                                  request.body, keys)});
+        if (signingError.isEmpty()) {
+            QByteArray signature;
+            WebhookSignature::signatureHeader(request.webhookId, job.result.webhookTimestamp, request.body,
+                                              m_attemptKeys, signature);
+            job.headers.append({"webhook-signature", signature});
+        }
     } else {
         if (request.secrets.isEmpty())
             signingError = QStringLiteral("no signing secret");
@@ -197,6 +199,24 @@ void CallbackSender::start(Job &job)
         return;
     }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
+}
+
+const CallbackSender::SigningKey &CallbackSender::signingKey(const QByteArray &secret)
+{
+    const auto found = m_signingKeys.constFind(secret);
+    if (found != m_signingKeys.cend())
+        return *found;
+    // Secrets are few (two per endpoint during a rotation); the bound only keeps a sender that
+    // lives through many rotations from keeping every secret it ever saw.
+    if (m_signingKeys.size() >= MaxSigningKeys)
+        m_signingKeys.clear();
+    const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(QString::fromLatin1(secret));
+    SigningKey signing;
+    if (decoded.ok())
+        signing.key = WebhookSignature::PreparedKey(decoded.key);
+    else
+        signing.error = decoded.error;
+    return *m_signingKeys.insert(secret, signing);
 }
 
 void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
@@ -265,10 +285,12 @@ void CallbackSender::post(Job &job, const QHostAddress &address)
 CallbackConnectionPool *CallbackSender::pool(const CallbackConnection::Target &target, const QByteArray &host,
                                              const QString &isolationKey)
 {
-    const QString key = QStringLiteral("%1|%2|%3|%4|%5")
-                            .arg(target.tls ? QLatin1String("https") : QLatin1String("http"), target.address.toString())
-                            .arg(target.port)
-                            .arg(QString::fromLatin1(host), isolationKey);
+    const QByteArray address = target.address.toString().toLatin1();
+    const QByteArray isolation = isolationKey.toUtf8();
+    QByteArray key;
+    key.reserve(16 + address.size() + host.size() + isolation.size());
+    key.append(target.tls ? "https|" : "http|").append(address).append('|');
+    key.append(QByteArray::number(target.port)).append('|').append(host).append('|').append(isolation);
     PoolEntry &entry = m_pools[key];
     if (entry.pool)
         return entry.pool;

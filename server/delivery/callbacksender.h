@@ -6,6 +6,8 @@
 #include "callbackrequest.h"
 #include "urlguard.h"
 
+#include "core/webhooksignature.h"
+
 #include <QHash>
 #include <QObject>
 #include <QPointer>
@@ -86,6 +88,7 @@ protected:
 
 private:
     struct Job;
+    static constexpr qsizetype MaxSigningKeys = 4096;
 
     quint64 enqueue(std::unique_ptr<Job> job);
     void start(Job &job);
@@ -103,6 +106,14 @@ private:
     CallbackConnectionPool *pool(const CallbackConnection::Target &target, const QByteArray &host,
                                  const QString &isolationKey);
     void sweepIdle();
+    struct SigningKey
+    {
+        WebhookSignature::PreparedKey key;
+        QString error; // the secret could not be decoded
+    };
+    // The secret's decoded and prepared key, made on first use: decoding and the HMAC key
+    // schedule are then paid once per secret instead of once per attempt.
+    const SigningKey &signingKey(const QByteArray &secret);
 
     CallbackUrlGuard m_guard;
     Clock m_clock;
@@ -112,7 +123,9 @@ private:
         CallbackConnectionPool *pool = nullptr; // child
         bool isolated = false;
     };
-    QHash<QString, PoolEntry> m_pools;
+    QHash<QByteArray, PoolEntry> m_pools;
+    QHash<QByteArray, SigningKey> m_signingKeys; // by secret text
+    QList<WebhookSignature::PreparedKey> m_attemptKeys; // scratch of start()
     QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;
     std::unordered_map<quint64, std::unique_ptr<Job>> m_jobs;
