@@ -77,7 +77,19 @@ void CallbackConnection::send(const QByteArray &request)
             Qt::QueuedConnection);
         return;
     }
+    writeNow(request);
+}
+
+void CallbackConnection::writeNow(const QByteArray &request)
+{
     m_socket->write(request);
+    // Written now rather than when the event loop next polls for writability: a request is
+    // small, the socket's send buffer takes it whole, and that spares a turn of the loop
+    // (a poll over every socket) per attempt. A failing write reports its error from inside
+    // flush(); onSocketError() puts that off to the next turn, as send() promises.
+    m_writing = true;
+    m_socket->flush();
+    m_writing = false;
 }
 
 void CallbackConnection::open()
@@ -97,7 +109,7 @@ void CallbackConnection::onConnected()
     if (m_state != State::Connecting)
         return;
     m_state = State::Busy;
-    m_socket->write(m_pending);
+    writeNow(m_pending);
     m_pending.clear();
 }
 
@@ -148,6 +160,10 @@ void CallbackConnection::finishResponse()
 
 void CallbackConnection::onSocketError(QAbstractSocket::SocketError error)
 {
+    if (m_writing) {
+        QMetaObject::invokeMethod(this, [this, error] { onSocketError(error); }, Qt::QueuedConnection);
+        return;
+    }
     switch (m_state) {
     case State::Fresh:
     case State::Closed:

@@ -63,6 +63,7 @@ private:
     void finishResponse();
     void failRequest(const QString &errorClass, const QString &message, bool retryable);
     void drain();
+    void writeNow(const QByteArray &request);
 
     Target m_target;
     qsizetype m_keepBodyBytes;
@@ -72,6 +73,7 @@ private:
     HttpResponseParser m_parser;
     QString m_tlsErrors;
     int m_served = 0;
+    bool m_writing = false; // inside writeNow()
     QElapsedTimer m_idle;
 };
 
