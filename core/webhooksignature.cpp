@@ -147,10 +147,20 @@ QByteArray hmacSha256(const QByteArray &content, const QByteArray &key)
     return WebhookSignature::PreparedKey(key).mac({content});
 }
 
+bool equalsIgnoringCase(QByteArrayView text, QByteArrayView lowerCase)
+{
+    return text.compare(lowerCase, Qt::CaseInsensitive) == 0;
+}
+
+bool startsWithIgnoringCase(QByteArrayView text, QByteArrayView lowerCase)
+{
+    return text.size() >= lowerCase.size() && equalsIgnoringCase(text.first(lowerCase.size()), lowerCase);
+}
+
+// Every attempt's headers pass through here, so names are compared in place, not lowered first.
 QByteArray redactValue(const QByteArray &name, const QByteArray &value)
 {
-    const QByteArray lower = name.toLower();
-    if (lower == "webhook-signature") {
+    if (equalsIgnoringCase(name, "webhook-signature")) {
         QList<QByteArray> parts;
         for (const QByteArray &part : value.simplified().split(' ')) {
             const qsizetype comma = part.indexOf(',');
@@ -158,11 +168,11 @@ QByteArray redactValue(const QByteArray &name, const QByteArray &value)
         }
         return parts.join(' ');
     }
-    if (lower.startsWith("x-hub-signature")) {
+    if (startsWithIgnoringCase(name, "x-hub-signature")) {
         const qsizetype equals = value.indexOf('=');
         return equals < 0 ? Redacted : value.left(equals + 1) + Redacted;
     }
-    if (lower == "authorization") {
+    if (equalsIgnoringCase(name, "authorization")) {
         const qsizetype space = value.indexOf(' ');
         return space < 0 ? Redacted : value.left(space + 1) + Redacted;
     }
@@ -378,8 +388,7 @@ WebhookSignature::Headers WebhookSignature::redactSignatureHeaders(const Headers
 
 bool WebhookSignature::isSignatureHeader(const QByteArray &name)
 {
-    const QByteArray lower = name.toLower();
-    return lower == "webhook-signature" || lower.startsWith("x-hub-signature");
+    return equalsIgnoringCase(name, "webhook-signature") || startsWithIgnoringCase(name, "x-hub-signature");
 }
 
 bool WebhookSignature::constantTimeEquals(const QByteArray &a, const QByteArray &b)
