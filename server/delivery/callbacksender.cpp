@@ -20,7 +20,8 @@ struct CallbackSender::Job
     AttemptResult result;
     QList<QPair<QByteArray, QByteArray>> headers; // unredacted, as sent
     QElapsedTimer elapsed;
-    int timerId = 0;
+    bool hasDeadline = false;
+    Deadlines::iterator deadline; // valid while hasDeadline
     int lookupId = -1;
     CallbackConnectionPool *pool = nullptr; // not owned; set while the pool holds the request
     bool hasCallback = false;
@@ -43,6 +44,7 @@ CallbackSender::CallbackSender(const CallbackUrlGuard &guard, QObject *parent)
     , m_clock([] { return QDateTime::currentDateTimeUtc(); })
     , m_idleSweep(new QTimer(this))
 {
+    m_monotonic.start();
     m_idleSweep->setInterval(IdleConnectionMs / 2);
     connect(m_idleSweep, &QTimer::timeout, this, &CallbackSender::sweepIdle);
 }
@@ -142,8 +144,10 @@ void CallbackSender::start(Job &job)
     job.result.webhookTimestamp = job.result.startedAt.toSecsSinceEpoch();
 
     // Everything ends by the deadline, whatever stage it is in.
-    job.timerId = startTimer(std::max(request.timeout, std::chrono::milliseconds(0)));
-    m_deadlines.insert(job.timerId, id);
+    const qint64 due = m_monotonic.elapsed() + std::max(request.timeout, std::chrono::milliseconds(0)).count();
+    job.deadline = m_deadlines.emplace(due, id);
+    job.hasDeadline = true;
+    watchDeadline(due);
 
     job.headers = {
         {"Content-Type", "application/json"},
@@ -356,19 +360,42 @@ void CallbackSender::record(Job &job, const HttpResponse &response)
     fail(id, AttemptResult::Http, message);
 }
 
+void CallbackSender::watchDeadline(qint64 due)
+{
+    if (m_deadlineTimerId != 0) {
+        if (m_deadlineTimerDue <= due)
+            return;
+        killTimer(m_deadlineTimerId);
+    }
+    m_deadlineTimerDue = due;
+    m_deadlineTimerId = startTimer(std::chrono::milliseconds(std::max<qint64>(0, due - m_monotonic.elapsed())),
+                                   Qt::PreciseTimer);
+}
+
 void CallbackSender::timerEvent(QTimerEvent *event)
 {
-    const auto it = m_deadlines.find(event->timerId());
-    if (it == m_deadlines.end()) {
+    if (event->timerId() != m_deadlineTimerId || m_deadlineTimerId == 0) {
         QObject::timerEvent(event);
         return;
     }
-    const quint64 id = it.value();
-    killTimer(event->timerId());
-    m_deadlines.erase(it);
-    if (Job *j = findJob(id))
-        j->timerId = 0;
-    onTimeout(id);
+    killTimer(m_deadlineTimerId);
+    m_deadlineTimerId = 0;
+    const qint64 now = m_monotonic.elapsed();
+    QList<quint64> expired;
+    for (auto it = m_deadlines.begin(); it != m_deadlines.end() && it->first <= now; it = m_deadlines.erase(it)) {
+        if (Job *j = findJob(it->second))
+            j->hasDeadline = false;
+        expired.append(it->second);
+    }
+    // A receiver of finished() may delete the sender; the attempts still due are then gone too.
+    const QPointer<CallbackSender> self(this);
+    for (const quint64 id : std::as_const(expired)) {
+        onTimeout(id);
+        if (!self)
+            return;
+    }
+    if (!m_deadlines.empty())
+        watchDeadline(m_deadlines.begin()->first);
 }
 
 void CallbackSender::onTimeout(quint64 id)
@@ -435,10 +462,10 @@ void CallbackSender::complete(quint64 id)
     // Out of the table first: the receiver may well send the next attempt from its slot.
     std::unique_ptr<Job> finishedJob = std::move(it->second);
     m_jobs.erase(it);
-    if (finishedJob->timerId) {
-        killTimer(finishedJob->timerId);
-        m_deadlines.remove(finishedJob->timerId);
-    }
+    // The timer stays set for this deadline if it was the earliest; it then finds nothing due
+    // and moves on to the next.
+    if (finishedJob->hasDeadline)
+        m_deadlines.erase(finishedJob->deadline);
     // Still waiting or on the wire (a timeout, an abort): the pool forgets it, hanging up its
     // connection if it had one.
     if (finishedJob->pool)

@@ -8,6 +8,7 @@
 
 #include "core/webhooksignature.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QPointer>
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <map>
 #include <unordered_map>
 
 class QHostInfo;
@@ -129,7 +131,14 @@ private:
     QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;
     std::unordered_map<quint64, std::unique_ptr<Job>> m_jobs;
-    QHash<int, quint64> m_deadlines; // timer id -> attempt id
+    // Attempts' deadlines (ms of m_monotonic) in order, watched by one timer set for the
+    // earliest: a timer per attempt cost a registration and a removal in the event dispatcher.
+    using Deadlines = std::multimap<qint64, quint64>;
+    Deadlines m_deadlines;
+    QElapsedTimer m_monotonic;
+    int m_deadlineTimerId = 0;
+    qint64 m_deadlineTimerDue = 0; // when the timer is set for, while m_deadlineTimerId != 0
+    void watchDeadline(qint64 due);
     // Pool signals being handled: a receiver of finished() may delete the sender from inside
     // one, and the socket that emitted it must outlive that.
     int m_inPoolSignal = 0;
