@@ -265,9 +265,23 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
                                                 int limit, const QList<qint64> &busyEndpoints, Problem *error,
                                                 const std::optional<ClaimCursor> &after, ClaimCursor *last)
 {
-    QList<DeliveryTarget> targets;
     if (limit <= 0)
-        return targets;
+        return {};
+    WriteTransaction tx(m_db);
+    QList<qint64> ids;
+    if (!leaseDue(owner, nowAt, leaseUntil, limit, busyEndpoints, &ids, error, after) || ids.isEmpty()
+        || !tx.commit(error))
+        return {};
+    return leasedTargets(ids, owner, nowAt, error, last);
+}
+
+bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
+                                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
+                                  const std::optional<ClaimCursor> &after)
+{
+    ids->clear();
+    if (limit <= 0)
+        return true;
     const QString now = timestamp(nowAt);
     const bool postgres = m_db.backend() == Database::Backend::Postgres;
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
@@ -276,8 +290,11 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         "SELECT d.id FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
         " WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)"
         " AND e.state = 'ACTIVE'");
+    // The busy endpoints as one JSON array parameter, so the statement's text (and its cached
+    // preparation) does not change with them.
     if (!busyEndpoints.isEmpty())
-        select += QStringLiteral(" AND d.endpoint_id NOT IN (") + idList(busyEndpoints) + QLatin1Char(')');
+        select += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                           : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
     if (after)
         select += QStringLiteral(" AND d.next_attempt_at >= ? AND (d.next_attempt_at > ? OR d.id > ?)");
     select += QStringLiteral(
@@ -287,14 +304,14 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
 
-    WriteTransaction tx(m_db);
-    QSqlQuery q(m_db.connection());
-    q.prepare(QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
-              + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
+    QSqlQuery &q = m_db.query(QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
+                              + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
     q.addBindValue(owner);
     q.addBindValue(timestamp(leaseUntil));
     q.addBindValue(now);
     q.addBindValue(now);
+    if (!busyEndpoints.isEmpty())
+        q.addBindValue(QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']'));
     if (after) {
         q.addBindValue(after->at);
         q.addBindValue(after->at);
@@ -306,15 +323,22 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     if (!q.exec()) {
         if (error)
             *error = failed(q);
-        return targets;
+        q.finish();
+        return false;
     }
-    QList<qint64> ids;
     while (q.next())
-        ids.append(q.value(0).toLongLong());
+        ids->append(q.value(0).toLongLong());
     q.finish();
-    if (ids.isEmpty() || !tx.commit(error))
-        return targets;
+    return true;
+}
 
+QList<DeliveryTarget> DeliveryRepository::leasedTargets(const QList<qint64> &ids, const QString &owner,
+                                                        const QDateTime &nowAt, Problem *error, ClaimCursor *last)
+{
+    QList<DeliveryTarget> targets;
+    if (ids.isEmpty())
+        return targets;
+    const QString now = timestamp(nowAt);
     // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
     QString marks;
     marks.reserve(3 * ids.size());
@@ -385,7 +409,7 @@ qint64 DeliveryRepository::newestId(Problem *error)
 
 bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString &owner,
                                      std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
-                                     Problem *error)
+                                     Problem *error, const std::function<bool(Problem *)> &alsoInTransaction)
 {
     std::sort(records.begin(), records.end(), [](const AttemptRecord &a, const AttemptRecord &b) {
         return std::pair(a.target.endpointId, a.target.id) < std::pair(b.target.endpointId, b.target.id);
@@ -395,7 +419,7 @@ bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString
     constexpr int kMaxAttempts = 3;
     for (int attempt = 1;; ++attempt) {
         Problem problem;
-        if (recordBatchOnce(records, owner, autoPauseWindow, results, &problem))
+        if (recordBatchOnce(records, owner, autoPauseWindow, results, &problem, alsoInTransaction))
             return true;
         if (attempt == kMaxAttempts || !Database::isConflict(problem)) {
             *error = problem;
@@ -433,7 +457,7 @@ bool DeliveryRepository::lockForRecording(const QList<AttemptRecord> &records, P
 
 bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
                                          std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results,
-                                         Problem *error)
+                                         Problem *error, const std::function<bool(Problem *)> &alsoInTransaction)
 {
     WriteTransaction tx(m_db);
     if (!tx.isActive()) {
@@ -463,7 +487,7 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
             return false;
         first = end;
     }
-    if (!tx.commit(error))
+    if ((alsoInTransaction && !alsoInTransaction(error)) || !tx.commit(error))
         return false;
     *results = done;
     return true;

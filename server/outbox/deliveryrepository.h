@@ -14,6 +14,7 @@
 #include <QStringList>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 
 class QSqlQuery;
@@ -120,6 +121,15 @@ public:
     QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
                                 const QList<qint64> &busyEndpoints, Problem *error,
                                 const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr);
+    // claim() in two steps, so the lease can share a transaction with other writes (one commit
+    // instead of two): leaseDue() takes the leases inside the caller's transaction and gives
+    // their ids; once that committed, leasedTargets() reads what sending them needs (and on
+    // failure releases them).
+    bool leaseDue(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
+                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
+                  const std::optional<ClaimCursor> &after = std::nullopt);
+    QList<DeliveryTarget> leasedTargets(const QList<qint64> &ids, const QString &owner, const QDateTime &now,
+                                        Problem *error, ClaimCursor *last = nullptr);
     void release(qint64 id, const QString &owner);
     // The highest delivery id (0 when there is none, -1 on failure): new deliveries raise it.
     qint64 newestId(Problem *error);
@@ -128,8 +138,12 @@ public:
     // events, alerts and audit entries; attempts that finished together share one transaction
     // (group commit): all or none. `results` come in endpoint, delivery order. The records'
     // targets are as claim() returned them: their bodies go into the feed events as they are.
+    // `alsoInTransaction` (when given) runs after the records, before the commit, in the same
+    // transaction: false (with the problem set) rolls all back. It runs again when a deadlock
+    // victim's batch is recorded again.
     bool recordBatch(QList<AttemptRecord> records, const QString &owner, std::chrono::milliseconds autoPauseWindow,
-                     QList<RecordResult> *results, Problem *error);
+                     QList<RecordResult> *results, Problem *error,
+                     const std::function<bool(Problem *)> &alsoInTransaction = {});
 
     // Undelivered older notifications that a newer one of the same instance and kind replaces.
     int supersedeStale(Problem *error);
@@ -148,7 +162,8 @@ public:
 
 private:
     bool recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
-                         std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error);
+                         std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error,
+                         const std::function<bool(Problem *)> &alsoInTransaction);
     bool lockForRecording(const QList<AttemptRecord> &records, Problem *error);
     // The attempt rows of a batch, several per statement.
     bool logAttempts(const QList<AttemptRecord> &records, Problem *error);

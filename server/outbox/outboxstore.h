@@ -61,6 +61,9 @@ private:
     };
 
     void flush();
+    // flush() with `alsoInTransaction` run as DeliveryRepository::recordBatch() runs it. True if
+    // records were waiting and are recorded.
+    bool recordPending(const std::function<bool(Problem *)> &alsoInTransaction);
     QList<DeliveryTarget> claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
                                           const QList<qint64> &busyEndpoints, Problem *problem);
 

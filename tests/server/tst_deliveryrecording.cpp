@@ -11,6 +11,7 @@
 #include <QSqlQuery>
 #include <QtTest>
 
+#include <algorithm>
 #include <memory>
 
 using namespace OpsDeck;
@@ -48,6 +49,9 @@ private slots:
     void lostLeaseKeepsTheState();
     void headersAreLoggedAsJson();
     void claimGoesOnAfterTheCursor();
+    void busyEndpointsAreSkipped();
+    void leaseSharesTheBatchTransaction();
+    void failedLeaseRollsTheBatchBack();
     void feedEventsAreTheRecordedRows();
     void journalAppendsEventsInListOrder();
 
@@ -330,6 +334,92 @@ void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
     const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
     QCOMPARE(again.size(), 1);
     QCOMPARE(again.first().id, first.at(0).id);
+}
+
+void tst_DeliveryRecording::busyEndpointsAreSkipped()
+{
+    seed(3);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 1, 9}, &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 9}, &problem).size(), 3);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+}
+
+void tst_DeliveryRecording::leaseSharesTheBatchTransaction()
+{
+    seed(2);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    // The instance's next notification waits behind the one in flight.
+    QSqlQuery next(m_db->connection());
+    next.prepare(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', ?, 1, 1,"
+        " 'PENDING', '{\"n\":1}', 0, ?, ?, ?, 1) RETURNING id"));
+    const QString at = nowTimestamp();
+    next.addBindValue(targets.at(0).instanceId);
+    next.addBindValue(at);
+    next.addBindValue(at);
+    next.addBindValue(at);
+    QVERIFY(next.exec() && next.next());
+    const qint64 nextId = next.value(0).toLongLong();
+    next.finish();
+
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    QList<qint64> leased;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem,
+                                 [&](Problem *error) {
+                                     return m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error);
+                                 }),
+             qPrintable(problem.detail));
+    // The lease sees the batch settled: the instance's next notification is free already.
+    std::sort(leased.begin(), leased.end());
+    QCOMPARE(leased.size(), 2);
+    QCOMPARE(leased.last(), nextId);
+    ClaimCursor last;
+    const QList<DeliveryTarget> claimed = m_repo->leasedTargets(leased, kOwner, now, &problem, &last);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(claimed.size(), 2);
+    QCOMPARE(claimed.last().id, nextId);
+    QCOMPARE(claimed.last().body, QByteArray("{\"n\":1}"));
+    QCOMPARE(claimed.last().secrets, QStringList{QStringLiteral("whsec_dGVzdA==")});
+    QCOMPARE(last.id, nextId);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(0).id)),
+             QStringLiteral("DELIVERED"));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 2);
+}
+
+void tst_DeliveryRecording::failedLeaseRollsTheBatchBack()
+{
+    seed(2);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    QList<qint64> leased;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY(!m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem, [&](Problem *error) {
+                                     if (!m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error))
+                                         return false;
+                                     *error = Problem::make(500, QStringLiteral("test"), QStringLiteral("Test"),
+                                                            QStringLiteral("refused after the lease"));
+                                     return false;
+                                 }));
+    QCOMPARE(problem.detail, QStringLiteral("refused after the lease"));
+    QCOMPARE(leased.size(), 1);
+    // All or none: neither the attempt nor the lease.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 0);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 1);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery'")), 0);
 }
 
 void tst_DeliveryRecording::feedEventsAreTheRecordedRows()
