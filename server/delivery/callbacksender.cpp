@@ -202,6 +202,13 @@ void CallbackSender::start(Job &job)
             this, [this, id, literal] { if (Job *j = findJob(id)) post(*j, literal); }, Qt::QueuedConnection);
         return;
     }
+    const auto vetted = m_vettedHosts.constFind(host);
+    if (vetted != m_vettedHosts.cend() && vetted->expiresAt > m_monotonic.elapsed()) {
+        QMetaObject::invokeMethod(
+            this, [this, id, address = vetted->address] { if (Job *j = findJob(id)) post(*j, address); },
+            Qt::QueuedConnection);
+        return;
+    }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
 }
 
@@ -252,6 +259,10 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
             break;
         }
     }
+    // Only a name all of whose addresses passed is remembered, and only the address chosen.
+    if (m_vettedHosts.size() >= MaxVettedHosts)
+        m_vettedHosts.clear();
+    m_vettedHosts.insert(j->request.url.host(), {chosen, m_monotonic.elapsed() + VettedHostMs});
     post(*j, chosen);
 }
 

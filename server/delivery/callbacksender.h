@@ -80,6 +80,8 @@ public:
     int isolatedPools() const;
     // Connections currently open (busy or idle) in all pools.
     int openConnections() const;
+    // Host names whose vetted address is currently reused without a new lookup.
+    int vettedHosts() const { return int(m_vettedHosts.size()); }
     const CallbackUrlGuard &guard() const { return m_guard; }
 
 signals:
@@ -91,6 +93,11 @@ protected:
 private:
     struct Job;
     static constexpr qsizetype MaxSigningKeys = 4096;
+    static constexpr qsizetype MaxVettedHosts = 4096;
+    // How long a name's vetted address is used without asking DNS again. Short, so a provider
+    // moving its endpoint is followed soon; the attempt connects to the vetted address itself,
+    // so a name that meanwhile resolves inward is never connected to.
+    static constexpr qint64 VettedHostMs = 10000;
 
     quint64 enqueue(std::unique_ptr<Job> job);
     void start(Job &job);
@@ -127,6 +134,12 @@ private:
     };
     QHash<QByteArray, PoolEntry> m_pools;
     QHash<QByteArray, SigningKey> m_signingKeys; // by secret text
+    struct VettedHost
+    {
+        QHostAddress address;
+        qint64 expiresAt = 0; // ms of m_monotonic
+    };
+    QHash<QString, VettedHost> m_vettedHosts; // by the URL's host name
     QList<WebhookSignature::PreparedKey> m_attemptKeys; // scratch of start()
     QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;

@@ -67,6 +67,7 @@ private slots:
     void cleanupTestCase();
     void classification_data();
     void classification();
+    void vettedHostReused();
     void connectionRefused();
     void requestHeaders();
     void rotationSendsBothSignatures();
@@ -284,6 +285,28 @@ void tst_CallbackSender::classification()
     } else if (reachesProvider == 0) {
         QCOMPARE(logEntry(m_providerA, webhookId), QJsonObject());
     }
+}
+
+// A name is looked up once and its vetted address reused by the next attempts for a while; a
+// name that failed to resolve is not kept.
+void tst_CallbackSender::vettedHostReused()
+{
+    CallbackSender sender(CallbackUrlGuard(true));
+    const QString url = QStringLiteral("http://localhost:%1/ok/vetted").arg(QUrl(m_providerA.baseUrl).port());
+    QCOMPARE(sender.vettedHosts(), 0);
+    AttemptResult first;
+    send(sender, request(url, "msg_vetted_1"), &first);
+    QVERIFY2(first.delivered, qPrintable(first.errorMessage));
+    QCOMPARE(sender.vettedHosts(), 1);
+    AttemptResult second;
+    send(sender, request(url, "msg_vetted_2"), &second);
+    QVERIFY2(second.delivered, qPrintable(second.errorMessage));
+    QCOMPARE(headerValue(second.requestHeaders, "webhook-id"), QByteArray("msg_vetted_2"));
+    QCOMPARE(sender.vettedHosts(), 1);
+    AttemptResult unresolvable;
+    send(sender, request(QStringLiteral("http://opsdeck-test.invalid/ok"), "msg_vetted_3"), &unresolvable);
+    QCOMPARE(unresolvable.errorClass, QStringLiteral("dns"));
+    QCOMPARE(sender.vettedHosts(), 1);
 }
 
 void tst_CallbackSender::connectionRefused()
