@@ -198,15 +198,12 @@ void CallbackSender::start(Job &job)
     const QHostAddress literal(host);
     if (!literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
-        QMetaObject::invokeMethod(
-            this, [this, id, literal] { if (Job *j = findJob(id)) post(*j, literal); }, Qt::QueuedConnection);
+        postLater(id, literal);
         return;
     }
     const auto vetted = m_vettedHosts.constFind(host);
     if (vetted != m_vettedHosts.cend() && vetted->expiresAt > m_monotonic.elapsed()) {
-        QMetaObject::invokeMethod(
-            this, [this, id, address = vetted->address] { if (Job *j = findJob(id)) post(*j, address); },
-            Qt::QueuedConnection);
+        postLater(id, vetted->address);
         return;
     }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
@@ -264,6 +261,12 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
         m_vettedHosts.clear();
     m_vettedHosts.insert(j->request.url.host(), {chosen, m_monotonic.elapsed() + VettedHostMs});
     post(*j, chosen);
+}
+
+void CallbackSender::postLater(quint64 id, const QHostAddress &address)
+{
+    QMetaObject::invokeMethod(
+        this, [this, id, address] { if (Job *j = findJob(id)) post(*j, address); }, Qt::QueuedConnection);
 }
 
 void CallbackSender::post(Job &job, const QHostAddress &address)
