@@ -6,10 +6,14 @@
 #include "rowstore.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace OpsDeck {
+
+// The rows of one job's filter, handed out in chunks to every thread that tests them (filterjob.cpp).
+struct FilterScan;
 
 struct FilterResult
 {
@@ -36,7 +40,13 @@ struct FilterJob
     bool sort = false;
     int sortColumn = -1;
     Qt::SortOrder sortOrder = Qt::AscendingOrder;
+    std::shared_ptr<FilterScan> scan; // made by share(), else by run()
 
+    // Lets other threads test rows of this job's filter: call once the job is complete, before run()
+    // starts elsewhere. The function returned, run on any thread (once), tests chunks of rows no
+    // other thread has taken yet and returns when none is left, at once when the job is over. run()
+    // waits only for chunks a helper has taken, never for a helper to start.
+    std::function<void()> share();
     // Runs on any thread; gives the snapshot up before returning.
     static FilterResult run(FilterJob job);
 };

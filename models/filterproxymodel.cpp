@@ -43,9 +43,9 @@ FilterProxyModel::FilterProxyModel(QObject *parent)
     , m_watcher(new QFutureWatcher<FilterResult>(this))
     , m_latest(std::make_shared<std::atomic<quint64>>(0))
 {
-    // One worker: a job overtaken by a newer keystroke stops at its next check and the newer one
-    // starts then, so filtering never takes both cores from the GUI thread.
-    m_pool->setMaxThreadCount(1);
+    // A job and its helper: rows are tested on two threads while the GUI thread waits for the
+    // result anyway. A job overtaken by a newer keystroke stops at its next chunk, its helper too.
+    m_pool->setMaxThreadCount(2);
     m_ageTimer.setInterval(kAgeRefreshMs);
     connect(&m_ageTimer, &QTimer::timeout, this, &FilterProxyModel::refreshTimeFilter);
     connect(m_watcher, &QFutureWatcherBase::finished, this, &FilterProxyModel::onJobFinished);
@@ -220,7 +220,20 @@ void FilterProxyModel::refresh(bool forceFilter)
     m_pendingForced = forceFilter;
     m_pendingText = m_text;
     m_pendingQuery = m_query;
+    const quint64 generation = job.generation;
+    std::function<void()> help = job.filter && !job.matcher.isEmpty() ? job.share() : std::function<void()>();
     m_watcher->setFuture(QtConcurrent::run(m_pool, &FilterJob::run, std::move(job)));
+    if (help) {
+        // The second thread joins once this one is back in its event loop (after the repaint that
+        // follows a keystroke), so testing rows on both cores does not slow this thread's work.
+        QMetaObject::invokeMethod(
+            this,
+            [this, generation, help = std::move(help)] {
+                if (m_pending && m_generation == generation)
+                    m_pool->start(help);
+            },
+            Qt::QueuedConnection);
+    }
 }
 
 void FilterProxyModel::onJobFinished()

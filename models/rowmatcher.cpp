@@ -69,8 +69,18 @@ RowMatcher::RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup)
 {
     m_termMemo.resize(size_t(m_query.terms.size()));
     m_referenceMemo.resize(size_t(m_query.terms.size()));
-    for (const QueryWord &word : std::as_const(m_query.words))
-        m_foldedWords << word.text.toCaseFolded();
+    m_wordMemo.resize(size_t(m_query.words.size()));
+    m_textFields.assign(m_query.textFields.cbegin(), m_query.textFields.cend());
+    for (const QueryWord &queryWord : std::as_const(m_query.words)) {
+        Word word;
+        word.text = queryWord.text;
+        word.folded = queryWord.text.toCaseFolded();
+        const bool ascii = std::all_of(word.folded.cbegin(), word.folded.cend(), [](QChar c) { return c.unicode() < 0x80; });
+        if (ascii && !word.folded.isEmpty())
+            word.ascii = word.folded.toLatin1();
+        word.numeric = numericWord(word.text);
+        m_words.push_back(std::move(word));
+    }
 }
 
 bool RowMatcher::isTimed() const
@@ -80,72 +90,83 @@ bool RowMatcher::isTimed() const
 
 bool RowMatcher::accepts(const RowStore &store, int row)
 {
+    const RowStore::Cell *cells = store.row(row);
     for (int t = 0; t < int(m_query.terms.size()); ++t) {
-        if (termFound(store, t, row) == m_query.terms.at(t).negated)
+        if (termFound(store, t, row, cells) == m_query.terms.at(t).negated)
             return false;
     }
-    for (int w = 0; w < int(m_query.words.size()); ++w) {
-        if (wordFound(store, w, row) == m_query.words.at(w).negated)
+    for (int w = 0; w < int(m_words.size()); ++w) {
+        if (wordFound(store, w, cells) == m_query.words.at(w).negated)
             return false;
     }
     return true;
 }
 
-bool RowMatcher::termFound(const RowStore &store, int t, int row)
+bool RowMatcher::termFound(const RowStore &store, int t, int row, const RowStore::Cell *cells)
 {
     const QueryTerm &term = m_query.terms.at(t);
-    const int textId = store.isTextField(term.fieldIndex) ? store.textId(row, term.fieldIndex) : -1;
-    if (textId >= 0 && store.isInterned(term.fieldIndex)) {
+    const int field = term.fieldIndex;
+    const RowStore::Cell cell = cells[field];
+    if (cell != RowStore::kNull && store.isTextField(field) && store.isInterned(field)) {
         std::vector<qint8> &memo = m_termMemo[size_t(t)];
-        if (size_t(textId) >= memo.size())
-            memo.resize(size_t(textId) + 1 + memo.size() / 2, qint8(-1));
-        if (memo[size_t(textId)] < 0)
-            memo[size_t(textId)] = termMatches(term, StoreRow(store, row, m_lookup), m_now) ? 1 : 0;
-        return memo[size_t(textId)] == 1;
+        const size_t textId = size_t(cell);
+        if (textId >= memo.size())
+            memo.resize(std::max(size_t(store.texts().size()), textId + 1 + memo.size() / 2), qint8(-1));
+        if (memo[textId] < 0)
+            memo[textId] = termMatches(term, StoreRow(store, row, m_lookup), m_now) ? 1 : 0;
+        return memo[textId] == 1;
     }
     if (isReferenceTerm(term)) {
         // provider:acme: one name lookup per referenced object, not per row.
-        const RowStore::Cell id = store.cell(row, term.fieldIndex);
-        if (id == RowStore::kNull)
+        if (cell == RowStore::kNull)
             return false;
         QHash<qint64, bool> &memo = m_referenceMemo[size_t(t)];
-        auto it = memo.constFind(qint64(id));
+        auto it = memo.constFind(qint64(cell));
         if (it == memo.cend()) {
             if (!m_lookup)
                 return false;
-            it = memo.insert(qint64(id), termMatches(term, StoreRow(store, row, m_lookup), m_now));
+            it = memo.insert(qint64(cell), termMatches(term, StoreRow(store, row, m_lookup), m_now));
         }
         return *it;
     }
     return termMatches(term, StoreRow(store, row, m_lookup), m_now);
 }
 
-bool RowMatcher::wordFound(const RowStore &store, int w, int row)
+bool RowMatcher::textContains(const TextArena &texts, quint32 id, const Word &word) const
 {
-    const QString &text = m_query.words.at(w).text;
-    const QString &folded = m_foldedWords.at(w);
-    for (int field : std::as_const(m_query.textFields)) {
+    if (!word.ascii.isEmpty()) {
+        if (const std::optional<bool> found = texts.containsAscii(id, word.ascii))
+            return *found;
+    }
+    return containsIgnoringCase(texts.utf8(id), word.text, word.folded);
+}
+
+bool RowMatcher::wordFound(const RowStore &store, int w, const RowStore::Cell *cells)
+{
+    const Word &word = m_words[size_t(w)];
+    const TextArena &texts = store.texts();
+    std::vector<qint8> &memo = m_wordMemo[size_t(w)];
+    for (const int field : m_textFields) {
+        const RowStore::Cell cell = cells[field];
+        if (cell == RowStore::kNull)
+            continue;
         if (store.isTextField(field)) {
-            const int id = store.textId(row, field);
-            if (id < 0)
-                continue;
+            const quint32 id = quint32(cell);
             if (!store.isInterned(field)) {
                 // Unique per row: a memo would only grow.
-                if (containsIgnoringCase(store.texts().utf8(quint32(id)), text, folded))
+                if (textContains(texts, id, word))
                     return true;
                 continue;
             }
-            int known = m_wordMemo.lookup(w, id);
-            if (known < 0) {
-                known = containsIgnoringCase(store.texts().utf8(quint32(id)), text, folded) ? 1 : 0;
-                m_wordMemo.store(w, id, known == 1);
-            }
+            if (id >= memo.size())
+                memo.resize(std::max(size_t(texts.size()), size_t(id) + 1 + memo.size() / 2), qint8(-1));
+            qint8 &known = memo[id];
+            if (known < 0)
+                known = textContains(texts, id, word) ? 1 : 0;
             if (known == 1)
                 return true;
-        } else if (numericWord(text)) {
-            const RowStore::Cell cell = store.cell(row, field);
-            if (cell != RowStore::kNull && QString::number(qint64(cell)).contains(text))
-                return true;
+        } else if (word.numeric && QString::number(qint64(cell)).contains(word.text)) {
+            return true;
         }
     }
     return false;

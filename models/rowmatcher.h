@@ -36,16 +36,27 @@ public:
     void resolveReferences(const std::function<QSet<qint64>(int field)> &idsOf);
 
 private:
-    bool termFound(const RowStore &store, int term, int row);
-    bool wordFound(const RowStore &store, int word, int row);
+    struct Word
+    {
+        QString text;
+        QString folded;      // text.toCaseFolded()
+        QByteArray ascii;    // folded as bytes when it is ASCII, else empty (Qt's rules then)
+        bool numeric = false; // only digits and '-': may be found in an id's decimal text
+    };
+
+    // cells: the row's (store.row(row)), read once per row.
+    bool termFound(const RowStore &store, int term, int row, const RowStore::Cell *cells);
+    bool wordFound(const RowStore &store, int word, const RowStore::Cell *cells);
+    bool textContains(const TextArena &texts, quint32 id, const Word &word) const;
 
     Query m_query;
     qint64 m_now = 0;
     ReferenceLookup m_lookup;
-    QStringList m_foldedWords;
+    std::vector<Word> m_words;
+    std::vector<int> m_textFields;                    // the query's, as a plain vector
     std::vector<std::vector<qint8>> m_termMemo;       // per term, by text number: -1 unknown, 0, 1
     std::vector<QHash<qint64, bool>> m_referenceMemo; // per term, by referenced id
-    QueryTextMemo m_wordMemo;
+    std::vector<std::vector<qint8>> m_wordMemo;       // per word, by text number: -1 unknown, 0, 1
 };
 
 } // namespace OpsDeck

@@ -2,8 +2,14 @@
 #include "textarena.h"
 
 #include <QHashFunctions>
+#include <QtAlgorithms>
 
+#include <algorithm>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace OpsDeck {
 
@@ -24,6 +30,56 @@ bool isAscii(QUtf8StringView utf8)
     }
     return true;
 }
+
+uchar foldAscii(uchar c)
+{
+    return c >= 'A' && c <= 'Z' ? uchar(c + 32) : c;
+}
+
+// The needle at h, A-Z as a-z.
+bool matchesAt(const uchar *h, const uchar *needle, qsizetype m)
+{
+    for (qsizetype j = 0; j < m; ++j) {
+        if (foldAscii(h[j]) != needle[j])
+            return false;
+    }
+    return true;
+}
+
+#if defined(__SSE2__)
+// Sixteen start positions at a time: a position is a candidate when its byte and the byte m - 1
+// further both equal the needle's first and last bytes with bit 0x20 set (that folds A-Z to a-z,
+// and maps a few other bytes together too, which the exact comparison then rejects). `h` may be
+// read up to 15 bytes past size.
+std::optional<bool> containsAsciiWide(const uchar *h, qsizetype size, const uchar *needle, qsizetype m)
+{
+    const __m128i caseBit = _mm_set1_epi8(0x20);
+    const __m128i first = _mm_set1_epi8(char(needle[0] | 0x20));
+    const __m128i last = _mm_set1_epi8(char(needle[m - 1] | 0x20));
+    bool ascii = true;
+    for (qsizetype i = 0; i < size; i += 16) {
+        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i *>(h + i));
+        const qsizetype inText = std::min<qsizetype>(16, size - i);
+        const unsigned textMask = inText == 16 ? 0xFFFFu : (1u << inText) - 1;
+        if (unsigned(_mm_movemask_epi8(block)) & textMask)
+            ascii = false;
+        if (i > size - m)
+            continue; // no start position left, only bytes to check for ASCII
+        const __m128i ends = _mm_loadu_si128(reinterpret_cast<const __m128i *>(h + i + m - 1));
+        const __m128i both = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(block, caseBit), first),
+                                           _mm_cmpeq_epi8(_mm_or_si128(ends, caseBit), last));
+        const qsizetype starts = std::min<qsizetype>(16, size - m - i + 1);
+        unsigned candidates = unsigned(_mm_movemask_epi8(both)) & (starts == 16 ? 0xFFFFu : (1u << starts) - 1);
+        while (candidates != 0) {
+            const uint at = qCountTrailingZeroBits(candidates);
+            if (matchesAt(h + i + at, needle, m))
+                return true;
+            candidates &= candidates - 1;
+        }
+    }
+    return ascii ? std::optional<bool>(false) : std::nullopt;
+}
+#endif
 
 } // namespace
 
@@ -112,6 +168,30 @@ int TextArena::compareIgnoringCase(quint32 a, quint32 b) const
             return cx < cy ? -1 : 1;
     }
     return x.size() == y.size() ? 0 : (x.size() < y.size() ? -1 : 1);
+}
+
+std::optional<bool> TextArena::containsAscii(quint32 id, QByteArrayView foldedNeedle) const
+{
+    if (id >= m_ends.size())
+        return false;
+    const quint32 begin = id == 0 ? 0 : m_ends[id - 1];
+    const qsizetype size = qsizetype(m_ends[id] - begin);
+    const qsizetype m = foldedNeedle.size();
+    Q_ASSERT(m > 0);
+    const auto *h = reinterpret_cast<const uchar *>(m_bytes.data()) + begin;
+    const auto *needle = reinterpret_cast<const uchar *>(foldedNeedle.data());
+    if (m > size) {
+        // A text of fewer UTF-8 bytes has fewer UTF-16 units than the needle: Qt finds nothing either.
+        return false;
+    }
+#if defined(__SSE2__)
+    if (size_t(m_ends[id]) + 15 <= m_bytes.size())
+        return containsAsciiWide(h, size, needle, m);
+#else
+    Q_UNUSED(h)
+    Q_UNUSED(needle)
+#endif
+    return std::nullopt; // the last bytes of the buffer: not read 16 at a time
 }
 
 void TextArena::clear()

@@ -1,10 +1,12 @@
 // Texts of a model's cells as UTF-8 in one buffer, addressed by number, optionally interned.
 #pragma once
 
+#include <QByteArrayView>
 #include <QString>
 #include <QStringView>
 #include <QUtf8StringView>
 
+#include <optional>
 #include <vector>
 
 namespace OpsDeck {
@@ -28,6 +30,12 @@ public:
     QString text(quint32 id) const;
     // As QString::compare(a, b, Qt::CaseInsensitive), decoding only texts that are not ASCII.
     int compareIgnoringCase(quint32 a, quint32 b) const;
+    // Whether text `id` contains `foldedNeedle` (ASCII, lower case, not empty) with A-Z matching
+    // a-z, searched 16 bytes at a time: what QString::contains(needle, Qt::CaseInsensitive) answers
+    // for ASCII texts. nullopt when this cannot tell: the needle was not found and the text holds
+    // non-ASCII bytes (some fold to ASCII: the Kelvin sign to 'k'), or the text ends within 15
+    // bytes of the buffer's end (containsIgnoringCase() of core/query answers both).
+    std::optional<bool> containsAscii(quint32 id, QByteArrayView foldedNeedle) const;
 
     void clear();
     // Gives back the growth reserve after a bulk load.

@@ -13,6 +13,7 @@
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTableView>
+#include <QThreadPool>
 #include <QTimer>
 #include <QWindow>
 
@@ -180,6 +181,40 @@ Typing typeAndErase(FilterProxyModel *proxy, QTableView *view, const QStringList
     return result;
 }
 
+// The worker's share of a keystroke that must test every row: FilterJob::run over a snapshot, run
+// here as the proxy's worker runs it, alone or with a helper thread as the proxy runs it; the median
+// of `runs` in wall and in this thread's CPU time.
+void printWorkerScan(const ResourceModel &model, const QString &text, int runs, bool helped)
+{
+    const QueryParse parsed = parseQuery(text, model.kind());
+    QThreadPool helpers;
+    helpers.setMaxThreadCount(1);
+    std::vector<double> wall;
+    std::vector<double> cpu;
+    int accepted = 0;
+    for (int i = 0; i < runs; ++i) {
+        FilterJob job;
+        job.store = model.snapshot();
+        job.filter = true;
+        job.matcher = RowMatcher(parsed.query, QDateTime::currentMSecsSinceEpoch(), {});
+        const std::function<void()> help = helped ? job.share() : std::function<void()>();
+        QElapsedTimer clock;
+        clock.start();
+        const double cpuStart = threadCpuMs();
+        if (help)
+            helpers.start(help);
+        const FilterResult result = FilterJob::run(std::move(job));
+        cpu.push_back(threadCpuMs() - cpuStart);
+        wall.push_back(clock.nsecsElapsed() / 1e6);
+        accepted = int(std::count(result.accepted.cbegin(), result.accepted.cend(), quint8(1)));
+    }
+    std::printf("worker, every row tested, '%s', %s: p50 %.2f ms (this thread's CPU p50 %.2f ms), min %.2f ms; %d rows "
+                "match\n",
+                qPrintable(text), helped ? "with a helper thread" : "one thread", percentile(wall, 0.5), percentile(cpu, 0.5),
+                *std::min_element(wall.begin(), wall.end()), accepted);
+    std::fflush(stdout);
+}
+
 void printTyping(const char *what, const Typing &t, int rows)
 {
     std::printf("%s: %d keystrokes, GUI-thread time without painting (parse + filter or submit + publish) p50 %.2f ms, "
@@ -206,6 +241,7 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("rows"), QStringLiteral("Synthetic instances (default 250000)."), QStringLiteral("N"),
                       QStringLiteral("250000")});
     parser.addOption({QStringLiteral("verbose"), QStringLiteral("Print every keystroke's time.")});
+    parser.addOption({QStringLiteral("worker-only"), QStringLiteral("Only time the worker's scans (no window, no typing).")});
     parser.process(app);
     const bool verbose = parser.isSet(QStringLiteral("verbose"));
     const int rows = std::max(1, parser.value(QStringLiteral("rows")).toInt());
@@ -227,6 +263,15 @@ int main(int argc, char **argv)
     }
     ResourceModel model(kind);
     model.replaceAll(syntheticInstances(rows));
+    const QStringList scanned{QStringLiteral("dataviz-ac"), QStringLiteral("acme"), QStringLiteral("-status:failed a"),
+                              QStringLiteral("state:stopped")};
+    if (parser.isSet(QStringLiteral("worker-only"))) {
+        for (const QString &text : scanned) {
+            printWorkerScan(model, text, 15, false);
+            printWorkerScan(model, text, 15, true);
+        }
+        return 0;
+    }
     FilterProxyModel proxy;
     proxy.setSourceModel(&model);
     // Providers 1-10 are named as another model would name them ("north-3", "south-4", ...).
@@ -284,6 +329,11 @@ int main(int argc, char **argv)
             accepted += matches(parsed.query, GenericRow(model, r), now, &memo) ? 1 : 0;
         std::printf("previous per-row matcher, every row, '%s': %.1f ms (%d rows match)\n", qPrintable(text),
                     clock.nsecsElapsed() / 1e6, accepted);
+    }
+
+    for (const QString &text : scanned) {
+        printWorkerScan(model, text, 15, false);
+        printWorkerScan(model, text, 15, true);
     }
 
     const Typing stateAndWords = typeAndErase(&proxy, &view, {QStringLiteral("state:running dataviz-ac")}, verbose);
