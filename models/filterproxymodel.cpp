@@ -238,10 +238,11 @@ void FilterProxyModel::refresh(bool forceFilter)
 
 void FilterProxyModel::onJobFinished()
 {
-    const QFuture<FilterResult> future = m_watcher->future();
-    if (!m_pending || future.resultCount() == 0)
+    QFuture<FilterResult> future = m_watcher->future();
+    if (!m_pending || !future.isValid() || future.resultCount() == 0)
         return;
-    FilterResult result = future.result();
+    // Moved out, not copied: the flags, the order and the matcher's memos are megabytes on this thread.
+    FilterResult result = future.takeResult();
     if (result.cancelled || result.generation != m_generation)
         return; // a newer job is on its way
     m_pending = false;
