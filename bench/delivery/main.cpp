@@ -2,6 +2,7 @@
 #include "core/webhooksignature.h"
 #include "server/controlplane.h"
 #include "server/outbox/outboxservice.h"
+#include "server/outbox/outboxstore.h"
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 using namespace OpsDeck;
@@ -197,6 +199,76 @@ qint64 processCpuMicros()
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
+// CPU time of the calling thread, in microseconds.
+qint64 threadCpuMicros()
+{
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+// The outbox store's work alone, in this thread: claims of 256 and their attempts recorded as
+// delivered in groups of 32, the way the worker drives it, without sending anything. The CPU
+// per delivery of this thread is the store thread's share of a delivery, which the machine's
+// load moves far less than the end-to-end runs.
+double storeCpuPerDelivery(const QString &name, int endpointCount, int count)
+{
+    const QString url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
+    QList<Endpoint> endpoints;
+    for (int e = 0; e < endpointCount; ++e)
+        endpoints.append(Endpoint{QStringLiteral("http://127.0.0.1:9/e%1").arg(e), false});
+    seed(url, endpoints, count, true);
+    ServerOptions options;
+    options.databaseUrl = url;
+    OutboxStore store(options, QStringLiteral("bench-store"));
+    Problem problem;
+    if (!store.open(&problem))
+        qFatal("%s", qPrintable(problem.detail));
+    QObject context;
+    QEventLoop loop;
+    int recorded = 0;
+    const qint64 cpuAtStart = threadCpuMicros();
+    std::function<void()> claimNext = [&] {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        store.claim(now, now.addSecs(60), 256, {}, false, &context, [&, now](const QList<DeliveryTarget> &targets, const Problem &p) {
+            if (!p.isNull())
+                qFatal("%s", qPrintable(p.detail));
+            if (targets.isEmpty()) {
+                loop.quit();
+                return;
+            }
+            for (qsizetype first = 0; first < targets.size(); first += 32) {
+                QList<AttemptRecord> records;
+                for (qsizetype i = first; i < std::min<qsizetype>(first + 32, targets.size()); ++i) {
+                    AttemptRecord r;
+                    r.target = targets.at(i);
+                    r.attempt.at = now;
+                    r.attempt.requestHeaders = {{"webhook-id", r.target.webhookId.toUtf8()}};
+                    r.attempt.requestBody = r.target.body;
+                    r.attempt.status = 200;
+                    r.attempt.latencyMs = 1;
+                    r.outcome.verdict = AttemptOutcome::Verdict::Delivered;
+                    records.append(r);
+                }
+                store.record(records, &context, [&](const QList<AttemptRecord> &done, const Problem &p) {
+                    if (!p.isNull())
+                        qFatal("%s", qPrintable(p.detail));
+                    recorded += int(done.size());
+                });
+            }
+            claimNext();
+        });
+    };
+    claimNext();
+    loop.exec();
+    const qint64 cpu = threadCpuMicros() - cpuAtStart;
+    store.close();
+    if (recorded != count)
+        qFatal("the store recorded %d of %d deliveries", recorded, count);
+    return double(cpu) / count;
+}
+
 struct Throughput
 {
     double seconds = 0;
@@ -365,6 +437,10 @@ int main(int argc, char *argv[])
     std::vector<std::unique_ptr<Provider>> providers;
     for (int i = 0; i < 10; ++i)
         providers.push_back(startProvider(false));
+
+    std::printf("store alone (claims and recording, no sending): %.0f us CPU per delivery to 1 endpoint, %.0f us to 100\n",
+                storeCpuPerDelivery(QStringLiteral("store-one"), 1, n), storeCpuPerDelivery(QStringLiteral("store-hundred"), 100, n));
+    std::fflush(stdout);
 
     const double wrk = wrkRate(providers.front()->base + QStringLiteral("/ok/wrk"), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64);
     std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s\n", wrk);
