@@ -2,10 +2,9 @@
 // take, then the order by the sort column.
 #include "filterjob.h"
 
-#include <QMutex>
-#include <QWaitCondition>
-
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 
 namespace OpsDeck {
 
@@ -23,8 +22,9 @@ struct FilterScan
     std::atomic<int> nextChunk{0};
     std::atomic<bool> cancelled{false};
 
-    QMutex mutex;
-    QWaitCondition idle;
+    // Standard ones: their pthread calls are what thread sanitizers follow.
+    std::mutex mutex;
+    std::condition_variable idle;
     bool closed = false;  // under mutex
     int active = 0;       // helpers taking chunks, under mutex
     qsizetype helped = 0; // rows tested by helpers, under mutex
@@ -69,17 +69,17 @@ qsizetype FilterScan::take(RowMatcher &rowMatcher)
 void FilterScan::help()
 {
     {
-        QMutexLocker lock(&mutex);
+        const std::lock_guard<std::mutex> lock(mutex);
         if (closed)
             return;
         ++active;
     }
     RowMatcher own = matcher;
     const qsizetype tested = take(own);
-    QMutexLocker lock(&mutex);
+    const std::lock_guard<std::mutex> lock(mutex);
     helped += tested;
     --active;
-    idle.wakeAll();
+    idle.notify_all();
 }
 
 namespace {
@@ -123,10 +123,9 @@ FilterResult FilterJob::run(FilterJob job)
         } else {
             FilterScan &scan = *job.scan;
             result.tested = scan.take(job.matcher);
-            QMutexLocker lock(&scan.mutex);
+            std::unique_lock<std::mutex> lock(scan.mutex);
             scan.closed = true;
-            while (scan.active > 0)
-                scan.idle.wait(&scan.mutex);
+            scan.idle.wait(lock, [&scan] { return scan.active == 0; });
             if (scan.cancelled.load(std::memory_order_relaxed)) {
                 result.cancelled = true;
                 return result;
