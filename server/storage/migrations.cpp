@@ -98,12 +98,6 @@ const QList<Migration> &migrations()
              QStringLiteral("DROP INDEX IF EXISTS deliveries_instance"),
              QStringLiteral("CREATE INDEX deliveries_instance ON deliveries(instance_id, event_type, id)"),
          }},
-        // Providers and operators list deliveries by state (the failed ones above all), paged by
-        // id: without this, a rare state on a large table is found by scanning every row.
-        {4,
-         {
-             QStringLiteral("CREATE INDEX deliveries_state ON deliveries(state, id)"),
-         }},
     };
     return list;
 }
