@@ -2,12 +2,9 @@
 #include "deliveryworker.h"
 
 #include "deliveryschedule.h"
-#include "destructionsweep.h"
 #include "outboxstore.h"
 
 #include "server/delivery/callbacksender.h"
-#include "server/storage/database.h"
-#include "server/storage/journal.h"
 
 #include <QThread>
 #include <QUuid>
@@ -31,26 +28,13 @@ DeliveryWorker::~DeliveryWorker()
 {
     shutdown();
     stopStore();
-    m_destruction.reset();
-    m_repository.reset();
-    m_journal.reset();
-    if (m_db)
-        m_db->close();
 }
 
 void DeliveryWorker::start()
 {
     if (m_running)
         return;
-    m_db = std::make_unique<Database>(m_options.databaseUrl);
     Problem problem;
-    if (!m_db->open(&problem)) {
-        reportFailure(problem.detail);
-        return;
-    }
-    m_journal = std::make_unique<Journal>(*m_db);
-    m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
-    m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
     m_storeThread = new QThread(this);
     m_storeThread->setObjectName(QStringLiteral("opsdeck-delivery-store"));
     m_store = new OutboxStore(m_options, m_owner);
@@ -124,21 +108,24 @@ void DeliveryWorker::poll()
         return;
     m_mayHaveWork = true; // retries fall due and leases expire with time
     m_cycleFailed = false;
-    Problem problem;
-    const int superseded = m_repository->supersedeStale(&problem);
-    if (superseded < 0)
-        reportFailure(problem.detail);
-    const int swept = m_destruction->run(&problem);
-    if (swept < 0)
-        reportFailure(problem.detail);
-    if (superseded > 0 || swept > 0)
-        Q_EMIT committed();
-    pump();
-    // The cycle ends with its claim's answer when one is on its way.
-    if (m_claimPending)
-        m_cycleClaim = true;
-    else
-        endCycle();
+    // The upkeep runs on the store's thread like every other statement, so sending never waits
+    // for it; the cycle goes on when it has answered.
+    m_store->maintain(this, [this](int superseded, const Problem &supersedeProblem, int swept, const Problem &sweepProblem) {
+        if (!m_running)
+            return;
+        if (superseded < 0)
+            reportFailure(supersedeProblem.detail);
+        if (swept < 0)
+            reportFailure(sweepProblem.detail);
+        if (superseded > 0 || swept > 0)
+            Q_EMIT committed();
+        pump();
+        // The cycle ends with its claim's answer when one is on its way.
+        if (m_claimPending)
+            m_cycleClaim = true;
+        else
+            endCycle();
+    });
 }
 
 void DeliveryWorker::endCycle()

@@ -13,20 +13,15 @@
 #include <QObject>
 #include <QTimer>
 
-#include <memory>
-
 namespace OpsDeck {
 
 class CallbackSender;
-class Database;
-class DestructionSweep;
-class Journal;
 class OutboxStore;
 
-// Lives in its own thread with its own database connection (a connection belongs to the thread
-// that opened it), so a slow provider or a long transaction never holds up an HTTP answer. Claims
-// and recording run in a second thread (OutboxStore) with a third connection, so this thread only
-// sends and never waits for a commit; the poll's supersede and destruction sweep stay here.
+// Lives in its own thread, so a slow provider never holds up an HTTP answer. Every statement
+// (claims, recording, the poll's supersede and destruction sweep) runs in a second thread
+// (OutboxStore) with its own connection, so this thread only sends and never waits for a commit
+// or the SQLite write lock.
 //
 // Concurrency is bounded per process (deliveryConcurrency) and per endpoint
 // (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
@@ -95,10 +90,6 @@ private:
     ServerOptions m_options;
     RetrySchedule m_schedule;
     QString m_owner;
-    std::unique_ptr<Database> m_db;
-    std::unique_ptr<Journal> m_journal;
-    std::unique_ptr<DeliveryRepository> m_repository;
-    std::unique_ptr<DestructionSweep> m_destruction;
     CallbackSender *m_sender = nullptr; // child
     QThread *m_storeThread = nullptr;   // child
     OutboxStore *m_store = nullptr;     // owned, lives in m_storeThread; deleted after it stopped

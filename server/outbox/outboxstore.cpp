@@ -2,6 +2,7 @@
 #include "outboxstore.h"
 
 #include "deliveryschedule.h"
+#include "destructionsweep.h"
 
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
@@ -40,6 +41,7 @@ bool OutboxStore::open(Problem *error)
     }
     m_journal = std::make_unique<Journal>(*m_db);
     m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
+    m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
     return true;
 }
 
@@ -47,6 +49,7 @@ void OutboxStore::close()
 {
     if (m_db)
         flush();
+    m_destruction.reset();
     m_repository.reset();
     m_journal.reset();
     if (m_db)
@@ -140,6 +143,27 @@ void OutboxStore::release(const QList<qint64> &ids)
                 return;
             for (qint64 id : ids)
                 m_repository->release(id, m_owner);
+        },
+        Qt::QueuedConnection);
+}
+
+void OutboxStore::maintain(QObject *context, MaintainDone done)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, target = QPointer<QObject>(context), done = std::move(done)] {
+            if (!m_repository || !target)
+                return;
+            Problem supersedeProblem;
+            const int superseded = m_repository->supersedeStale(&supersedeProblem);
+            Problem sweepProblem;
+            const int swept = m_destruction->run(&sweepProblem);
+            QMetaObject::invokeMethod(
+                target.data(),
+                [done, superseded, supersedeProblem, swept, sweepProblem] {
+                    done(superseded, supersedeProblem, swept, sweepProblem);
+                },
+                Qt::QueuedConnection);
         },
         Qt::QueuedConnection);
 }

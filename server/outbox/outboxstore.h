@@ -16,6 +16,7 @@
 namespace OpsDeck {
 
 class Database;
+class DestructionSweep;
 class Journal;
 
 // Lives in its own thread, so the worker's thread only sends: it never waits for a claim, a
@@ -43,6 +44,11 @@ public:
     // In the store's thread: records what waits and closes the connection.
     void close();
 
+    // What a poll cycle's upkeep did: notifications superseded and instances destroyed, each -1
+    // with its problem set when that step failed.
+    using MaintainDone = std::function<void(int superseded, const Problem &supersedeProblem, int swept,
+                                            const Problem &sweepProblem)>;
+
     // Thread-safe: post the work to the store's thread; `done` runs in `context`'s thread.
     // `onlyNew`: claim only if deliveries were inserted since the last claim (a wake: the
     // control plane wakes the worker on every feed event, its own commits included); skipping
@@ -51,6 +57,8 @@ public:
                bool onlyNew, QObject *context, ClaimDone done);
     void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
     void release(const QList<qint64> &ids);
+    // Supersedes stale notifications and runs the destruction sweep.
+    void maintain(QObject *context, MaintainDone done);
 
 private:
     struct Pending
@@ -73,6 +81,7 @@ private:
     std::unique_ptr<Database> m_db;
     std::unique_ptr<Journal> m_journal;
     std::unique_ptr<DeliveryRepository> m_repository;
+    std::unique_ptr<DestructionSweep> m_destruction;
     QList<Pending> m_pending;
     qint64 m_newestSeen = -1; // the highest delivery id when the last claim ran
     std::optional<ClaimCursor> m_cursor; // where the last claim stopped
