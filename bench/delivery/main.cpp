@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
@@ -199,6 +200,23 @@ qint64 processCpuMicros()
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
+// CPU time so far of each of this process's threads, by name, in microseconds (threads of the
+// same name added up), from /proc: which thread a delivery's CPU goes to.
+QMap<QString, qint64> threadCpuByName()
+{
+    QMap<QString, qint64> cpu;
+    const QDir tasks(QStringLiteral("/proc/self/task"));
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile comm(tasks.filePath(tid + QStringLiteral("/comm")));
+        QFile stat(tasks.filePath(tid + QStringLiteral("/schedstat")));
+        if (!comm.open(QIODevice::ReadOnly) || !stat.open(QIODevice::ReadOnly))
+            continue;
+        const QString name = QString::fromUtf8(comm.readAll()).trimmed();
+        cpu[name] += stat.readAll().split(' ').value(0).toLongLong() / 1000; // nanoseconds on the CPU
+    }
+    return cpu;
+}
+
 // CPU time of the calling thread, in microseconds.
 qint64 threadCpuMicros()
 {
@@ -275,7 +293,14 @@ struct Throughput
     double rate = 0;        // all deliveries
     double healthyRate = 0; // deliveries to endpoints that answer, between 10% and 90% done
     double cpuPerDelivery = 0; // microseconds of this process's CPU per delivery to an answering endpoint
+    double sendCpu = 0;        // of which the sending thread's
+    double storeCpu = 0;       // and the outbox store's
 };
+
+QString threadShare(const Throughput &t)
+{
+    return QStringLiteral("(sending thread %1, store thread %2)").arg(qRound(t.sendCpu)).arg(qRound(t.storeCpu));
+}
 
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
 {
@@ -302,6 +327,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     ControlPlane server(options);
     Database probe(url);
     probe.open();
+    const QMap<QString, qint64> threadsAtStart = threadCpuByName();
     QElapsedTimer clock;
     clock.start();
     const qint64 cpuAtStart = processCpuMicros();
@@ -331,6 +357,12 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     }
     Throughput t;
     t.cpuPerDelivery = double(processCpuMicros() - cpuAtStart) / double(std::max<qint64>(1, healthyCount));
+    const QMap<QString, qint64> threads = threadCpuByName();
+    const auto perDelivery = [&](const QString &name) {
+        return double(threads.value(name) - threadsAtStart.value(name)) / double(std::max<qint64>(1, healthyCount));
+    };
+    t.sendCpu = perDelivery(QStringLiteral("opsdeck-send"));
+    t.storeCpu = perDelivery(QStringLiteral("opsdeck-store"));
     t.seconds = clock.elapsed() / 1000.0;
     t.healthyRate = at90 > at10 ? 0.8 * double(healthyCount) * 1000.0 / double(at90 - at10) : healthyCount / t.seconds;
     t.rate = scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) / t.seconds;
@@ -421,7 +453,9 @@ int main(int argc, char *argv[])
                        {QStringLiteral("wrk-seconds"), QStringLiteral("Duration of the wrk run (default 10)."), QStringLiteral("S"), QStringLiteral("10")},
                        {QStringLiteral("concurrency"), QStringLiteral("Attempts in flight per process (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
-                       {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")}});
+                       {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
+                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, half, latency (for profiling one of them)."),
+                        QStringLiteral("PARTS")}});
     parser.process(app);
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
@@ -432,25 +466,34 @@ int main(int argc, char *argv[])
     const int n = parser.value(QStringLiteral("deliveries")).toInt();
     g_concurrency = parser.value(QStringLiteral("concurrency")).toInt();
     g_endpointConcurrency = parser.value(QStringLiteral("endpoint-concurrency")).toInt();
+    const QStringList only = parser.value(QStringLiteral("only")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    const auto runs = [&only](const char *part) { return only.isEmpty() || only.contains(QLatin1String(part)); };
 
     // The provider processes stand for provider hosts: the sender opens at most 6 connections per host.
     std::vector<std::unique_ptr<Provider>> providers;
     for (int i = 0; i < 10; ++i)
         providers.push_back(startProvider(false));
 
-    std::printf("store alone (claims and recording, no sending): %.0f us CPU per delivery to 1 endpoint, %.0f us to 100\n",
-                storeCpuPerDelivery(QStringLiteral("store-one"), 1, n), storeCpuPerDelivery(QStringLiteral("store-hundred"), 100, n));
-    std::fflush(stdout);
+    if (runs("store")) {
+        std::printf("store alone (claims and recording, no sending): %.0f us CPU per delivery to 1 endpoint, %.0f us to 100\n",
+                    storeCpuPerDelivery(QStringLiteral("store-one"), 1, n), storeCpuPerDelivery(QStringLiteral("store-hundred"), 100, n));
+        std::fflush(stdout);
+    }
 
-    const double wrk = wrkRate(providers.front()->base + QStringLiteral("/ok/wrk"), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64);
-    std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s\n", wrk);
-    std::fflush(stdout);
+    const double wrk = runs("wrk") ? wrkRate(providers.front()->base + QStringLiteral("/ok/wrk"), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64) : 0;
+    if (runs("wrk")) {
+        std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s\n", wrk);
+        std::fflush(stdout);
+    }
 
-    const Throughput one = deliverAll(QStringLiteral("one"), {Endpoint{providers.front()->base + QStringLiteral("/ok/one"), false}}, n);
-    std::printf("1 endpoint:   %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
-                " %.0f us server CPU per delivery\n",
-                n, one.seconds, one.rate, one.healthyRate, wrk > 0 ? one.healthyRate / wrk : 0.0, one.cpuPerDelivery);
-    std::fflush(stdout);
+    if (runs("one")) {
+        const Throughput one = deliverAll(QStringLiteral("one"), {Endpoint{providers.front()->base + QStringLiteral("/ok/one"), false}}, n);
+        std::printf("1 endpoint:   %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
+                    " %.0f us server CPU per delivery %s\n",
+                    n, one.seconds, one.rate, one.healthyRate, wrk > 0 ? one.healthyRate / wrk : 0.0, one.cpuPerDelivery,
+                    qPrintable(threadShare(one)));
+        std::fflush(stdout);
+    }
 
     QList<Endpoint> hundred;
     QList<Endpoint> halfHanging;
@@ -461,29 +504,37 @@ int main(int argc, char *argv[])
         const bool hang = e % 10 < 5;
         halfHanging.append(Endpoint{base + (hang ? QStringLiteral("/hang/e%1") : QStringLiteral("/ok/e%1")).arg(e), hang});
     }
-    const Throughput all = deliverAll(QStringLiteral("hundred"), hundred, n);
-    std::printf("100 endpoints: %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
-                " %.0f us server CPU per delivery\n",
-                n, all.seconds, all.rate, all.healthyRate, wrk > 0 ? all.healthyRate / wrk : 0.0, all.cpuPerDelivery);
-    std::fflush(stdout);
-    // The same healthy half alone (same hosts, same deliveries) isolates what the hanging half costs.
-    QList<Endpoint> healthyHalf;
-    for (const Endpoint &e : std::as_const(halfHanging))
-        if (!e.hanging)
-            healthyHalf.append(e);
-    const Throughput alone = deliverAll(QStringLiteral("alone"), healthyHalf, n / 2);
-    std::printf("50 endpoints (the healthy half alone): %d deliveries in %.1f s, steady %.0f/s\n", n / 2, alone.seconds,
-                alone.healthyRate);
-    std::fflush(stdout);
-    const Throughput half = deliverAll(QStringLiteral("half"), halfHanging, n);
-    std::printf("100 endpoints, 50 hanging: healthy done in %.1f s, steady %.0f/s (%.2fx the healthy half alone, %.2fx all 100 healthy)\n",
-                half.seconds, half.healthyRate, alone.healthyRate > 0 ? half.healthyRate / alone.healthyRate : 0.0,
-                all.healthyRate > 0 ? half.healthyRate / all.healthyRate : 0.0);
-    std::fflush(stdout);
+    Throughput all;
+    if (runs("hundred")) {
+        all = deliverAll(QStringLiteral("hundred"), hundred, n);
+        std::printf("100 endpoints: %d deliveries in %.1f s = %.0f/s, steady %.0f/s (%.2fx the provider's accept rate),"
+                    " %.0f us server CPU per delivery %s\n",
+                    n, all.seconds, all.rate, all.healthyRate, wrk > 0 ? all.healthyRate / wrk : 0.0, all.cpuPerDelivery,
+                    qPrintable(threadShare(all)));
+        std::fflush(stdout);
+    }
+    if (runs("half")) {
+        // The same healthy half alone (same hosts, same deliveries) isolates what the hanging half costs.
+        QList<Endpoint> healthyHalf;
+        for (const Endpoint &e : std::as_const(halfHanging))
+            if (!e.hanging)
+                healthyHalf.append(e);
+        const Throughput alone = deliverAll(QStringLiteral("alone"), healthyHalf, n / 2);
+        std::printf("50 endpoints (the healthy half alone): %d deliveries in %.1f s, steady %.0f/s\n", n / 2, alone.seconds,
+                    alone.healthyRate);
+        std::fflush(stdout);
+        const Throughput half = deliverAll(QStringLiteral("half"), halfHanging, n);
+        std::printf("100 endpoints, 50 hanging: healthy done in %.1f s, steady %.0f/s (%.2fx the healthy half alone, %.2fx all 100 healthy)\n",
+                    half.seconds, half.healthyRate, alone.healthyRate > 0 ? half.healthyRate / alone.healthyRate : 0.0,
+                    all.healthyRate > 0 ? half.healthyRate / all.healthyRate : 0.0);
+        std::fflush(stdout);
+    }
     for (auto &p : providers)
         stopProvider(*p);
 
-    const Latency l = commitToFirstAttempt(parser.value(QStringLiteral("latency-samples")).toInt(), 20);
-    std::printf("commit to first attempt (%d stops, one every ~20 ms): p50 %.0f ms, p99 %.0f ms\n", l.samples, l.p50, l.p99);
+    if (runs("latency")) {
+        const Latency l = commitToFirstAttempt(parser.value(QStringLiteral("latency-samples")).toInt(), 20);
+        std::printf("commit to first attempt (%d stops, one every ~20 ms): p50 %.0f ms, p99 %.0f ms\n", l.samples, l.p50, l.p99);
+    }
     return 0;
 }

@@ -36,7 +36,7 @@ void DeliveryWorker::start()
         return;
     Problem problem;
     m_storeThread = new QThread(this);
-    m_storeThread->setObjectName(QStringLiteral("opsdeck-delivery-store"));
+    m_storeThread->setObjectName(QStringLiteral("opsdeck-store"));
     m_store = new OutboxStore(m_options, m_owner);
     m_store->moveToThread(m_storeThread);
     m_storeThread->start();

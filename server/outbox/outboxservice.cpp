@@ -43,7 +43,7 @@ void OutboxService::start()
     if (m_thread)
         return;
     m_thread = new QThread(this);
-    m_thread->setObjectName(QStringLiteral("opsdeck-delivery"));
+    m_thread->setObjectName(QStringLiteral("opsdeck-send"));
     auto *worker = new DeliveryWorker(m_options);
     worker->moveToThread(m_thread);
     m_worker = worker;
