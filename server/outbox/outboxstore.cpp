@@ -6,6 +6,7 @@
 
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
+#include "server/storage/walcheckpointer.h"
 
 namespace OpsDeck {
 
@@ -39,6 +40,17 @@ bool OutboxStore::open(Problem *error)
         m_db.reset();
         return false;
     }
+    // The store commits more than anyone: its commits would be the ones to checkpoint, waiting
+    // for the copy and the sync while attempts finish. A thread beside it checkpoints instead.
+    if (m_db->backend() == Database::Backend::Sqlite) {
+        m_checkpointer = std::make_unique<WalCheckpointer>(m_options.databaseUrl, std::chrono::milliseconds(100));
+        if (!m_checkpointer->start(error) || !m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), error)) {
+            m_checkpointer.reset();
+            m_db->close();
+            m_db.reset();
+            return false;
+        }
+    }
     m_journal = std::make_unique<Journal>(*m_db);
     m_repository = std::make_unique<DeliveryRepository>(*m_db, *m_journal, m_schedule);
     m_destruction = std::make_unique<DestructionSweep>(*m_db, *m_journal, *m_repository, m_options);
@@ -49,6 +61,8 @@ void OutboxStore::close()
 {
     if (m_db)
         flush();
+    // Its last checkpoint copies what the store wrote.
+    m_checkpointer.reset();
     m_destruction.reset();
     m_repository.reset();
     m_journal.reset();

@@ -1,0 +1,119 @@
+// Copies a SQLite database's write-ahead log back into the database file, on a thread of its own.
+#include "walcheckpointer.h"
+
+#include "database.h"
+
+#include <QSqlQuery>
+#include <QThread>
+#include <QTimer>
+
+#include <memory>
+
+namespace OpsDeck {
+
+// The part that lives in the checkpointer's thread, with the connection it opened there.
+class WalCheckpointRunner final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(WalCheckpointRunner)
+
+public:
+    WalCheckpointRunner(QString url, std::chrono::milliseconds interval, std::shared_ptr<WalCheckpointer::Counters> counters)
+        : m_db(std::move(url))
+        , m_counters(std::move(counters))
+    {
+        m_timer.setParent(this);
+        m_timer.setInterval(int(std::max<qint64>(1, interval.count())));
+        connect(&m_timer, &QTimer::timeout, this, &WalCheckpointRunner::checkpoint);
+    }
+
+    bool open(Problem *error)
+    {
+        if (!m_db.open(error))
+            return false;
+        if (m_db.backend() != Database::Backend::Sqlite) {
+            *error = Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
+                                   QStringLiteral("only a SQLite database has a write-ahead log to checkpoint"));
+            m_db.close();
+            return false;
+        }
+        m_timer.start();
+        return true;
+    }
+
+    void close()
+    {
+        m_timer.stop();
+        if (m_db.isOpen())
+            checkpoint();
+        m_db.close();
+    }
+
+private:
+    void checkpoint()
+    {
+        // PASSIVE copies what no reader still needs and waits for nobody. A failure (the file is
+        // busy being restored, say) is tried again on the next tick: the log only grows meanwhile.
+        QSqlQuery q(m_db.connection());
+        if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) && q.next()) {
+            m_counters->logFrames = q.value(1).toLongLong();
+            m_counters->copiedFrames = q.value(2).toLongLong();
+            ++m_counters->checkpoints;
+        }
+    }
+
+    Database m_db;
+    std::shared_ptr<WalCheckpointer::Counters> m_counters;
+    QTimer m_timer;
+};
+
+WalCheckpointer::WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval, QObject *parent)
+    : QObject(parent)
+    , m_url(std::move(databaseUrl))
+    , m_interval(interval)
+{
+}
+
+WalCheckpointer::~WalCheckpointer()
+{
+    stop();
+}
+
+bool WalCheckpointer::start(Problem *error)
+{
+    if (m_runner)
+        return true;
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("opsdeck-wal"));
+    m_runner = new WalCheckpointRunner(m_url, m_interval, m_counters);
+    m_runner->moveToThread(m_thread);
+    m_thread->start();
+    bool opened = false;
+    QMetaObject::invokeMethod(
+        m_runner, [this, &opened, error] { opened = m_runner->open(error); }, Qt::BlockingQueuedConnection);
+    if (!opened)
+        stop();
+    return opened;
+}
+
+WalCheckpointer::Progress WalCheckpointer::progress() const
+{
+    return Progress{m_counters->checkpoints.load(), m_counters->logFrames.load(), m_counters->copiedFrames.load()};
+}
+
+void WalCheckpointer::stop()
+{
+    if (!m_thread)
+        return;
+    QMetaObject::invokeMethod(m_runner, &WalCheckpointRunner::close, Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+    delete m_runner;
+    m_runner = nullptr;
+    delete m_thread;
+    m_thread = nullptr;
+}
+
+} // namespace OpsDeck
+
+#include "walcheckpointer.moc"

@@ -1,0 +1,66 @@
+// Copies a SQLite database's write-ahead log back into the database file, on a thread of its own.
+#pragma once
+
+#include "core/problem.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+class QThread;
+
+namespace OpsDeck {
+
+class WalCheckpointRunner;
+
+// SQLite checkpoints on the connection whose commit makes the log long (every 1000 pages): that
+// commit then also copies the pages into the database file and syncs it, several milliseconds
+// the committing thread waits. A busy writer (the outbox store) turns that off on its connection
+// and has this checkpoint beside it instead, passively: it never blocks a writer or a reader,
+// and the log starts over from its beginning once everything in it has been copied.
+class WalCheckpointer final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(WalCheckpointer)
+
+public:
+    // `databaseUrl` must name a SQLite database (sqlite://...).
+    WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval, QObject *parent = nullptr);
+    ~WalCheckpointer() override;
+
+    // Opens the checkpointer's connection in its thread and starts checkpointing.
+    bool start(Problem *error);
+    // One last checkpoint, then the thread ends. Also done by the destructor.
+    void stop();
+
+    bool isRunning() const { return m_runner != nullptr; }
+
+    // What the last checkpoint found, from any thread: the frames in the log and how many of them
+    // are in the database file now (all of them: the next commit starts the log over).
+    struct Progress
+    {
+        qint64 checkpoints = 0;
+        qint64 logFrames = 0;
+        qint64 copiedFrames = 0;
+    };
+    Progress progress() const;
+
+    struct Counters
+    {
+        std::atomic<qint64> checkpoints{0};
+        std::atomic<qint64> logFrames{0};
+        std::atomic<qint64> copiedFrames{0};
+    };
+
+private:
+    QString m_url;
+    std::chrono::milliseconds m_interval;
+    std::shared_ptr<Counters> m_counters = std::make_shared<Counters>();
+    QThread *m_thread = nullptr;
+    WalCheckpointRunner *m_runner = nullptr; // lives in m_thread
+};
+
+} // namespace OpsDeck

@@ -1,0 +1,140 @@
+// The write-ahead log checkpointer: pages a writer leaves in the log reach the database file
+// without the writer checkpointing, and the log starts over instead of growing.
+#include "server/storage/database.h"
+#include "server/storage/walcheckpointer.h"
+
+#include <QFileInfo>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace OpsDeck;
+
+namespace {
+
+constexpr qint64 kRowBytes = 1024;
+
+// A connection that never checkpoints itself, the way the outbox store's does not.
+bool openWriter(Database &db, Problem *problem)
+{
+    return db.open(problem) && db.exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), problem)
+           && db.exec(QStringLiteral("CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL)"), problem);
+}
+
+// `rows` rows of kRowBytes random bytes in one transaction.
+bool write(Database &db, int rows)
+{
+    if (!db.begin())
+        return false;
+    QSqlQuery q(db.connection());
+    q.prepare(QStringLiteral("INSERT INTO blobs (data) VALUES (randomblob(?))"));
+    for (int i = 0; i < rows; ++i) {
+        q.addBindValue(kRowBytes);
+        if (!q.exec())
+            return false;
+    }
+    return db.commit();
+}
+
+qint64 fileSize(const QString &path)
+{
+    return QFileInfo(path).size();
+}
+
+} // namespace
+
+class tst_WalCheckpointer : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init();
+    void copiesTheLogIntoTheDatabase();
+    void logStartsOverInsteadOfGrowing();
+    void stopCopiesWhatIsLeft();
+    void refusesWhatIsNotSqlite();
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QString m_path;
+    QString m_url;
+};
+
+void tst_WalCheckpointer::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+    m_path = m_dir->filePath(QStringLiteral("wal.db"));
+    m_url = QStringLiteral("sqlite://") + m_path;
+}
+
+void tst_WalCheckpointer::copiesTheLogIntoTheDatabase()
+{
+    Database writer(m_url);
+    Problem problem;
+    QVERIFY2(openWriter(writer, &problem), qPrintable(problem.detail));
+    QVERIFY(write(writer, 2000));
+    // Everything written is still in the log only: the database file holds the first pages.
+    QVERIFY2(fileSize(m_path) < 200 * 1024, qPrintable(QString::number(fileSize(m_path))));
+
+    WalCheckpointer checkpointer(m_url, std::chrono::milliseconds(10));
+    QVERIFY2(checkpointer.start(&problem), qPrintable(problem.detail));
+    QVERIFY(checkpointer.isRunning());
+    QTRY_VERIFY2(fileSize(m_path) >= 2000 * kRowBytes, qPrintable(QString::number(fileSize(m_path))));
+    QTRY_VERIFY(checkpointer.progress().logFrames > 0
+                && checkpointer.progress().copiedFrames == checkpointer.progress().logFrames);
+}
+
+void tst_WalCheckpointer::logStartsOverInsteadOfGrowing()
+{
+    Database writer(m_url);
+    Problem problem;
+    QVERIFY2(openWriter(writer, &problem), qPrintable(problem.detail));
+    WalCheckpointer checkpointer(m_url, std::chrono::milliseconds(10));
+    QVERIFY2(checkpointer.start(&problem), qPrintable(problem.detail));
+    // Ten rounds of 2 MiB: once a round is in the database file, the next commit writes the log
+    // from its beginning again, so it stays near one round's size instead of reaching 20 MiB.
+    constexpr int kRounds = 10;
+    constexpr int kRowsPerRound = 2048;
+    for (int round = 1; round <= kRounds; ++round) {
+        QVERIFY(write(writer, kRowsPerRound));
+        // A checkpoint that began after this commit, and found every frame of the log copied.
+        const qint64 after = checkpointer.progress().checkpoints + 1;
+        QTRY_VERIFY2(checkpointer.progress().checkpoints > after
+                         && checkpointer.progress().copiedFrames == checkpointer.progress().logFrames,
+                     qPrintable(QStringLiteral("round %1: %2 of %3 frames copied")
+                                    .arg(round)
+                                    .arg(checkpointer.progress().copiedFrames)
+                                    .arg(checkpointer.progress().logFrames)));
+        QVERIFY(fileSize(m_path) >= round * kRowsPerRound * kRowBytes);
+    }
+    const qint64 log = fileSize(m_path + QStringLiteral("-wal"));
+    QVERIFY2(log < 3 * kRowsPerRound * (kRowBytes + 512), qPrintable(QStringLiteral("log %1 bytes").arg(log)));
+}
+
+void tst_WalCheckpointer::stopCopiesWhatIsLeft()
+{
+    Database writer(m_url);
+    Problem problem;
+    QVERIFY2(openWriter(writer, &problem), qPrintable(problem.detail));
+    // An interval no test waits for: only stop()'s own checkpoint can copy the pages.
+    WalCheckpointer checkpointer(m_url, std::chrono::hours(1));
+    QVERIFY2(checkpointer.start(&problem), qPrintable(problem.detail));
+    QVERIFY(write(writer, 1000));
+    QVERIFY(fileSize(m_path) < 200 * 1024);
+    checkpointer.stop();
+    QVERIFY(!checkpointer.isRunning());
+    QVERIFY2(fileSize(m_path) >= 1000 * kRowBytes, qPrintable(QString::number(fileSize(m_path))));
+}
+
+void tst_WalCheckpointer::refusesWhatIsNotSqlite()
+{
+    WalCheckpointer checkpointer(QStringLiteral("mysql://nowhere/db"), std::chrono::milliseconds(10));
+    Problem problem;
+    QVERIFY(!checkpointer.start(&problem));
+    QVERIFY(!checkpointer.isRunning());
+    QVERIFY(!problem.detail.isEmpty());
+}
+
+QTEST_GUILESS_MAIN(tst_WalCheckpointer)
+#include "tst_walcheckpointer.moc"
