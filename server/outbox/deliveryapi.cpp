@@ -111,8 +111,10 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
                                                            .arg(Delivery::machine().states().join(QStringLiteral(", "))));
             return std::nullopt;
         }
-        where.append(QStringLiteral("d.state = ?"));
-        f.values.append(state);
+        // Written into the statement, not bound: it is one of the machine's own state names, and
+        // a literal lets the planner take the partial index of the settled-but-undelivered states
+        // (a listing of FAILED rows reads those rows, not the whole table).
+        where.append(QStringLiteral("d.state = '%1'").arg(state));
     }
     for (const auto &[key, column] : {std::pair{QStringLiteral("provider"), QStringLiteral("d.provider_id")},
                                       std::pair{QStringLiteral("instance"), QStringLiteral("d.instance_id")},
