@@ -159,9 +159,10 @@ void FilterProxyModel::refresh(bool forceFilter)
         emit filterPublished();
         return;
     }
+    forceFilter = forceFilter || m_filterStale; // stand-in flags narrow nothing and are not remembered
     const bool timed = isTimed(m_query);
     bool needFilter = forceFilter || timed || !sameQuery(m_query, m_matcher.query());
-    const bool needSort = m_wantedColumn != m_rowOrder.column()
+    const bool needSort = m_orderStale || m_wantedColumn != m_rowOrder.column()
         || (m_wantedColumn >= 0 && m_wantedOrder != m_rowOrder.order());
     cancelPending();
     const qint64 now = m_clock();
@@ -269,6 +270,7 @@ void FilterProxyModel::apply(FilterResult result, std::vector<int> dirty, const 
         dirty.pop_back();
     const RowStore &store = m_source->store();
     if (result.filtered) {
+        m_filterStale = false;
         m_matcher = std::move(result.matcher);
         m_matcher.setReferenceLookup(m_lookup);
         m_accepted = std::move(result.accepted);
@@ -279,6 +281,7 @@ void FilterProxyModel::apply(FilterResult result, std::vector<int> dirty, const 
             m_accepted[size_t(r)] = m_matcher.accepts(store, r) ? 1 : 0;
     }
     if (result.sorted) {
+        m_orderStale = false;
         m_rowOrder = std::move(result.order);
         m_rowOrder.mergeChanged(store, dirty);
     }
@@ -296,8 +299,10 @@ void FilterProxyModel::refreshTimeFilter()
 
 void FilterProxyModel::testAllNow()
 {
-    // At once, whatever the size: a reset or a new source must not show stale rows.
+    // At once, whatever the size.
     cancelPending();
+    m_filterStale = false;
+    m_orderStale = false;
     const int rows = m_model ? m_model->rowCount() : 0;
     m_lastTested = rows;
     if (!m_source) {
@@ -497,6 +502,8 @@ void FilterProxyModel::onSourceDestroyed()
     m_genericOrder.clear();
     m_changed.clear();
     m_referenced.clear();
+    m_filterStale = false;
+    m_orderStale = false;
     forgetResults();
     endResetModel();
 }
@@ -504,16 +511,56 @@ void FilterProxyModel::onSourceDestroyed()
 void FilterProxyModel::onSourceAboutToBeReset()
 {
     beginResetModel();
+    m_shownIds.clear();
+    if (!m_source)
+        return;
+    // Read while the source still holds the rows they name.
+    m_shownIds.reserve(m_rows.size());
+    for (int sourceRow : m_rows)
+        m_shownIds.push_back(m_source->idAt(sourceRow));
 }
 
 void FilterProxyModel::onSourceReset()
 {
+    // A reset renumbers the model's texts: nothing remembered survives it.
     forgetResults();
     m_changed.clear();
     m_referenced.clear();
-    testAllNow(); // a reset renumbers the model's texts: nothing remembered survives it
-    rebuildRows();
+    const qsizetype rows = m_model ? m_model->rowCount() : 0;
+    const qsizetype cost = (m_query.isEmpty() ? 0 : rows) + (m_wantedColumn >= 0 ? rows : 0);
+    if (!m_source || cost == 0 || cost < m_asyncThreshold) {
+        testAllNow();
+        rebuildRows();
+        m_shownIds.clear();
+        endResetModel();
+        return;
+    }
+    keepShownRows();
     endResetModel();
+    refresh(true);
+}
+
+void FilterProxyModel::keepShownRows()
+{
+    cancelPending();
+    m_filterStale = true;
+    m_orderStale = m_wantedColumn >= 0;
+    m_matcher = RowMatcher(m_query, m_clock(), m_lookup);
+    m_shownText = m_text;
+    const RowStore &store = m_source->store();
+    m_accepted.assign(size_t(store.rowCount()), 0);
+    std::vector<int> kept;
+    kept.reserve(m_shownIds.size());
+    for (qint64 id : std::as_const(m_shownIds)) {
+        const int row = m_source->rowOfId(id);
+        if (row >= 0 && !m_accepted[size_t(row)]) {
+            m_accepted[size_t(row)] = 1;
+            kept.push_back(row);
+        }
+    }
+    m_shownIds.clear();
+    m_rowOrder = RowOrder::placed(store, m_wantedColumn, m_wantedOrder, std::move(kept));
+    rebuildRows();
 }
 
 void FilterProxyModel::onRowsInserted(const QModelIndex &parent, int first, int last)

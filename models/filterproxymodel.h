@@ -24,7 +24,9 @@ namespace OpsDeck {
 // sort order of every source row (rebuilt only when the sort column changes, merged per batch)
 // and the accepted flag of every source row. A new filter or sort order over many rows is
 // computed on a worker thread from a snapshot of the source's rows; the newest request wins and
-// its result is applied with one layout change. Until then the previous rows stay shown.
+// its result is applied with one layout change. Until then the previous rows stay shown. A reset of
+// a large source (a relist) is filtered and sorted the same way: until the worker answers, the rows
+// shown before the reset stay shown where they are (by id, with their new values).
 class FilterProxyModel final : public QAbstractProxyModel
 {
     Q_OBJECT
@@ -86,6 +88,9 @@ signals:
 private:
     // Brings the shown rows to the wanted query and sort order, at once or through a worker.
     void refresh(bool forceFilter);
+    // After a reset too large to filter and sort at once: the rows shown before it, found again by
+    // id, stand in (unsorted and untested) until the worker's answer.
+    void keepShownRows();
     void cancelPending();
     void onJobFinished();
     // Takes a result in; `dirty` are source rows changed since its snapshot was taken, `text`
@@ -126,6 +131,10 @@ private:
     std::vector<int> m_genericOrder; // the shown order of another model's rows
     int m_genericColumn = -1;
     std::vector<int> m_changed;     // source rows whose values changed, until applyChangedRows()
+    std::vector<qint64> m_shownIds; // the rows shown between a source's modelAboutToBeReset and modelReset
+    // Since a reset, the accepted flags / the order are stand-ins until a worker's answer replaces them.
+    bool m_filterStale = false;
+    bool m_orderStale = false;
     bool m_changeScheduled = false;
     int m_wantedColumn = -1;
     Qt::SortOrder m_wantedOrder = Qt::AscendingOrder;

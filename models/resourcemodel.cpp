@@ -5,8 +5,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QMetaObject>
+#include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <utility>
 
 namespace OpsDeck {
 
@@ -37,11 +40,21 @@ ResourceModel::ResourceModel(const ResourceKind &kind, QObject *parent)
     , m_stateField(kind.stateField.isEmpty() ? -1 : kind.fieldIndex(kind.stateField))
     , m_nameField(kind.fieldIndex(kind.nameField))
     , m_store(std::make_shared<RowStore>(kind))
+    , m_pool(new QThreadPool(this))
+    , m_replaceWatcher(new QFutureWatcher<RowReplacement>(this))
+    , m_replaceLatest(std::make_shared<std::atomic<quint64>>(0))
 {
     Q_ASSERT(m_idField >= 0);
+    m_pool->setMaxThreadCount(1);
+    connect(m_replaceWatcher, &QFutureWatcherBase::finished, this, &ResourceModel::onReplacementEncoded);
 }
 
-ResourceModel::~ResourceModel() = default;
+ResourceModel::~ResourceModel()
+{
+    // A worker still encoding reads only its own copies; it stops at its next check, and the pool
+    // (a child) waits for that.
+    m_replaceLatest->store(++m_replaceGeneration, std::memory_order_relaxed);
+}
 
 int ResourceModel::rowCount(const QModelIndex &parent) const
 {
@@ -155,36 +168,54 @@ void ResourceModel::remove(const QList<qint64> &ids)
 
 void ResourceModel::replaceAll(const QList<QJsonObject> &objects)
 {
-    beginResetModel();
     m_pendingUpserts.clear();
     m_pendingOrder.clear();
     m_pendingRemovals.clear();
-    m_rowOfId.clear();
-    m_decoded.clear();
-    // A new store rather than a cleared one: a snapshot may still be reading the old rows.
-    m_store = std::make_shared<RowStore>(m_kind);
-    RowStore &store = *m_store;
-    store.reserveRows(objects.size());
-    m_rowOfId.reserve(objects.size());
-    std::vector<Cell> cells(static_cast<size_t>(m_fieldCount));
-    for (const QJsonObject &object : objects) {
-        const QJsonValue idValue = object.value(QLatin1String("id"));
-        if (!idValue.isDouble())
-            continue;
-        const qint64 id = idValue.toInteger();
-        const auto existing = m_rowOfId.constFind(id);
-        if (existing != m_rowOfId.cend()) {
-            store.encode(object, cells.data(), store.row(*existing));
-            store.setRow(*existing, cells.data());
-            continue;
-        }
-        store.encode(object, cells.data(), nullptr);
-        m_rowOfId.insert(id, rowCount());
-        store.appendRows(cells.data(), 1);
+    const quint64 generation = ++m_replaceGeneration;
+    m_replaceLatest->store(generation, std::memory_order_relaxed);
+    if (objects.size() < m_asyncThreshold) {
+        m_replacing = false;
+        install(RowReplacement::encode(m_kind, objects, generation, {}));
+        return;
     }
-    store.squeeze();
+    // Encoding a relist of 250k rows takes longer than many frames: the rows shown stay until the
+    // new ones are complete.
+    m_replacing = true;
+    m_replaceWatcher->setFuture(
+        QtConcurrent::run(m_pool, &RowReplacement::encode, std::cref(m_kind), objects, generation,
+                          std::shared_ptr<const std::atomic<quint64>>(m_replaceLatest)));
+}
+
+void ResourceModel::onReplacementEncoded()
+{
+    QFuture<RowReplacement> future = m_replaceWatcher->future();
+    if (!m_replacing || !future.isValid() || future.resultCount() == 0)
+        return;
+    // Moved out, not copied: the rows and the index are megabytes.
+    RowReplacement replacement = future.takeResult();
+    if (replacement.cancelled || replacement.generation != m_replaceGeneration)
+        return; // a newer replacement is on its way
+    install(std::move(replacement));
+}
+
+void ResourceModel::install(RowReplacement replacement)
+{
+    Q_ASSERT(!replacement.cancelled && replacement.store);
+    m_replacing = false;
+    beginResetModel();
+    // A new store rather than a cleared one: a snapshot may still be reading the old rows.
+    std::shared_ptr<RowStore> oldStore = std::exchange(m_store, std::move(replacement.store));
+    QHash<qint64, int> oldIndex = std::exchange(m_rowOfId, std::move(replacement.rowOfId));
+    m_decoded.clear();
     endResetModel();
+    // Freeing 250k rows and their index takes milliseconds this thread need not spend.
+    m_pool->start([oldStore = std::move(oldStore), oldIndex = std::move(oldIndex)]() mutable {
+        oldStore.reset();
+        oldIndex = {};
+    });
     emit batchApplied(rowCount(), 0, 0);
+    if (hasPendingChanges())
+        scheduleFlush(); // they came after the relist was asked for: newer than its rows
 }
 
 void ResourceModel::scheduleFlush()
@@ -197,6 +228,10 @@ void ResourceModel::scheduleFlush()
 
 void ResourceModel::flush()
 {
+    if (m_replacing) {
+        m_replaceWatcher->waitForFinished();
+        onReplacementEncoded();
+    }
     m_flushScheduled = false;
     if (!hasPendingChanges())
         return;
@@ -209,8 +244,8 @@ void ResourceModel::flushSome()
     // A burst (a relist, 10k feed events) is spread over several turns so that no single turn
     // keeps the GUI thread longer than encoding kRowsPerTurn rows takes.
     m_flushScheduled = false;
-    if (!hasPendingChanges())
-        return;
+    if (m_replacing || !hasPendingChanges())
+        return; // the replacement's install schedules the changes that wait for it
     applyRemovals();
     applyUpserts(kRowsPerTurn);
     if (hasPendingChanges())

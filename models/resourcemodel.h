@@ -2,16 +2,21 @@
 #pragma once
 
 #include "core/resourcekind.h"
+#include "rowreplacement.h"
 #include "rowstore.h"
 
 #include <QAbstractTableModel>
+#include <QFutureWatcher>
 #include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QSet>
 
+#include <atomic>
 #include <functional>
 #include <memory>
+
+class QThreadPool;
 
 namespace OpsDeck {
 
@@ -48,9 +53,18 @@ public:
     // changed range. An object older than the row it would replace (by "version") is ignored.
     void upsert(const QList<QJsonObject> &objects);
     void remove(const QList<qint64> &ids);
-    // Replaces every row with one reset (a relist or a cache load); drops queued changes.
+    // Replaces every row with one reset (a relist or a cache load); drops the changes queued before
+    // it. Many objects are encoded on a worker: until then the previous rows stay (isReplacing()),
+    // and changes queued meanwhile are applied to the new rows right after the reset. A newer
+    // replaceAll() supersedes one still being encoded.
     void replaceAll(const QList<QJsonObject> &objects);
-    // Applies every queued change now (the event loop applies at most kRowsPerTurn per turn).
+    bool isReplacing() const { return m_replacing; }
+    // Fewer objects than this are encoded at once on this thread; 0 sends every replacement to the
+    // worker (tests).
+    void setAsyncThreshold(qsizetype objects) { m_asyncThreshold = objects; }
+    static constexpr qsizetype kAsyncThreshold = 8192;
+    // Applies every queued change now (the event loop applies at most kRowsPerTurn per turn),
+    // after waiting for a replacement being encoded.
     void flush();
     static constexpr qsizetype kRowsPerTurn = 4000;
     bool hasPendingChanges() const { return !m_pendingOrder.isEmpty() || !m_pendingRemovals.isEmpty(); }
@@ -107,6 +121,9 @@ private:
     void applyRemovals();
     void applyUpserts(qsizetype limit);
     void flushSome();
+    void onReplacementEncoded();
+    // Swaps a replacement's rows in with one reset; queued changes follow on the next turn.
+    void install(RowReplacement replacement);
 
     const ResourceKind &m_kind;
     int m_fieldCount = 0;
@@ -125,6 +142,14 @@ private:
     QSet<qint64> m_pendingRemovals;
     bool m_flushScheduled = false;
     ReferenceLookup m_lookup;
+
+    // The replacement being encoded: only the newest one's result is installed.
+    QThreadPool *m_pool; // a child, one thread
+    QFutureWatcher<RowReplacement> *m_replaceWatcher; // a child
+    std::shared_ptr<std::atomic<quint64>> m_replaceLatest;
+    quint64 m_replaceGeneration = 0;
+    bool m_replacing = false;
+    qsizetype m_asyncThreshold = kAsyncThreshold;
 };
 
 } // namespace OpsDeck

@@ -48,6 +48,17 @@ RowOrder RowOrder::build(const RowStore &store, int column, Qt::SortOrder order,
     return result;
 }
 
+RowOrder RowOrder::placed(const RowStore &store, int column, Qt::SortOrder order, std::vector<int> rows)
+{
+    RowOrder result;
+    result.m_column = column < store.fieldCount() ? column : -1;
+    result.m_order = order;
+    result.m_idField = store.kind().fieldIndex(u"id");
+    if (result.m_column >= 0)
+        result.m_rows = std::move(rows);
+    return result;
+}
+
 int RowOrder::rank(const RowStore &store, int row) const
 {
     if (m_rank.empty())

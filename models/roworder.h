@@ -22,6 +22,10 @@ public:
     static RowOrder build(const RowStore &store, int column, Qt::SortOrder order,
                           const std::function<bool()> &cancelled = {});
 
+    // Rows in an order the caller already knows, unranked (texts compare as strings): a stand-in
+    // shown until build()'s answer for the same column arrives.
+    static RowOrder placed(const RowStore &store, int column, Qt::SortOrder order, std::vector<int> rows);
+
     int column() const { return m_column; }
     Qt::SortOrder order() const { return m_order; }
     const std::vector<int> &rows() const { return m_rows; }

@@ -655,6 +655,7 @@ void tst_FilterProxyModel::fullScanOnTwoThreadsEqualsBruteForce()
     Fixture f;
     f.proxy.setAsyncThreshold(0);
     f.model.replaceAll(uniqueNamedRows(30000));
+    f.model.flush(); // a relist this large is encoded on a worker
     QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
     QVERIFY(!f.model.store().isInterned(f.model.kind().fieldIndex(u"name")));
     QVERIFY(f.proxy.setQuery(query));
@@ -680,6 +681,7 @@ void tst_FilterProxyModel::helpedJobEqualsJobAlone()
     QFETCH(bool, narrowing);
     ResourceModel model(*resourceKindByName(u"instances"));
     model.replaceAll(uniqueNamedRows(30000));
+    model.flush(); // a relist this large is encoded on a worker
     const Query parsed = parseQuery(query, model.kind()).query;
     std::vector<quint8> base;
     if (narrowing) {
@@ -729,6 +731,7 @@ void tst_FilterProxyModel::overtakenJobStopsAndLetsGo()
 {
     ResourceModel model(*resourceKindByName(u"instances"));
     model.replaceAll(uniqueNamedRows(30000));
+    model.flush(); // a relist this large is encoded on a worker
     auto latest = std::make_shared<std::atomic<quint64>>(2); // a newer keystroke was submitted
     FilterJob job;
     job.generation = 1;

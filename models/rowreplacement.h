@@ -1,0 +1,30 @@
+// A whole new set of rows for a ResourceModel, encoded on whichever thread runs it (a relist).
+#pragma once
+
+#include "rowstore.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+
+#include <atomic>
+#include <memory>
+
+namespace OpsDeck {
+
+// A value handed back by the worker: the encoded rows and their id index, ready to be swapped in.
+struct RowReplacement
+{
+    quint64 generation = 0;
+    bool cancelled = false; // a newer replacement was asked for; nothing else is set
+    std::shared_ptr<RowStore> store;
+    QHash<qint64, int> rowOfId;
+
+    // Encodes objects in order (an id seen twice keeps its first row, with the later object's
+    // values; objects without a numeric id are skipped). Gives up between chunks of rows once
+    // `latest` (may be null) no longer holds `generation`. kind must outlive the call.
+    static RowReplacement encode(const ResourceKind &kind, const QList<QJsonObject> &objects, quint64 generation,
+                                 const std::shared_ptr<const std::atomic<quint64>> &latest);
+};
+
+} // namespace OpsDeck
