@@ -1,0 +1,146 @@
+// The callback outbox in storage: queueing notifications and superseding the stale ones.
+#include "deliveryrepository.h"
+
+#include "deliverysql.h"
+#include "writetransaction.h"
+
+#include "server/storage/database.h"
+#include "server/storage/timestamps.h"
+
+#include <QJsonDocument>
+#include <QSqlError>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+using namespace DeliverySql;
+
+namespace {
+
+const QString kTestEvent = QStringLiteral("opsdeck.test");
+
+} // namespace
+
+int DeliveryRepository::supersedeStale(Problem *error)
+{
+    const QString now = nowTimestamp();
+    QList<std::pair<qint64, qint64>> rows; // id, provider
+    {
+        QSqlQuery &q = m_db.query(QStringLiteral(
+            "SELECT d.id, d.provider_id FROM deliveries d WHERE d.state IN ('PENDING', 'FAILED') AND d.event_type <> 'opsdeck.test'"
+            " AND (d.lease_until IS NULL OR d.lease_until < ?)"
+            " AND EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id AND n.event_type = d.event_type"
+            " AND n.id > d.id AND n.state <> 'CANCELLED') ORDER BY d.id LIMIT 1000"));
+        q.addBindValue(now);
+        if (!q.exec()) {
+            *error = failed(q);
+            q.finish();
+            return -1;
+        }
+        while (q.next())
+            rows.append({q.value(0).toLongLong(), q.value(1).toLongLong()});
+        q.finish();
+    }
+    if (rows.isEmpty())
+        return 0;
+    WriteTransaction tx(m_db);
+    int count = 0;
+    for (const auto &[id, provider] : std::as_const(rows)) {
+        QSqlQuery &u = m_db.query(QStringLiteral(
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
+            " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
+        u.addBindValue(now);
+        u.addBindValue(id);
+        u.addBindValue(now);
+        const bool ok = u.exec();
+        const int n = u.numRowsAffected();
+        if (!ok)
+            *error = failed(u);
+        u.finish();
+        if (!ok)
+            return -1;
+        if (n == 1) {
+            if (!emitDelivery(id, QStringLiteral("updated"), error))
+                return -1;
+            ++count;
+        }
+        Q_UNUSED(provider)
+    }
+    if (!tx.commit(error))
+        return -1;
+    return count;
+}
+
+std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const QString &eventType,
+                                                       const QJsonObject &body, Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral(
+        "SELECT i.provider_id, e.id FROM instances i JOIN endpoints e ON e.provider_id = i.provider_id AND e.url = i.callback_url"
+        " WHERE i.id = ?"));
+    q.addBindValue(instanceId);
+    if (!q.exec() || !q.next()) {
+        *error = q.lastError().isValid() ? failed(q)
+                                          : Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
+                                                          QStringLiteral("instance %1 has no registered callback endpoint")
+                                                              .arg(instanceId));
+        q.finish();
+        return std::nullopt;
+    }
+    const qint64 provider = q.value(0).toLongLong();
+    const qint64 endpoint = q.value(1).toLongLong();
+    q.finish();
+
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
+    QSqlQuery &ins = m_db.query(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, give_up_at, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, 0, ?, ?, ?, ?, 1)"
+        " RETURNING id"));
+    ins.addBindValue(newWebhookId());
+    ins.addBindValue(eventType);
+    ins.addBindValue(instanceId);
+    ins.addBindValue(provider);
+    ins.addBindValue(endpoint);
+    ins.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
+    ins.addBindValue(now);
+    ins.addBindValue(giveUpAt(nowAt));
+    ins.addBindValue(now);
+    ins.addBindValue(now);
+    if (!ins.exec() || !ins.next()) {
+        *error = failed(ins);
+        ins.finish();
+        return std::nullopt;
+    }
+    const qint64 id = ins.value(0).toLongLong();
+    ins.finish();
+    if (eventType != kTestEvent) {
+        QSqlQuery &old = m_db.query(QStringLiteral(
+            "SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? AND id < ? AND state IN ('PENDING', 'FAILED')"
+            " AND (lease_until IS NULL OR lease_until < ?)"));
+        old.addBindValue(instanceId);
+        old.addBindValue(eventType);
+        old.addBindValue(id);
+        old.addBindValue(now);
+        QList<qint64> stale;
+        if (old.exec())
+            while (old.next())
+                stale.append(old.value(0).toLongLong());
+        old.finish();
+        for (qint64 s : std::as_const(stale)) {
+            QSqlQuery &u = m_db.query(QStringLiteral(
+                "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
+                " WHERE id = ?"));
+            u.addBindValue(now);
+            u.addBindValue(s);
+            const bool ok = u.exec();
+            u.finish();
+            if (!ok || !emitDelivery(s, QStringLiteral("updated"), error))
+                return std::nullopt;
+        }
+    }
+    if (!emitDelivery(id, QStringLiteral("created"), error))
+        return std::nullopt;
+    return delivery(id, error);
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,23 @@
+// What the DeliveryRepository's source files share: feed kinds and SQL parameter helpers.
+#pragma once
+
+#include "core/problem.h"
+
+#include <QList>
+#include <QString>
+#include <QVariant>
+
+class QSqlQuery;
+
+namespace OpsDeck::DeliverySql {
+
+inline const QString kDelivery = QStringLiteral("delivery");
+inline const QString kEndpoint = QStringLiteral("endpoint");
+
+QVariant nullText();
+QVariant textOrNull(const QString &text);
+Problem failed(const QSqlQuery &q);
+// "1,2,3", for ids written into a statement's text.
+QString idList(const QList<qint64> &ids);
+
+} // namespace OpsDeck::DeliverySql
