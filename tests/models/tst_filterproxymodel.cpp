@@ -11,6 +11,7 @@
 #include <QThreadPool>
 
 #include <algorithm>
+#include <utility>
 
 using namespace OpsDeck;
 
@@ -120,6 +121,8 @@ private slots:
     void helpedJobEqualsJobAlone_data();
     void helpedJobEqualsJobAlone();
     void overtakenJobStopsAndLetsGo();
+    void relistOnWorkersEqualsBruteForce_data();
+    void relistOnWorkersEqualsBruteForce();
 };
 
 namespace {
@@ -745,6 +748,117 @@ void tst_FilterProxyModel::overtakenJobStopsAndLetsGo()
     QCOMPARE(result.tested, qsizetype(0)); // stale before its first chunk
     help(); // after the job: touches nothing
     QVERIFY(!model.store().hasReaders());
+}
+
+namespace {
+
+// What arrives while a relist is on its way: while the model encodes its rows, or once the model
+// was reset and the proxy's worker filters and sorts them.
+enum class During { Nothing, Batch, Keystroke, NewerRelist, SortClick };
+
+} // namespace
+
+void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce_data()
+{
+    QTest::addColumn<int>("during");
+    QTest::addColumn<bool>("whileEncoding");
+
+    QTest::newRow("relist alone") << int(During::Nothing) << false;
+    QTest::newRow("feed batch while encoding") << int(During::Batch) << true;
+    QTest::newRow("feed batch while sorting") << int(During::Batch) << false;
+    QTest::newRow("keystroke while encoding") << int(During::Keystroke) << true;
+    QTest::newRow("keystroke while sorting") << int(During::Keystroke) << false;
+    QTest::newRow("newer relist while encoding") << int(During::NewerRelist) << true;
+    QTest::newRow("newer relist while sorting") << int(During::NewerRelist) << false;
+    QTest::newRow("header click while encoding") << int(During::SortClick) << true;
+    QTest::newRow("header click while sorting") << int(During::SortClick) << false;
+}
+
+void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
+{
+    QFETCH(int, during);
+    QFETCH(bool, whileEncoding);
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    f.model.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(600, 0));
+    f.model.flush();
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const int name = f.model.kind().fieldIndex(u"name");
+    f.proxy.sort(name, Qt::DescendingOrder);
+    QString query = QStringLiteral("state:running,pending acme");
+    QVERIFY(f.proxy.setQuery(query));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    const QList<qint64> shownBefore = proxyIds(f.proxy);
+    QVERIFY(!shownBefore.isEmpty());
+
+    Qt::SortOrder order = Qt::DescendingOrder;
+    int expectedRows = 900;
+    auto arrive = [&] {
+        switch (During(during)) {
+        case During::Nothing:
+            break;
+        case During::Batch: { // queued: applied once the relist's rows are in
+            QList<QJsonObject> batch;
+            for (qint64 id = 3; id <= 900; id += 7)
+                batch << generated(id, 5);
+            batch << generated(950, 5);
+            f.model.upsert(batch);
+            f.model.remove({4, 11, 400});
+            expectedRows = 900 + 1 - 3;
+            break;
+        }
+        case During::Keystroke:
+            query = QStringLiteral("-state:failed dataviz");
+            QVERIFY(f.proxy.setQuery(query));
+            break;
+        case During::NewerRelist:
+            f.model.replaceAll(generatedRows(700, 2));
+            expectedRows = 700;
+            break;
+        case During::SortClick:
+            order = Qt::AscendingOrder;
+            f.proxy.sort(name, order);
+            break;
+        }
+    };
+
+    QSignalSpy reset(&f.proxy, &QAbstractItemModel::modelReset);
+    bool filteringAfterReset = false;
+    bool firstReset = true;
+    QList<qint64> shownAfterReset;
+    QList<qint64> shownBeforeReset; // a keystroke's result may have been shown meanwhile
+    connect(&f.model, &QAbstractItemModel::modelAboutToBeReset, &f.proxy, [&] {
+        if (firstReset)
+            shownBeforeReset = proxyIds(f.proxy);
+    });
+    connect(&f.model, &QAbstractItemModel::modelReset, &f.proxy, [&] {
+        // The proxy handled the reset first (it connected first).
+        if (!std::exchange(firstReset, false))
+            return; // the newer relist's own reset
+        filteringAfterReset = f.proxy.isFiltering();
+        shownAfterReset = proxyIds(f.proxy);
+        if (!whileEncoding)
+            arrive();
+    });
+    f.model.replaceAll(generatedRows(900, 1));
+    // Returned at once: the rows shown are the previous ones, as they were.
+    QVERIFY(f.model.isReplacing());
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(proxyIds(f.proxy), shownBefore);
+    if (whileEncoding)
+        arrive();
+    QTRY_VERIFY(reset.count() > 0);
+    // Until the worker answers, the rows shown before stay (found again by id), marked as filtering.
+    QVERIFY(filteringAfterReset);
+    QVERIFY(!shownBeforeReset.isEmpty());
+    QCOMPARE(shownAfterReset, shownBeforeReset); // every id is in the relist too
+    QTRY_VERIFY(!f.proxy.isFiltering() && !f.model.isReplacing() && !f.model.hasPendingChanges());
+    QCOMPARE(f.model.rowCount(), expectedRows);
+    QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
+    QCOMPARE(f.proxy.rowCount() == 0, bruteForce(f.model, query).isEmpty());
+    QString why;
+    QVERIFY2(inNameOrder(f.proxy, order, &why), qPrintable(why));
 }
 
 QTEST_GUILESS_MAIN(tst_FilterProxyModel)

@@ -64,6 +64,10 @@ private slots:
     void removalsInRanges();
     void upsertThenRemoveInOneTurn();
     void replaceAllResets();
+    void relistEncodedOnWorker();
+    void changesDuringRelistFollowIt();
+    void newerRelistWins();
+    void flushWaitsForRelist();
     void roles_data();
     void roles();
     void objectRoundTrip();
@@ -229,6 +233,81 @@ void tst_ResourceModel::replaceAllResets()
     QCOMPARE(model.ids(), (QList<qint64>{10, 11, 12}));
     model.flush();
     QCOMPARE(model.rowCount(), 3);
+}
+
+void tst_ResourceModel::relistEncodedOnWorker()
+{
+    ResourceModel model(instancesKind());
+    model.setAsyncThreshold(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert(instances(1, 5));
+    model.flush();
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy batches(&model, &ResourceModel::batchApplied);
+    model.replaceAll(instances(10, 2000));
+    // Returned before the rows were encoded: the previous ones are still shown.
+    QVERIFY(model.isReplacing());
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(model.ids(), (QList<qint64>{1, 2, 3, 4, 5}));
+    QTRY_COMPARE(reset.count(), 1);
+    QVERIFY(!model.isReplacing());
+    QCOMPARE(model.rowCount(), 1991);
+    QCOMPARE(model.rowOfId(10), 0);
+    QCOMPARE(model.rowOfId(2000), 1990);
+    QCOMPARE(model.rowOfId(3), -1);
+    QCOMPARE(model.objectById(1234), instance(1234));
+    QCOMPARE(batches.count(), 1);
+    QCOMPARE(batches.first().at(0).toInt(), 1991);
+}
+
+void tst_ResourceModel::changesDuringRelistFollowIt()
+{
+    ResourceModel model(instancesKind());
+    model.setAsyncThreshold(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert({instance(4000)}); // queued before the relist: its rows replace it
+    model.replaceAll(instances(1, 1000));
+    // The feed goes on while the rows are encoded: newer than the relist, applied after it.
+    model.upsert({instance(5, QStringLiteral("STOPPED"), 2), instance(1500), instance(8, QStringLiteral("FAILED"), 1)});
+    model.remove({7});
+    QCOMPARE(model.rowCount(), 0);
+    QTRY_VERIFY(!model.isReplacing() && !model.hasPendingChanges());
+    QCOMPARE(model.rowCount(), 1000);
+    QCOMPARE(model.objectById(5).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    QCOMPARE(model.objectById(8).value(QStringLiteral("status")).toString(), QStringLiteral("RUNNING")); // same version
+    QCOMPARE(model.rowOfId(7), -1);
+    QCOMPARE(model.rowOfId(1500), 999);
+    QCOMPARE(model.rowOfId(4000), -1);
+}
+
+void tst_ResourceModel::newerRelistWins()
+{
+    ResourceModel model(instancesKind());
+    model.setAsyncThreshold(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.replaceAll(instances(1, 20000));
+    model.replaceAll(instances(30001, 30100));
+    QTRY_VERIFY(!model.isReplacing());
+    QCOMPARE(reset.count(), 1); // the older one was never shown
+    QCOMPARE(model.rowCount(), 100);
+    QCOMPARE(model.idAt(0), 30001);
+}
+
+void tst_ResourceModel::flushWaitsForRelist()
+{
+    ResourceModel model(instancesKind());
+    model.setAsyncThreshold(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.replaceAll(instances(1, 3000));
+    model.upsert({instance(2, QStringLiteral("STOPPED"), 2)});
+    model.flush();
+    QCOMPARE(reset.count(), 1);
+    QVERIFY(!model.isReplacing());
+    QCOMPARE(model.rowCount(), 3000);
+    QCOMPARE(model.objectById(2).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    QVERIFY(!model.hasPendingChanges());
 }
 
 void tst_ResourceModel::roles_data()
