@@ -2,8 +2,10 @@
 #pragma once
 
 #include <QDateTime>
+#include <QDeadlineTimer>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 
 namespace OpsDeck {
 
@@ -35,10 +37,11 @@ public:
     QDateTime lastSync() const { return m_lastSync; }
     // Why the last attempt failed (the problem's detail), empty when live.
     QString lastError() const { return m_lastError; }
-    // Milliseconds until the next attempt while reconnecting, else -1.
-    int nextAttemptMs() const { return m_nextAttemptMs; }
+    // Milliseconds left until the next attempt while one is scheduled (0 once it is under way), else -1.
+    int nextAttemptMs() const;
     bool isLive() const { return m_state == State::Live; }
-    // "Live", "Reconnecting… (offline as of 21:30:05)", "Offline (as of 21:30:05)", "Connecting…"
+    // "Live", "Reconnecting in 3 s… (offline as of 21:30:05)", "Offline (as of 21:30:05), retrying
+    // in 4 s", "Connecting…"; changed() is emitted whenever the seconds shown change.
     QString text() const;
 
     void setState(State state, Transport transport = Transport::None);
@@ -47,13 +50,23 @@ public:
 
 signals:
     void changed();
+    // A failure was recorded and the next attempt is due in delayMs.
+    void retryScheduled(int delayMs);
 
 private:
+    // Whole seconds left until the next attempt, rounded up (0 once it is under way, -1 for none).
+    int secondsToAttempt() const;
+    // Wakes when the seconds shown next change.
+    void scheduleTick();
+    void onTick();
+
     State m_state = State::Offline;
     Transport m_transport = Transport::None;
     QDateTime m_lastSync;
     QString m_lastError;
-    int m_nextAttemptMs = -1;
+    bool m_attemptScheduled = false;
+    QDeadlineTimer m_nextAttempt;
+    QTimer m_tick;
 };
 
 } // namespace OpsDeck

@@ -58,6 +58,10 @@ public:
     void setPingInterval(int ms) { m_pingTimer.setInterval(ms); }
     // Reconnect delays: base * 2^n, capped, each drawn in [50%, 100%] of that.
     void setBackoff(int baseMs, int maxMs);
+    // A server that restarts is back within seconds: the console should be live again about as soon,
+    // while the jitter still spreads a thousand consoles' attempts over half the cap.
+    static constexpr int kDefaultBackoffBaseMs = 500;
+    static constexpr int kDefaultBackoffMaxMs = 4000;
     // The kind on screen: its cached rows are loaded and its pages listed before the others'.
     // Default "instances", the view the console opens on. Takes effect at the next start/relist.
     void setPriorityKind(const QString &kindName) { m_priorityKind = kindName; }
@@ -123,8 +127,8 @@ private:
     bool m_webSocketWorks = true;   // false once it failed where long-polling then worked
     bool m_webSocketConnected = false;
     int m_longPollWait = 25;
-    int m_backoffBaseMs = 500;
-    int m_backoffMaxMs = 30000;
+    int m_backoffBaseMs = kDefaultBackoffBaseMs;
+    int m_backoffMaxMs = kDefaultBackoffMaxMs;
     int m_failures = 0;
 
     bool m_running = false;

@@ -18,6 +18,8 @@ private slots:
     void liveRecordsContact();
     void failureKeepsLastContact();
     void noRepeatedSignals();
+    void countsDownToTheNextAttempt_data();
+    void countsDownToTheNextAttempt();
 };
 
 void tst_ConnectionStatus::startsOffline()
@@ -55,14 +57,15 @@ void tst_ConnectionStatus::failureKeepsLastContact()
     status.setFailure(State::Reconnecting, QStringLiteral("Connection refused"), 400);
     QCOMPARE(status.state(), State::Reconnecting);
     QCOMPARE(status.lastError(), QStringLiteral("Connection refused"));
-    QCOMPARE(status.nextAttemptMs(), 400);
+    QVERIFY(status.nextAttemptMs() > 0 && status.nextAttemptMs() <= 400);
     QVERIFY(status.lastSync() > wentLive);
     QVERIFY(status.lastSync() >= beforeFailure);
     const QDateTime lastContact = status.lastSync();
-    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting… (offline as of ")));
+    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting in 1 s… (offline as of ")));
     status.setFailure(State::Offline, QStringLiteral("Connection refused"), 800);
     QCOMPARE(status.lastSync(), lastContact); // failing again is no contact
     QVERIFY(status.text().startsWith(QStringLiteral("Offline (as of ")));
+    QVERIFY(status.text().endsWith(QStringLiteral(", retrying in 1 s")));
     status.setState(State::Live, Transport::WebSocket);
     QVERIFY(status.lastError().isEmpty());
     QCOMPARE(status.nextAttemptMs(), -1);
@@ -78,6 +81,42 @@ void tst_ConnectionStatus::noRepeatedSignals()
     QCOMPARE(changed.count(), 0);
     status.setState(State::Live, Transport::WebSocket);
     QCOMPARE(changed.count(), 1);
+}
+
+void tst_ConnectionStatus::countsDownToTheNextAttempt_data()
+{
+    QTest::addColumn<int>("state");
+    QTest::addColumn<QString>("waiting");
+    QTest::addColumn<QString>("underWay");
+
+    QTest::newRow("reconnecting") << int(State::Reconnecting) << QStringLiteral("Reconnecting in %1 s…")
+                                  << QStringLiteral("Reconnecting…");
+    QTest::newRow("offline") << int(State::Offline) << QStringLiteral("Offline, retrying in %1 s")
+                             << QStringLiteral("Offline, retrying…");
+}
+
+void tst_ConnectionStatus::countsDownToTheNextAttempt()
+{
+    QFETCH(int, state);
+    QFETCH(QString, waiting);
+    QFETCH(QString, underWay);
+    ConnectionStatus status;
+    QSignalSpy changed(&status, &ConnectionStatus::changed);
+    QSignalSpy retries(&status, &ConnectionStatus::retryScheduled);
+    status.setFailure(State(state), QStringLiteral("Connection refused"), 2500);
+    QCOMPARE(retries.count(), 1);
+    QCOMPARE(retries.first().at(0).toInt(), 2500);
+    QCOMPARE(status.text(), waiting.arg(3));
+    // The text follows the time left, and says so when it changes, until the attempt is under way.
+    QTRY_COMPARE(status.text(), waiting.arg(2));
+    QVERIFY(status.nextAttemptMs() <= 2000);
+    QTRY_COMPARE(status.text(), waiting.arg(1));
+    QTRY_COMPARE(status.text(), underWay);
+    QCOMPARE(status.nextAttemptMs(), 0);
+    QTRY_VERIFY(changed.count() >= 4); // the failure, then at 2 s, 1 s and 0 s left
+    status.setState(State::Live, Transport::WebSocket);
+    QCOMPARE(status.nextAttemptMs(), -1);
+    QCOMPARE(status.text(), QStringLiteral("Live"));
 }
 
 QTEST_GUILESS_MAIN(tst_ConnectionStatus)

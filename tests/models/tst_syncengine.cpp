@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QCryptographicHash>
 #include <QDir>
+#include <QRegularExpression>
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -96,6 +97,7 @@ private slots:
     void goneCursorRelists();
     void vanishedRowsDropped();
     void serverStoppedThenBack();
+    void restartedServerLiveWithinTheDefaultCap();
     void badTokenIsAProblem();
     void listingRefusedReachesTheUser();
     void mutationAnswersApplyAtOnce();
@@ -525,6 +527,52 @@ void tst_SyncEngine::serverStoppedThenBack()
     QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
     reply->deleteLater();
     QTRY_COMPARE(engine.model(QStringLiteral("organizations"))->rowCount(), 1);
+}
+
+void tst_SyncEngine::restartedServerLiveWithinTheDefaultCap()
+{
+    Test::TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    ServerOptions options;
+    options.databaseUrl = db.url();
+    auto plane = std::make_unique<ControlPlane>(options);
+    QVERIFY(plane->start());
+    const quint16 port = plane->port();
+    const QString token = plane->createToken(QStringLiteral("operator"), {});
+
+    ApiClient client;
+    client.setBaseUrl(plane->baseUrl());
+    client.setToken(token);
+    client.setRetryPolicy(0, 10, 50);
+    client.setTimeout(5000);
+    SyncEngine engine(&client, nullptr); // the default backoff
+    engine.setPageSize(10);
+    engine.setLongPollWait(2);
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+
+    // What a user waits at most for the next attempt once the server is back.
+    constexpr int kFewSecondsMs = 5000;
+    QSignalSpy retries(engine.status(), &ConnectionStatus::retryScheduled);
+    plane->stop();
+    plane.reset();
+    // Down long enough for the delays to reach the cap (0.5, 1, 2, 4, 4, 4 s before jitter; without
+    // a cap the sixth would be 8-16 s): they stay there.
+    QTRY_VERIFY_WITH_TIMEOUT(retries.count() >= 6, 30000);
+    for (const QList<QVariant> &retry : std::as_const(retries)) {
+        const int delay = retry.at(0).toInt();
+        QVERIFY2(delay > 0 && delay <= kFewSecondsMs, qPrintable(QString::number(delay)));
+    }
+    QVERIFY(retries.at(5).at(0).toInt() >= SyncEngine::kDefaultBackoffMaxMs / 2); // jittered, never below half
+    const QRegularExpression countdown(QStringLiteral("^Offline \\(as of .+\\), retrying( in [1-4] s|…)$"));
+    QVERIFY2(countdown.match(engine.status()->text()).hasMatch(), qPrintable(engine.status()->text()));
+
+    options.port = port; // the same address, the same database
+    plane = std::make_unique<ControlPlane>(options);
+    QVERIFY(plane->start());
+    // The attempt due within the cap finds it: live a few seconds after the server came back.
+    QTRY_COMPARE_WITH_TIMEOUT(engine.status()->state(), State::Live, kFewSecondsMs + 3000);
+    QCOMPARE(engine.status()->text(), QStringLiteral("Live"));
 }
 
 void tst_SyncEngine::badTokenIsAProblem()
