@@ -18,6 +18,9 @@ namespace {
 constexpr RowStore::Cell kNull = RowStore::kNull;
 // Above this share of rows, one dataChanged over the whole table is cheaper than many.
 constexpr double kFullRangeShare = 0.5;
+// Removing a range moves every row after it, once in the store and once in each proxy: above this
+// many ranges times rows, the rows left are copied once (on the worker) and shown with one reset.
+constexpr qint64 kCompactionCost = 1000000;
 
 QString timestampText(qint64 ms)
 {
@@ -171,19 +174,35 @@ void ResourceModel::replaceAll(const QList<QJsonObject> &objects)
     m_pendingUpserts.clear();
     m_pendingOrder.clear();
     m_pendingRemovals.clear();
+    const std::shared_ptr<const std::atomic<quint64>> latest = m_replaceLatest;
+    replaceWith(
+        [&kind = m_kind, objects, latest](quint64 generation) {
+            return RowReplacement::encode(kind, objects, generation, latest);
+        },
+        objects.size());
+}
+
+void ResourceModel::replaceWith(std::function<RowReplacement(quint64 generation)> make, qsizetype cost)
+{
     const quint64 generation = ++m_replaceGeneration;
     m_replaceLatest->store(generation, std::memory_order_relaxed);
-    if (objects.size() < m_asyncThreshold) {
+    if (cost < m_asyncThreshold) {
         m_replacing = false;
-        install(RowReplacement::encode(m_kind, objects, generation, {}));
+        install(make(generation));
         return;
     }
     // Encoding a relist of 250k rows takes longer than many frames: the rows shown stay until the
     // new ones are complete.
     m_replacing = true;
-    m_replaceWatcher->setFuture(
-        QtConcurrent::run(m_pool, &RowReplacement::encode, std::cref(m_kind), objects, generation,
-                          std::shared_ptr<const std::atomic<quint64>>(m_replaceLatest)));
+    m_replaceWatcher->setFuture(QtConcurrent::run(m_pool, std::move(make), generation));
+}
+
+void ResourceModel::awaitReplacement()
+{
+    if (!m_replacing)
+        return;
+    m_replaceWatcher->waitForFinished();
+    onReplacementEncoded();
 }
 
 void ResourceModel::onReplacementEncoded()
@@ -213,7 +232,10 @@ void ResourceModel::install(RowReplacement replacement)
         oldStore.reset();
         oldIndex = {};
     });
-    emit batchApplied(rowCount(), 0, 0);
+    if (replacement.removed > 0)
+        emit batchApplied(0, 0, replacement.removed);
+    else
+        emit batchApplied(rowCount(), 0, 0);
     if (hasPendingChanges())
         scheduleFlush(); // they came after the relist was asked for: newer than its rows
 }
@@ -228,14 +250,12 @@ void ResourceModel::scheduleFlush()
 
 void ResourceModel::flush()
 {
-    if (m_replacing) {
-        m_replaceWatcher->waitForFinished();
-        onReplacementEncoded();
-    }
+    awaitReplacement();
     m_flushScheduled = false;
     if (!hasPendingChanges())
         return;
     applyRemovals();
+    awaitReplacement();
     applyUpserts(m_pendingOrder.size());
 }
 
@@ -247,6 +267,8 @@ void ResourceModel::flushSome()
     if (m_replacing || !hasPendingChanges())
         return; // the replacement's install schedules the changes that wait for it
     applyRemovals();
+    if (m_replacing)
+        return; // many scattered rows went: the upserts follow the compacted rows
     applyUpserts(kRowsPerTurn);
     if (hasPendingChanges())
         scheduleFlush();
@@ -267,6 +289,18 @@ void ResourceModel::applyRemovals()
     if (rows.isEmpty())
         return;
     std::sort(rows.begin(), rows.end());
+    qint64 ranges = 1;
+    for (qsizetype i = 1; i < rows.size(); ++i)
+        ranges += rows.at(i) == rows.at(i - 1) + 1 ? 0 : 1;
+    if (ranges > 1 && ranges * rowCount() > kCompactionCost) {
+        const std::shared_ptr<const std::atomic<quint64>> latest = m_replaceLatest;
+        replaceWith(
+            [store = snapshot(), drop = std::vector<int>(rows.cbegin(), rows.cend()), latest](quint64 generation) {
+                return RowReplacement::without(store, drop, generation, latest);
+            },
+            rowCount());
+        return;
+    }
     // Contiguous ranges from the bottom up, so earlier row numbers stay valid.
     int end = int(rows.size()) - 1;
     while (end >= 0) {

@@ -6,6 +6,7 @@
 #include "rowstore.h"
 
 #include <QAbstractTableModel>
+#include <QFuture>
 #include <QFutureWatcher>
 #include <QHash>
 #include <QJsonObject>
@@ -122,6 +123,10 @@ private:
     void applyUpserts(qsizetype limit);
     void flushSome();
     void onReplacementEncoded();
+    // Waits for the replacement being encoded and installs it.
+    void awaitReplacement();
+    // Starts a replacement (at once below the async threshold, else on the worker).
+    void replaceWith(std::function<RowReplacement(quint64 generation)> make, qsizetype cost);
     // Swaps a replacement's rows in with one reset; queued changes follow on the next turn.
     void install(RowReplacement replacement);
 

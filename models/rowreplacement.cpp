@@ -47,4 +47,31 @@ RowReplacement RowReplacement::encode(const ResourceKind &kind, const QList<QJso
     return result;
 }
 
+RowReplacement RowReplacement::without(std::shared_ptr<const RowStore> store, const std::vector<int> &rows,
+                                       quint64 generation, const std::shared_ptr<const std::atomic<quint64>> &latest)
+{
+    RowReplacement result;
+    result.generation = generation;
+    auto stale = [&] { return latest && latest->load(std::memory_order_relaxed) != generation; };
+    if (stale()) {
+        result.cancelled = true;
+        return result;
+    }
+    auto copy = std::make_shared<RowStore>(*store);
+    store.reset(); // the snapshot is let go as soon as it was read
+    copy->eraseRows(rows);
+    if (stale()) {
+        result.cancelled = true;
+        return result;
+    }
+    const int idField = copy->kind().fieldIndex(u"id");
+    const int count = copy->rowCount();
+    result.rowOfId.reserve(count);
+    for (int r = 0; r < count; ++r)
+        result.rowOfId.insert(qint64(copy->cell(r, idField)), r);
+    result.removed = int(rows.size());
+    result.store = std::move(copy);
+    return result;
+}
+
 } // namespace OpsDeck

@@ -170,6 +170,26 @@ void RowStore::eraseRows(int first, int last)
     m_cells.erase(m_cells.begin() + qsizetype(first) * m_fieldCount, m_cells.begin() + qsizetype(last + 1) * m_fieldCount);
 }
 
+void RowStore::eraseRows(const std::vector<int> &rows)
+{
+    // Each kept row moves once, however many gaps there are (eraseRows(first, last) per gap moves
+    // the rest of the table each time).
+    const size_t width = size_t(m_fieldCount);
+    const int count = rowCount();
+    size_t to = 0;
+    size_t next = 0;
+    for (int r = 0; r < count; ++r) {
+        if (next < rows.size() && rows[next] == r) {
+            ++next;
+            continue;
+        }
+        if (to != size_t(r) * width)
+            std::copy_n(m_cells.begin() + qsizetype(size_t(r) * width), width, m_cells.begin() + qsizetype(to));
+        to += width;
+    }
+    m_cells.resize(to);
+}
+
 void RowStore::clear()
 {
     m_cells = {};

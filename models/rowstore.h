@@ -50,6 +50,8 @@ public:
     void appendRows(const Cell *cells, int count);
     void setRow(int row, const Cell *cells);
     void eraseRows(int first, int last);
+    // Erases many rows in one pass; `rows` sorted ascending, unique.
+    void eraseRows(const std::vector<int> &rows);
     void clear();
     void reserveRows(qsizetype rows);
     // Gives back growth reserves after a bulk load.

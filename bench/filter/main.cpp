@@ -295,6 +295,45 @@ void printRelist(ResourceModel *model, FilterProxyModel *proxy, int rows, int ru
     std::fflush(stdout);
 }
 
+// What ends a relist after a gap in the feed: the rows the server no longer lists, scattered over
+// the table, removed in one batch; the GUI thread's longest stall as printRelist() measures it.
+void printVanished(ResourceModel *model, FilterProxyModel *proxy, int vanished)
+{
+    const int rows = model->rowCount();
+    QList<qint64> ids;
+    for (int i = 0; i < vanished; ++i)
+        ids << model->idAt(int(qint64(i) * rows / vanished));
+    QEventLoop loop;
+    QElapsedTimer beat;
+    double longest = 0;
+    double longestCpu = 0;
+    double beatCpu = threadCpuMs();
+    QTimer heartbeat;
+    heartbeat.setTimerType(Qt::PreciseTimer);
+    heartbeat.setInterval(1);
+    QObject::connect(&heartbeat, &QTimer::timeout, &loop, [&] {
+        longest = std::max(longest, beat.nsecsElapsed() / 1e6);
+        beat.restart();
+        const double cpu = threadCpuMs();
+        longestCpu = std::max(longestCpu, cpu - beatCpu);
+        beatCpu = cpu;
+        if (!model->hasPendingChanges() && !model->isReplacing() && !proxy->isFiltering())
+            loop.quit();
+    });
+    QElapsedTimer clock;
+    clock.start();
+    beat.start();
+    heartbeat.start();
+    model->remove(ids);
+    loop.exec();
+    if (model->rowCount() != rows - vanished)
+        qFatal("the vanished rows were not removed");
+    std::printf("%d vanished rows removed from %d: longest event-loop stall %.1f ms (in GUI-thread CPU %.1f ms), done "
+                "after %.1f ms\n",
+                vanished, rows, longest, longestCpu, clock.nsecsElapsed() / 1e6);
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -389,6 +428,7 @@ int main(int argc, char **argv)
     proxy.setQuery(QStringLiteral("state:running"));
     untilPublished(&proxy, &view, clock);
     printRelist(&model, &proxy, rows, 5);
+    printVanished(&model, &proxy, 1000);
     if (parser.isSet(QStringLiteral("relist-only")))
         return 0;
     proxy.setQuery(QString());

@@ -123,6 +123,7 @@ private slots:
     void overtakenJobStopsAndLetsGo();
     void relistOnWorkersEqualsBruteForce_data();
     void relistOnWorkersEqualsBruteForce();
+    void scatteredRemovalsEqualBruteForce();
 };
 
 namespace {
@@ -859,6 +860,37 @@ void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
     QCOMPARE(f.proxy.rowCount() == 0, bruteForce(f.model, query).isEmpty());
     QString why;
     QVERIFY2(inNameOrder(f.proxy, order, &why), qPrintable(why));
+}
+
+void tst_FilterProxyModel::scatteredRemovalsEqualBruteForce()
+{
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    f.model.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(3000, 0));
+    f.model.flush();
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    f.proxy.sort(f.model.kind().fieldIndex(u"name"));
+    const QString query = QStringLiteral("-state:failed acme");
+    QVERIFY(f.proxy.setQuery(query));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QSignalSpy reset(&f.proxy, &QAbstractItemModel::modelReset);
+    QList<qint64> vanished;
+    for (qint64 id = 2; id <= 3000; id += 5)
+        vanished << id;
+    f.model.remove(vanished);
+    QList<QJsonObject> changed;
+    for (qint64 id = 1; id <= 3000; id += 11) {
+        if (id % 5 != 2) // a vanished row's newer version would bring it back
+            changed << generated(id, 4);
+    }
+    f.model.upsert(changed);
+    QTRY_VERIFY(!f.model.isReplacing() && !f.model.hasPendingChanges() && !f.proxy.isFiltering());
+    QCOMPARE(reset.count(), 1); // one reset, not a removal per gap
+    QCOMPARE(f.model.rowCount(), 3000 - int(vanished.size()));
+    QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
+    QString why;
+    QVERIFY2(inNameOrder(f.proxy, Qt::AscendingOrder, &why), qPrintable(why));
 }
 
 QTEST_GUILESS_MAIN(tst_FilterProxyModel)

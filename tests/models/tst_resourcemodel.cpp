@@ -68,6 +68,7 @@ private slots:
     void changesDuringRelistFollowIt();
     void newerRelistWins();
     void flushWaitsForRelist();
+    void scatteredRemovalsCompactedOnWorker();
     void roles_data();
     void roles();
     void objectRoundTrip();
@@ -308,6 +309,43 @@ void tst_ResourceModel::flushWaitsForRelist()
     QCOMPARE(model.rowCount(), 3000);
     QCOMPARE(model.objectById(2).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
     QVERIFY(!model.hasPendingChanges());
+}
+
+void tst_ResourceModel::scatteredRemovalsCompactedOnWorker()
+{
+    ResourceModel model(instancesKind());
+    model.setAsyncThreshold(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.replaceAll(instances(1, 3000));
+    model.flush();
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy removedRows(&model, &QAbstractItemModel::rowsRemoved);
+    QSignalSpy batches(&model, &ResourceModel::batchApplied);
+    // What a relist after a gap in the feed ends with: rows the server no longer lists, all over the table.
+    QList<qint64> vanished;
+    for (qint64 id = 3; id <= 3000; id += 7)
+        vanished << id;
+    model.remove(vanished);
+    QTRY_VERIFY(model.isReplacing());
+    QCOMPARE(model.rowCount(), 3000); // shown until the rows left are copied
+    model.upsert({instance(11, QStringLiteral("STOPPED"), 2), instance(3001)});
+    QTRY_VERIFY(!model.isReplacing() && !model.hasPendingChanges());
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(removedRows.count(), 0);
+    QCOMPARE(batches.first().at(2).toInt(), int(vanished.size()));
+    QCOMPARE(model.rowCount(), 3000 - int(vanished.size()) + 1);
+    for (qint64 id = 1; id <= 3001; ++id) {
+        const int row = model.rowOfId(id);
+        if (vanished.contains(id)) {
+            QCOMPARE(row, -1);
+            continue;
+        }
+        QVERIFY(row >= 0);
+        QCOMPARE(model.idAt(row), id);
+        const QJsonObject expected = id == 11 ? instance(11, QStringLiteral("STOPPED"), 2) : instance(id);
+        QCOMPARE(model.objectAt(row), expected);
+    }
+    QVERIFY(model.idAt(0) < model.idAt(1)); // the rows left keep their order
 }
 
 void tst_ResourceModel::roles_data()
