@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -231,11 +232,57 @@ void printTyping(const char *what, const Typing &t, int rows)
     std::fflush(stdout);
 }
 
-// A relist of every row (what the sync engine's list of a kind amounts to), with the table sorted
-// and filtered: how long replaceAll() keeps the GUI thread, the longest time the event loop did not
-// turn (a 1 ms heartbeat: applying, publishing and repainting included) in wall time and in the GUI
-// thread's CPU time (which other processes on a busy machine do not stretch), the GUI thread's CPU
-// time in all, and how long until the new rows are shown filtered and sorted; the median of `runs`.
+// The GUI thread while `start` runs and the event loop turns until `done`: the longest time the
+// loop did not turn (a 1 ms heartbeat: applying, publishing and repainting included) in wall time
+// and in the GUI thread's CPU time (which other processes on a busy machine do not stretch), its
+// CPU time in all, and the time until done.
+struct Turns
+{
+    double startMs = 0;
+    double longestMs = 0;
+    double longestCpuMs = 0;
+    double cpuMs = 0;
+    double doneMs = 0;
+};
+
+Turns measureTurns(const std::function<void()> &start, const std::function<bool()> &done)
+{
+    Turns turns;
+    QEventLoop loop;
+    QElapsedTimer beat;
+    const double cpuStart = threadCpuMs();
+    double beatCpu = cpuStart;
+    auto tick = [&] {
+        turns.longestMs = std::max(turns.longestMs, beat.nsecsElapsed() / 1e6);
+        beat.restart();
+        const double cpu = threadCpuMs();
+        turns.longestCpuMs = std::max(turns.longestCpuMs, cpu - beatCpu);
+        beatCpu = cpu;
+    };
+    QTimer heartbeat;
+    heartbeat.setTimerType(Qt::PreciseTimer);
+    heartbeat.setInterval(1);
+    QObject::connect(&heartbeat, &QTimer::timeout, &loop, [&] {
+        tick();
+        if (done())
+            loop.quit();
+    });
+    QElapsedTimer clock;
+    clock.start();
+    beat.start();
+    heartbeat.start();
+    start();
+    turns.startMs = clock.nsecsElapsed() / 1e6;
+    loop.exec();
+    tick();
+    turns.doneMs = clock.nsecsElapsed() / 1e6;
+    turns.cpuMs = threadCpuMs() - cpuStart;
+    return turns;
+}
+
+// A relist of every row (what a relist of a kind amounts to), with the table sorted and filtered:
+// how long replaceAll() keeps the GUI thread, the turns until the new rows are shown filtered and
+// sorted (measureTurns()); the median of `runs`.
 void printRelist(ResourceModel *model, FilterProxyModel *proxy, int rows, int runs)
 {
     QList<QJsonObject> objects = syntheticInstances(rows);
@@ -248,40 +295,15 @@ void printRelist(ResourceModel *model, FilterProxyModel *proxy, int rows, int ru
         for (QJsonObject &object : objects) // a newer version of every row, as after a gap in the feed
             object.insert(QStringLiteral("version"), object.value(QStringLiteral("version")).toInteger() + 1);
         bool reset = false;
-        QEventLoop loop;
-        const QMetaObject::Connection resets =
-            QObject::connect(model, &QAbstractItemModel::modelReset, &loop, [&reset] { reset = true; });
-        QElapsedTimer beat;
-        double longest = 0;
-        double longestCpu = 0;
-        const double cpuStart = threadCpuMs();
-        double beatCpu = cpuStart;
-        QTimer heartbeat;
-        heartbeat.setTimerType(Qt::PreciseTimer);
-        heartbeat.setInterval(1);
-        QObject::connect(&heartbeat, &QTimer::timeout, &loop, [&] {
-            longest = std::max(longest, beat.nsecsElapsed() / 1e6);
-            beat.restart();
-            const double cpu = threadCpuMs();
-            longestCpu = std::max(longestCpu, cpu - beatCpu);
-            beatCpu = cpu;
-            if (reset && !proxy->isFiltering())
-                loop.quit();
-        });
-        QElapsedTimer clock;
-        clock.start();
-        beat.start();
-        heartbeat.start();
-        model->replaceAll(objects);
-        callMs.push_back(clock.nsecsElapsed() / 1e6);
-        loop.exec();
-        shownMs.push_back(clock.nsecsElapsed() / 1e6);
-        longest = std::max(longest, beat.nsecsElapsed() / 1e6);
-        stallMs.push_back(longest);
-        const double cpu = threadCpuMs();
-        stallCpuMs.push_back(std::max(longestCpu, cpu - beatCpu));
-        cpuMs.push_back(cpu - cpuStart);
-        QObject::disconnect(resets);
+        QObject context;
+        QObject::connect(model, &QAbstractItemModel::modelReset, &context, [&reset] { reset = true; });
+        const Turns turns = measureTurns([&] { model->replaceAll(objects); },
+                                         [&] { return reset && !proxy->isFiltering(); });
+        callMs.push_back(turns.startMs);
+        stallMs.push_back(turns.longestMs);
+        stallCpuMs.push_back(turns.longestCpuMs);
+        cpuMs.push_back(turns.cpuMs);
+        shownMs.push_back(turns.doneMs);
         if (model->rowCount() != rows)
             qFatal("the relist did not load every row");
     }
@@ -296,41 +318,21 @@ void printRelist(ResourceModel *model, FilterProxyModel *proxy, int rows, int ru
 }
 
 // What ends a relist after a gap in the feed: the rows the server no longer lists, scattered over
-// the table, removed in one batch; the GUI thread's longest stall as printRelist() measures it.
+// the table, removed in one batch (measureTurns()).
 void printVanished(ResourceModel *model, FilterProxyModel *proxy, int vanished)
 {
     const int rows = model->rowCount();
     QList<qint64> ids;
     for (int i = 0; i < vanished; ++i)
         ids << model->idAt(int(qint64(i) * rows / vanished));
-    QEventLoop loop;
-    QElapsedTimer beat;
-    double longest = 0;
-    double longestCpu = 0;
-    double beatCpu = threadCpuMs();
-    QTimer heartbeat;
-    heartbeat.setTimerType(Qt::PreciseTimer);
-    heartbeat.setInterval(1);
-    QObject::connect(&heartbeat, &QTimer::timeout, &loop, [&] {
-        longest = std::max(longest, beat.nsecsElapsed() / 1e6);
-        beat.restart();
-        const double cpu = threadCpuMs();
-        longestCpu = std::max(longestCpu, cpu - beatCpu);
-        beatCpu = cpu;
-        if (!model->hasPendingChanges() && !model->isReplacing() && !proxy->isFiltering())
-            loop.quit();
+    const Turns turns = measureTurns([&] { model->remove(ids); }, [&] {
+        return !model->hasPendingChanges() && !model->isReplacing() && !proxy->isFiltering();
     });
-    QElapsedTimer clock;
-    clock.start();
-    beat.start();
-    heartbeat.start();
-    model->remove(ids);
-    loop.exec();
     if (model->rowCount() != rows - vanished)
         qFatal("the vanished rows were not removed");
     std::printf("%d vanished rows removed from %d: longest event-loop stall %.1f ms (in GUI-thread CPU %.1f ms), done "
                 "after %.1f ms\n",
-                vanished, rows, longest, longestCpu, clock.nsecsElapsed() / 1e6);
+                vanished, rows, turns.longestMs, turns.longestCpuMs, turns.doneMs);
     std::fflush(stdout);
 }
 

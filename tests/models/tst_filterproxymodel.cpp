@@ -753,6 +753,15 @@ void tst_FilterProxyModel::overtakenJobStopsAndLetsGo()
 
 namespace {
 
+// Every relist, filter and sort of f on the workers, starting from `rows` generated rows.
+void onWorkers(Fixture &f, int rows)
+{
+    f.proxy.setAsyncThreshold(0);
+    f.model.setAsyncThreshold(0);
+    f.model.replaceAll(generatedRows(rows, 0));
+    f.model.flush();
+}
+
 // What arrives while a relist is on its way: while the model encodes its rows, or once the model
 // was reset and the proxy's worker filters and sorts them.
 enum class During { Nothing, Batch, Keystroke, NewerRelist, SortClick };
@@ -780,10 +789,7 @@ void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
     QFETCH(int, during);
     QFETCH(bool, whileEncoding);
     Fixture f;
-    f.proxy.setAsyncThreshold(0);
-    f.model.setAsyncThreshold(0);
-    f.model.replaceAll(generatedRows(600, 0));
-    f.model.flush();
+    onWorkers(f, 600);
     QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
     const int name = f.model.kind().fieldIndex(u"name");
     f.proxy.sort(name, Qt::DescendingOrder);
@@ -865,10 +871,7 @@ void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
 void tst_FilterProxyModel::scatteredRemovalsEqualBruteForce()
 {
     Fixture f;
-    f.proxy.setAsyncThreshold(0);
-    f.model.setAsyncThreshold(0);
-    f.model.replaceAll(generatedRows(3000, 0));
-    f.model.flush();
+    onWorkers(f, 3000);
     QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
     f.proxy.sort(f.model.kind().fieldIndex(u"name"));
     const QString query = QStringLiteral("-state:failed acme");

@@ -67,6 +67,41 @@ void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QSt
     engine.setLongPollWait(2);
 }
 
+// A control plane on a database of its own that can be stopped and started again at the same
+// address, as a restarted server is.
+class RestartablePlane
+{
+public:
+    // The first start picks a port; later ones listen on it again.
+    bool start()
+    {
+        if (!m_db.isValid())
+            return false;
+        m_options.databaseUrl = m_db.url();
+        m_plane = std::make_unique<ControlPlane>(m_options);
+        if (!m_plane->start())
+            return false;
+        m_options.port = m_plane->port();
+        if (m_token.isEmpty())
+            m_token = m_plane->createToken(QStringLiteral("operator"), {});
+        return !m_token.isEmpty();
+    }
+    void stop()
+    {
+        m_plane->stop();
+        m_plane.reset();
+    }
+    QString error() const { return m_db.error(); }
+    QUrl baseUrl() const { return m_plane->baseUrl(); }
+    QString token() const { return m_token; }
+
+private:
+    Test::TestDatabase m_db;
+    ServerOptions m_options;
+    std::unique_ptr<ControlPlane> m_plane;
+    QString m_token;
+};
+
 // A damage only the cache's full check sees (the header's free-page count is wrong).
 void breakFreelistCount(const QString &path)
 {
@@ -488,39 +523,29 @@ void tst_SyncEngine::vanishedRowsDropped()
 
 void tst_SyncEngine::serverStoppedThenBack()
 {
-    Test::TestDatabase db;
-    QVERIFY2(db.isValid(), qPrintable(db.error()));
-    ServerOptions options;
-    options.databaseUrl = db.url();
-    auto plane = std::make_unique<ControlPlane>(options);
-    QVERIFY(plane->start());
-    const quint16 port = plane->port();
-    const QString token = plane->createToken(QStringLiteral("operator"), {});
-    QVERIFY(!token.isEmpty());
+    RestartablePlane server;
+    QVERIFY2(server.start(), qPrintable(server.error()));
 
     ApiClient client;
     SyncEngine engine(&client, nullptr);
-    configure(client, engine, plane->baseUrl(), token);
+    configure(client, engine, server.baseUrl(), server.token());
     engine.start();
     QTRY_COMPARE(engine.status()->state(), State::Live);
     const QDateTime liveAt = engine.status()->lastSync();
 
-    plane->stop();
-    plane.reset();
+    server.stop();
     QTRY_COMPARE(engine.status()->state(), State::Reconnecting);
     QVERIFY(!engine.status()->lastError().isEmpty());
     QTRY_COMPARE(engine.status()->state(), State::Offline);
     QVERIFY(engine.status()->text().startsWith(QStringLiteral("Offline (as of ")));
     QVERIFY(engine.status()->lastSync() >= liveAt);
 
-    options.port = port; // the same address, the same database
-    plane = std::make_unique<ControlPlane>(options);
-    QVERIFY(plane->start());
+    QVERIFY(server.start()); // the same address, the same database
     QTRY_COMPARE_WITH_TIMEOUT(engine.status()->state(), State::Live, 10000);
     // And the feed flows again.
     QNetworkAccessManager nam;
-    QNetworkRequest request(QUrl(plane->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
-    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    QNetworkRequest request(QUrl(server.baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    request.setRawHeader("Authorization", "Bearer " + server.token().toUtf8());
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     QNetworkReply *reply = nam.post(request, QByteArrayLiteral("{\"name\":\"after-restart\"}"));
     QTRY_VERIFY(reply->isFinished());
@@ -531,18 +556,12 @@ void tst_SyncEngine::serverStoppedThenBack()
 
 void tst_SyncEngine::restartedServerLiveWithinTheDefaultCap()
 {
-    Test::TestDatabase db;
-    QVERIFY2(db.isValid(), qPrintable(db.error()));
-    ServerOptions options;
-    options.databaseUrl = db.url();
-    auto plane = std::make_unique<ControlPlane>(options);
-    QVERIFY(plane->start());
-    const quint16 port = plane->port();
-    const QString token = plane->createToken(QStringLiteral("operator"), {});
+    RestartablePlane server;
+    QVERIFY2(server.start(), qPrintable(server.error()));
 
     ApiClient client;
-    client.setBaseUrl(plane->baseUrl());
-    client.setToken(token);
+    client.setBaseUrl(server.baseUrl());
+    client.setToken(server.token());
     client.setRetryPolicy(0, 10, 50);
     client.setTimeout(5000);
     SyncEngine engine(&client, nullptr); // the default backoff
@@ -554,8 +573,7 @@ void tst_SyncEngine::restartedServerLiveWithinTheDefaultCap()
     // What a user waits at most for the next attempt once the server is back.
     constexpr int kFewSecondsMs = 5000;
     QSignalSpy retries(engine.status(), &ConnectionStatus::retryScheduled);
-    plane->stop();
-    plane.reset();
+    server.stop();
     // Down long enough for the delays to reach the cap (0.5, 1, 2, 4, 4, 4 s before jitter; without
     // a cap the sixth would be 8-16 s): they stay there.
     QTRY_VERIFY_WITH_TIMEOUT(retries.count() >= 6, 30000);
@@ -567,9 +585,7 @@ void tst_SyncEngine::restartedServerLiveWithinTheDefaultCap()
     const QRegularExpression countdown(QStringLiteral("^Offline \\(as of .+\\), retrying( in [1-4] s|…)$"));
     QVERIFY2(countdown.match(engine.status()->text()).hasMatch(), qPrintable(engine.status()->text()));
 
-    options.port = port; // the same address, the same database
-    plane = std::make_unique<ControlPlane>(options);
-    QVERIFY(plane->start());
+    QVERIFY(server.start()); // the same address, the same database
     // The attempt due within the cap finds it: live a few seconds after the server came back.
     QTRY_COMPARE_WITH_TIMEOUT(engine.status()->state(), State::Live, kFewSecondsMs + 3000);
     QCOMPARE(engine.status()->text(), QStringLiteral("Live"));
