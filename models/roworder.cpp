@@ -97,9 +97,19 @@ bool RowOrder::mergeChanged(const RowStore &store, const std::vector<int> &chang
     std::vector<int> moved = changed;
     auto less = [&](int a, int b) { return lessThan(store, a, b); };
     std::sort(moved.begin(), moved.end(), less);
+    // A page of a listing merged into 250k rows: a binary search per moved row compares k log n
+    // times where std::merge compares n times (each a text comparison for rows not ranked yet); the
+    // rows between are copied without comparing. The same result as std::merge.
     std::vector<int> merged;
     merged.reserve(kept.size() + moved.size());
-    std::merge(kept.cbegin(), kept.cend(), moved.cbegin(), moved.cend(), std::back_inserter(merged), less);
+    auto from = kept.cbegin();
+    for (int row : moved) {
+        const auto at = std::upper_bound(from, kept.cend(), row, less);
+        merged.insert(merged.end(), from, at);
+        merged.push_back(row);
+        from = at;
+    }
+    merged.insert(merged.end(), from, kept.cend());
     const bool differs = merged != m_rows;
     m_rows = std::move(merged);
     return differs;
