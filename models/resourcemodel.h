@@ -53,6 +53,8 @@ public:
     // Queued and applied once per event-loop turn: one insert for all new rows, dataChanged per
     // changed range. An object older than the row it would replace (by "version") is ignored.
     void upsert(const QList<QJsonObject> &objects);
+    // Queued likewise: one removal per contiguous range, or, when many ranges are spread over many
+    // rows, one reset once a copy of the rows left is made on the worker (as isReplacing() says).
     void remove(const QList<qint64> &ids);
     // Replaces every row with one reset (a relist or a cache load); drops the changes queued before
     // it. Many objects are encoded on a worker: until then the previous rows stay (isReplacing()),
