@@ -23,7 +23,8 @@ public:
         , m_counters(std::move(counters))
     {
         m_timer.setParent(this);
-        m_timer.setInterval(int(std::max<qint64>(1, interval.count())));
+        m_baseMs = int(std::max<qint64>(1, interval.count()));
+        m_timer.setInterval(m_baseMs);
         connect(&m_timer, &QTimer::timeout, this, &WalCheckpointRunner::checkpoint);
     }
 
@@ -56,14 +57,23 @@ private:
         // busy being restored, say) is tried again on the next tick: the log only grows meanwhile.
         QSqlQuery q(m_db.connection());
         if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) && q.next()) {
-            m_counters->logFrames = q.value(1).toLongLong();
-            m_counters->copiedFrames = q.value(2).toLongLong();
+            const qint64 log = q.value(1).toLongLong();
+            const qint64 copied = q.value(2).toLongLong();
+            // Nothing written since the last look: look less often (an idle server need not wake
+            // ten times a second), and at the base rate again as soon as there is.
+            const bool idle = log == copied && log == m_counters->logFrames.load();
+            m_timer.setInterval(idle ? std::min(2 * m_timer.interval(), kIdleFactor * m_baseMs) : m_baseMs);
+            m_counters->logFrames = log;
+            m_counters->copiedFrames = copied;
             ++m_counters->checkpoints;
         }
     }
 
+    static constexpr int kIdleFactor = 16;
+
     Database m_db;
     std::shared_ptr<WalCheckpointer::Counters> m_counters;
+    int m_baseMs = 100;
     QTimer m_timer;
 };
 
