@@ -3,6 +3,7 @@
 #include "filterproxymodel.h"
 
 #include <QDateTime>
+#include <QScopeGuard>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -141,8 +142,17 @@ void FilterProxyModel::cancelPending()
     m_latest->store(++m_generation, std::memory_order_relaxed);
 }
 
+void FilterProxyModel::reportFiltering()
+{
+    if (m_reportedFiltering == m_pending)
+        return;
+    m_reportedFiltering = m_pending;
+    emit filteringChanged(m_pending);
+}
+
 void FilterProxyModel::refresh(bool forceFilter)
 {
+    const auto report = qScopeGuard([this] { reportFiltering(); });
     if (!m_model)
         return;
     if (!m_source) {
@@ -257,6 +267,7 @@ void FilterProxyModel::onJobFinished()
     std::vector<int> dirty;
     dirty.swap(m_pendingDirty);
     apply(std::move(result), std::move(dirty), m_pendingText);
+    reportFiltering();
 }
 
 void FilterProxyModel::apply(FilterResult result, std::vector<int> dirty, const QString &text)
@@ -301,6 +312,7 @@ void FilterProxyModel::testAllNow()
 {
     // At once, whatever the size.
     cancelPending();
+    reportFiltering();
     m_filterStale = false;
     m_orderStale = false;
     const int rows = m_model ? m_model->rowCount() : 0;
@@ -494,6 +506,7 @@ void FilterProxyModel::onSourceDestroyed()
 {
     // No row may stay behind pointing into a model that is gone.
     cancelPending();
+    reportFiltering();
     beginResetModel();
     m_rows.clear();
     m_proxyOf.clear();

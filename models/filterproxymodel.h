@@ -60,7 +60,7 @@ public:
     // How many rows the last published filter change tested (all rows, only those shown when it
     // narrowed, none when it was remembered).
     qsizetype lastTestedRows() const { return m_lastTested; }
-    // True while a filter or sort order computed on a worker is not yet shown.
+    // True while a filter or sort order computed on a worker is not yet shown (filteringChanged()).
     bool isFiltering() const { return m_pending; }
     // Work on fewer rows than this (rows to test, plus every row when sorting) is done at once on
     // this thread; more goes to a worker. 0 sends everything to the worker (tests).
@@ -84,6 +84,9 @@ signals:
     // The rows of the current query in the current sort order are shown (after every setQuery()
     // or sort() that changed them, at once or when the worker's result was applied).
     void filterPublished();
+    // isFiltering() changed, as seen once a request was handled (a keystroke that overtakes a
+    // running job keeps it true without a signal): for a view's "filtering…" indicator.
+    void filteringChanged(bool filtering);
 
 private:
     // Brings the shown rows to the wanted query and sort order, at once or through a worker.
@@ -92,6 +95,7 @@ private:
     // id, stand in (unsorted and untested) until the worker's answer.
     void keepShownRows();
     void cancelPending();
+    void reportFiltering();
     void onJobFinished();
     // Takes a result in; `dirty` are source rows changed since its snapshot was taken, `text`
     // the query line it answers.
@@ -166,6 +170,7 @@ private:
     std::shared_ptr<std::atomic<quint64>> m_latest;
     quint64 m_generation = 0;
     bool m_pending = false;
+    bool m_reportedFiltering = false; // what filteringChanged() said last
     bool m_pendingStale = false;   // rows were removed or reset since the job's snapshot
     QString m_pendingText;
     Query m_pendingQuery;

@@ -831,6 +831,7 @@ void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
     };
 
     QSignalSpy reset(&f.proxy, &QAbstractItemModel::modelReset);
+    QSignalSpy filtering(&f.proxy, &FilterProxyModel::filteringChanged);
     bool filteringAfterReset = false;
     bool firstReset = true;
     QList<qint64> shownAfterReset;
@@ -859,8 +860,14 @@ void tst_FilterProxyModel::relistOnWorkersEqualsBruteForce()
     // Until the worker answers, the rows shown before stay (found again by id), marked as filtering.
     QVERIFY(filteringAfterReset);
     QVERIFY(!shownBeforeReset.isEmpty());
+    QVERIFY(!filtering.isEmpty());
+    QCOMPARE(filtering.first().at(0).toBool(), true);
     QCOMPARE(shownAfterReset, shownBeforeReset); // every id is in the relist too
     QTRY_VERIFY(!f.proxy.isFiltering() && !f.model.isReplacing() && !f.model.hasPendingChanges());
+    // A view's "filtering…" went on with the relist and off with its answer, never twice in a row.
+    QCOMPARE(filtering.last().at(0).toBool(), false);
+    for (qsizetype i = 1; i < filtering.size(); ++i)
+        QVERIFY(filtering.at(i).at(0).toBool() != filtering.at(i - 1).at(0).toBool());
     QCOMPARE(f.model.rowCount(), expectedRows);
     QCOMPARE(sortedIds(f.proxy), bruteForce(f.model, query));
     QCOMPARE(f.proxy.rowCount() == 0, bruteForce(f.model, query).isEmpty());
