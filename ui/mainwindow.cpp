@@ -507,9 +507,9 @@ QString MainWindow::connectionStatusText() const
         return status->text();
     const QString time = asOf.toString(asOf.date() == QDate::currentDate() ? QStringLiteral("HH:mm:ss")
                                                                           : QStringLiteral("yyyy-MM-dd HH:mm"));
-    return status->state() == ConnectionStatus::State::Reconnecting
-               ? tr("Reconnecting… (offline, cached data as of %1)").arg(time)
-               : tr("Offline (cached data as of %1)").arg(time);
+    // The state and the countdown to the next attempt are worded by the status alone ("Offline,
+    // retrying in 4 s"); the window only adds where the rows come from.
+    return tr("%1 (cached data as of %2)").arg(status->text(), time);
 }
 
 QString MainWindow::pendingOperationsText() const

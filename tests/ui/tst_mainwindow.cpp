@@ -1,13 +1,17 @@
 // The real MainWindow against a real control plane on a loopback port, offscreen: navigation,
-// filter, sort, selection and detail pane, live changes, offline from the cache, a corrupt cache.
+// filter, sort, selection and detail pane, live changes, offline from the cache with its countdown
+// to the next attempt, a corrupt cache.
+#include "ui/dashboardpage.h"
 #include "ui/detailpane.h"
 #include "ui/mainwindow.h"
 #include "ui/messagebox.h"
 #include "ui/resourceview.h"
 #include "ui/unavailablepage.h"
 
+#include "models/connectionstatus.h"
 #include "models/filterproxymodel.h"
 #include "models/resourcemodel.h"
+#include "models/syncengine.h"
 
 #include "testserver.h"
 
@@ -18,6 +22,7 @@
 #include <QLineEdit>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -26,6 +31,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+
+#include <memory>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -42,6 +49,7 @@ private slots:
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
     void offlineFromCache();
+    void offlineCountsDown();
     void corruptCacheIsRebuilt();
     void serverRestartMidSession();
     void roleComesFromTheServer();
@@ -56,6 +64,11 @@ private:
     static Seeded seed(TestServer &server);
     static ConsoleConnection connectionTo(TestServer &server, const QString &cachePath);
     static QUrl deadServer();
+    // Lists a seeded server into the cache at cachePath, then lets the server go.
+    static void fillCache(const QString &cachePath);
+    // A shown window on a server that is gone, with the rows of a cache filled by fillCache();
+    // null when the cache could not be filled.
+    std::unique_ptr<MainWindow> openOffline(const QString &cacheName);
 
     QTemporaryDir m_dir;
 };
@@ -252,39 +265,76 @@ void tst_MainWindow::actionFromTheDetailPane()
     QTRY_VERIFY2(MessageBox::lastText().contains(QStringLiteral("STOPPED")), qPrintable(MessageBox::lastText()));
 }
 
-void tst_MainWindow::offlineFromCache()
+void tst_MainWindow::fillCache(const QString &cachePath)
 {
-    const QString cache = m_dir.filePath(QStringLiteral("offline.sqlite"));
-    {
-        TestServer server;
-        QVERIFY2(server.isRunning(), qPrintable(server.error()));
-        seed(server);
-        MainWindow w;
-        w.connectTo(connectionTo(server, cache));
-        QTRY_COMPARE(w.resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
-        QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
-    }
-    // The server is gone: the console opens from its cache and says it is offline.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server);
+    MainWindow w;
+    w.connectTo(connectionTo(server, cachePath));
+    QTRY_COMPARE(w.resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+}
+
+std::unique_ptr<MainWindow> tst_MainWindow::openOffline(const QString &cacheName)
+{
+    const QString cache = m_dir.filePath(cacheName);
+    fillCache(cache);
+    if (QTest::currentTestFailed())
+        return nullptr;
     ConsoleConnection c;
     c.baseUrl = deadServer();
     c.token = QStringLiteral("stale");
     c.profile = QStringLiteral("test");
     c.cachePath = cache;
-    MainWindow w;
-    w.show();
-    w.connectTo(c);
-    w.showView(QStringLiteral("instances"));
-    QTRY_COMPARE(w.resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
-    QTRY_VERIFY2(w.connectionStatusText().contains(QStringLiteral("Offline"))
-                     || w.connectionStatusText().contains(QStringLiteral("Reconnecting")),
-                 qPrintable(w.connectionStatusText()));
-    QTRY_VERIFY_WITH_TIMEOUT(w.connectionStatusText().contains(QStringLiteral("Offline")), 20000);
-    QVERIFY2(w.connectionStatusText().contains(QStringLiteral("as of")), qPrintable(w.connectionStatusText()));
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    w->connectTo(c);
+    return w;
+}
+
+void tst_MainWindow::offlineFromCache()
+{
+    // The server is gone: the console opens from its cache and says it is offline.
+    const auto w = openOffline(QStringLiteral("offline.sqlite"));
+    QVERIFY(w);
+    w->showView(QStringLiteral("instances"));
+    QTRY_COMPARE(w->resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
+    QTRY_VERIFY2(w->connectionStatusText().contains(QStringLiteral("Offline"))
+                     || w->connectionStatusText().contains(QStringLiteral("Reconnecting")),
+                 qPrintable(w->connectionStatusText()));
+    QTRY_VERIFY_WITH_TIMEOUT(w->connectionStatusText().contains(QStringLiteral("Offline")), 20000);
+    QVERIFY2(w->connectionStatusText().contains(QStringLiteral("as of")), qPrintable(w->connectionStatusText()));
     // Offline the console is read-only.
-    w.resourceView(QStringLiteral("instances"))->table()->selectRow(0);
-    QTRY_VERIFY(w.detailPane()->objectId() > 0);
-    QAction *stop = w.detailPane()->findChild<QAction *>(QStringLiteral("action_stop"));
+    w->resourceView(QStringLiteral("instances"))->table()->selectRow(0);
+    QTRY_VERIFY(w->detailPane()->objectId() > 0);
+    QAction *stop = w->detailPane()->findChild<QAction *>(QStringLiteral("action_stop"));
     QVERIFY(stop && !stop->isEnabled());
+}
+
+void tst_MainWindow::offlineCountsDown()
+{
+    const auto w = openOffline(QStringLiteral("countdown.sqlite"));
+    QVERIFY(w);
+    auto *sync = w->findChild<SyncEngine *>(QStringLiteral("syncEngine"));
+    QVERIFY(sync);
+    const ConnectionStatus *status = sync->status();
+    auto *label = w->findChild<QLabel *>(QStringLiteral("connectionStatus"));
+    QVERIFY(label);
+
+    // Once the retries are seconds apart, the status counts down to the next one...
+    QTRY_VERIFY_WITH_TIMEOUT(status->nextAttemptMs() > 1000, 20000);
+    static const QRegularExpression countdown(QStringLiteral("in \\d+ s"));
+    QVERIFY2(status->text().contains(countdown), qPrintable(status->text()));
+    // ...and the window says it in the status's own words, with where its rows come from.
+    QTRY_VERIFY2(w->connectionStatusText().startsWith(status->text()), qPrintable(w->connectionStatusText()));
+    QVERIFY2(w->connectionStatusText().contains(QStringLiteral("as of")), qPrintable(w->connectionStatusText()));
+    QTRY_VERIFY2(label->text().contains(status->text().toHtmlEscaped()), qPrintable(label->text()));
+    auto *dashboard = w->dashboard()->findChild<QLabel *>(QStringLiteral("dashboardConnection"));
+    QVERIFY(dashboard);
+    QTRY_VERIFY2(dashboard->text().contains(status->text()), qPrintable(dashboard->text()));
+    // The shown seconds follow the model's as they drop, down to the last one.
+    QTRY_VERIFY2_WITH_TIMEOUT(label->text().contains(QStringLiteral("in 1 s")), qPrintable(label->text()), 20000);
 }
 
 void tst_MainWindow::corruptCacheIsRebuilt()
