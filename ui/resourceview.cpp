@@ -6,6 +6,7 @@
 #include "tonepalette.h"
 
 #include "core/query.h"
+#include "models/filterproxymodel.h"
 
 #include <QAbstractItemModel>
 #include <QAbstractItemView>
@@ -74,6 +75,21 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_counts->setObjectName(QStringLiteral("rowCount"));
     m_counts->setForegroundRole(QPalette::PlaceholderText);
 
+    m_filtering = new QLabel(tr("Filtering…"), this);
+    m_filtering->setObjectName(QStringLiteral("filteringIndicator"));
+    m_filtering->setAccessibleName(tr("Filtering in progress"));
+    m_filtering->setForegroundRole(QPalette::PlaceholderText);
+    // The row count beside it stays where it is when the note comes and goes.
+    QSizePolicy filteringPolicy = m_filtering->sizePolicy();
+    filteringPolicy.setRetainSizeWhenHidden(true);
+    m_filtering->setSizePolicy(filteringPolicy);
+    m_filtering->hide();
+    m_filteringDelay = new QTimer(this);
+    m_filteringDelay->setObjectName(QStringLiteral("filteringDelay"));
+    m_filteringDelay->setSingleShot(true);
+    m_filteringDelay->setInterval(kFilteringDelayMs);
+    connect(m_filteringDelay, &QTimer::timeout, m_filtering, &QWidget::show);
+
     m_queryError = new QLabel(this);
     m_queryError->setObjectName(QStringLiteral("queryError"));
     m_queryError->setAccessibleName(tr("Query error"));
@@ -111,6 +127,7 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_query, 1);
+    top->addWidget(m_filtering);
     top->addWidget(m_counts);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 0);
@@ -230,9 +247,25 @@ void ResourceView::setModel(QAbstractItemModel *model, int objectRole)
                 if (current.isValid() && current.row() >= topLeft.row() && current.row() <= bottomRight.row())
                     emit currentObjectUpdated(currentObject());
             });
+    disconnect(m_filteringConnection);
+    const auto *proxy = qobject_cast<const FilterProxyModel *>(model);
+    if (proxy)
+        m_filteringConnection = connect(proxy, &FilterProxyModel::filteringChanged, this,
+                                        &ResourceView::onFilteringChanged);
+    onFilteringChanged(proxy && proxy->isFiltering());
     updateCounts();
     // Apply the remembered query to the new model.
     applyQuery();
+}
+
+void ResourceView::onFilteringChanged(bool filtering)
+{
+    if (!filtering) {
+        m_filteringDelay->stop();
+        m_filtering->hide();
+    } else if (m_filtering->isHidden() && !m_filteringDelay->isActive()) {
+        m_filteringDelay->start();
+    }
 }
 
 void ResourceView::applyDefaultLayout()

@@ -35,6 +35,10 @@ public:
     void setModel(QAbstractItemModel *model, int objectRole);
     QTableView *table() const { return m_table; }
     QLineEdit *queryEdit() const { return m_query; }
+    // The "Filtering…" note beside the row count, shown while a filter or sort order computed on
+    // a worker takes longer than kFilteringDelayMs to arrive.
+    QLabel *filteringIndicator() const { return m_filtering; }
+    static constexpr int kFilteringDelayMs = 150;
 
     QString queryText() const;
     void setQueryText(const QString &text);
@@ -79,6 +83,7 @@ private:
     void showTableMenu(const QPoint &pos);
     void chooseCsvFile();
     void updateCounts();
+    void onFilteringChanged(bool filtering);
     QString settingsKey(const QString &what) const;
     QStringList columnKeys() const;
     QString tokenUnderCursor(int *start = nullptr) const;
@@ -89,6 +94,9 @@ private:
     QLineEdit *m_query = nullptr;
     QLabel *m_queryError = nullptr;
     QLabel *m_counts = nullptr;
+    QLabel *m_filtering = nullptr;
+    QTimer *m_filteringDelay = nullptr; // so a filter answered at once never flashes the note
+    QMetaObject::Connection m_filteringConnection;
     QLabel *m_emptyHint = nullptr;
     QTableView *m_table = nullptr;
     QCompleter *m_completer = nullptr;

@@ -1,5 +1,5 @@
 // A resource view over the real models: query errors inline, completion, remembered query and
-// columns, sorting, selection and CSV export.
+// columns, sorting, selection, CSV export and the note shown while a slow filter runs.
 #include "ui/resourceview.h"
 
 #include "models/filterproxymodel.h"
@@ -11,7 +11,10 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QLabel>
 #include <QMenu>
+#include <QScopeGuard>
+#include <QSemaphore>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -19,6 +22,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
+#include <QTimer>
 
 using namespace OpsDeck;
 
@@ -59,6 +64,8 @@ private slots:
     void columnChooser();
     void sorting();
     void selectionAndCsv();
+    void filteringNoteWaitsForASlowFilter();
+    void filteringNoteSkipsAFastFilter();
 
 private:
     struct Fixture
@@ -266,6 +273,74 @@ void tst_ResourceView::selectionAndCsv()
     QVERIFY2(lines.at(2).contains(QStringLiteral("\"bravo, \"\"b\"\"\"")), qPrintable(lines.at(2)));
     // Hidden columns are not exported.
     QVERIFY(!lines.at(0).contains(QStringLiteral("Version")));
+}
+
+void tst_ResourceView::filteringNoteWaitsForASlowFilter()
+{
+    Fixture f;
+    f.proxy.setAsyncThreshold(0); // every filter goes to the worker
+    auto view = makeView(f);
+    view->show();
+    QTRY_VERIFY(!f.proxy.isFiltering()); // the view applied its remembered (empty) query
+    QLabel *note = view->filteringIndicator();
+    QVERIFY(note);
+    QVERIFY(!note->accessibleName().isEmpty());
+    QVERIFY(note->isHidden());
+
+    // The proxy's worker threads are kept busy, so the filter's answer waits until released.
+    auto *pool = f.proxy.findChild<QThreadPool *>();
+    QVERIFY(pool);
+    const int threads = pool->maxThreadCount();
+    QSemaphore busy;
+    const auto release = qScopeGuard([&busy, threads] { busy.release(threads); });
+    for (int i = 0; i < threads; ++i)
+        pool->start([&busy] { busy.acquire(); });
+
+    QSignalSpy published(&f.proxy, &FilterProxyModel::filterPublished);
+    QTest::keyClicks(view->queryEdit(), QStringLiteral("state:running"));
+    QTest::keyClick(view->queryEdit(), Qt::Key_Return);
+    QVERIFY(f.proxy.isFiltering());
+    QVERIFY2(note->isHidden(), "shown before the delay");
+    QTRY_VERIFY(note->isVisible());
+    QCOMPARE(f.proxy.rowCount(), 4); // the previous rows stay shown meanwhile
+
+    busy.release(threads);
+    QTRY_VERIFY(!published.isEmpty());
+    QCOMPARE(f.proxy.rowCount(), 2);
+    QVERIFY(!f.proxy.isFiltering());
+    QVERIFY(note->isHidden());
+}
+
+void tst_ResourceView::filteringNoteSkipsAFastFilter()
+{
+    Fixture f;
+    f.proxy.setAsyncThreshold(0);
+    auto view = makeView(f);
+    view->show();
+    QTRY_VERIFY(!f.proxy.isFiltering()); // the view applied its remembered (empty) query
+    QLabel *note = view->filteringIndicator();
+    auto *delay = view->findChild<QTimer *>(QStringLiteral("filteringDelay"));
+    QVERIFY(note && delay);
+
+    // A worker's answer: the note is only scheduled, and dropped with the answer.
+    QSignalSpy published(&f.proxy, &FilterProxyModel::filterPublished);
+    QVERIFY(f.proxy.setQuery(QStringLiteral("owner:alice")));
+    QVERIFY(f.proxy.isFiltering());
+    QVERIFY(note->isHidden());
+    QVERIFY(delay->isActive());
+    QTRY_VERIFY(!published.isEmpty());
+    QCOMPARE(f.proxy.rowCount(), 2);
+    QVERIFY(note->isHidden());
+    QVERIFY(!delay->isActive());
+
+    // However often it starts and stops, a filter that ends before the delay never shows the note.
+    for (int i = 0; i < 3; ++i) {
+        emit f.proxy.filteringChanged(true);
+        QVERIFY(delay->isActive());
+        emit f.proxy.filteringChanged(false);
+        QVERIFY(!delay->isActive());
+        QVERIFY(note->isHidden());
+    }
 }
 
 QTEST_MAIN(tst_ResourceView)
