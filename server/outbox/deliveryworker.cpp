@@ -384,8 +384,6 @@ void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Probl
         // The store released them: sent again, at least once, never lost.
         reportFailure(problem.detail);
     } else {
-        for (const AttemptRecord &r : records)
-            Q_EMIT attemptRecorded(r.target.id, r.outcome.verdict == AttemptOutcome::Verdict::Delivered);
         Q_EMIT committed();
     }
     schedulePump();

@@ -53,8 +53,6 @@ Q_SIGNALS:
     void failed(const QString &detail);
     // After failed(): a whole poll cycle (supersede, destruction sweep, claim) went through again.
     void recovered();
-    // An attempt was recorded (for metrics and tests).
-    void attemptRecorded(qint64 deliveryId, bool delivered);
 
 private:
     void pump();

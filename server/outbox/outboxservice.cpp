@@ -52,7 +52,6 @@ void OutboxService::start()
     connect(worker, &DeliveryWorker::committed, &m_feed, &ChangeFeed::notifyAppended, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::failed, this, &OutboxService::onWorkerFailed, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::recovered, this, &OutboxService::onWorkerRecovered, Qt::QueuedConnection);
-    connect(worker, &DeliveryWorker::attemptRecorded, this, &OutboxService::attemptRecorded, Qt::QueuedConnection);
     m_thread->start();
 }
 

@@ -39,9 +39,6 @@ public:
 
     QString lastError() const { return m_lastError; }
 
-Q_SIGNALS:
-    void attemptRecorded(qint64 deliveryId, bool delivered);
-
 private:
     void onWorkerFailed(const QString &detail);
     void onWorkerRecovered();
