@@ -520,13 +520,14 @@ int main(int argc, char *argv[])
             if (!e.hanging)
                 healthyHalf.append(e);
         const Throughput alone = deliverAll(QStringLiteral("alone"), healthyHalf, n / 2);
-        std::printf("50 endpoints (the healthy half alone): %d deliveries in %.1f s, steady %.0f/s\n", n / 2, alone.seconds,
-                    alone.healthyRate);
+        std::printf("50 endpoints (the healthy half alone): %d deliveries in %.1f s, steady %.0f/s, %.0f us server CPU per delivery %s\n",
+                    n / 2, alone.seconds, alone.healthyRate, alone.cpuPerDelivery, qPrintable(threadShare(alone)));
         std::fflush(stdout);
         const Throughput half = deliverAll(QStringLiteral("half"), halfHanging, n);
-        std::printf("100 endpoints, 50 hanging: healthy done in %.1f s, steady %.0f/s (%.2fx the healthy half alone, %.2fx all 100 healthy)\n",
+        std::printf("100 endpoints, 50 hanging: healthy done in %.1f s, steady %.0f/s (%.2fx the healthy half alone, %.2fx all 100 healthy),"
+                    " %.0f us server CPU per healthy delivery %s\n",
                     half.seconds, half.healthyRate, alone.healthyRate > 0 ? half.healthyRate / alone.healthyRate : 0.0,
-                    all.healthyRate > 0 ? half.healthyRate / all.healthyRate : 0.0);
+                    all.healthyRate > 0 ? half.healthyRate / all.healthyRate : 0.0, half.cpuPerDelivery, qPrintable(threadShare(half)));
         std::fflush(stdout);
     }
     for (auto &p : providers)
