@@ -1,6 +1,7 @@
 // The connection state shown in the status bar.
 #include "connectionstatus.h"
 
+#include <QDate>
 #include <QLocale>
 
 #include <algorithm>
@@ -26,33 +27,46 @@ int ConnectionStatus::secondsToAttempt() const
     return ms < 0 ? -1 : (ms + 999) / 1000;
 }
 
+QString ConnectionStatus::asOfText() const
+{
+    const QDateTime asOf = (m_lastSync.isValid() ? m_lastSync : m_cachedAsOf).toLocalTime();
+    if (!asOf.isValid())
+        return {};
+    // A cache from another day needs its date; today's only its time.
+    QString when = QLocale().toString(asOf.time(), QLocale::LongFormat);
+    if (asOf.date() != QDate::currentDate())
+        when = tr("%1 %2").arg(QLocale().toString(asOf.date(), QLocale::ShortFormat), when);
+    return m_lastSync.isValid() ? tr("as of %1").arg(when) : tr("cached data as of %1").arg(when);
+}
+
 QString ConnectionStatus::text() const
 {
-    const QString when = m_lastSync.isValid()
-        ? QLocale().toString(m_lastSync.toLocalTime().time(), QLocale::LongFormat)
-        : QString();
+    const QString asOf = asOfText();
+    const QString dated = asOf.isEmpty() ? QString() : tr(" (%1)").arg(asOf);
     const int seconds = secondsToAttempt();
     switch (m_state) {
     case State::Live:
         return tr("Live");
     case State::Connecting:
-        return tr("Connecting…");
+        return tr("Connecting…") + dated;
     case State::Reconnecting:
-        if (seconds > 0) {
-            return when.isEmpty() ? tr("Reconnecting in %1 s…").arg(seconds)
-                                  : tr("Reconnecting in %1 s… (offline as of %2)").arg(seconds).arg(when);
-        }
-        return when.isEmpty() ? tr("Reconnecting…") : tr("Reconnecting… (offline as of %1)").arg(when);
+        return (seconds > 0 ? tr("Reconnecting in %1 s…").arg(seconds) : tr("Reconnecting…")) + dated;
     case State::Offline:
-        if (seconds > 0) {
-            return when.isEmpty() ? tr("Offline, retrying in %1 s").arg(seconds)
-                                  : tr("Offline (as of %1), retrying in %2 s").arg(when).arg(seconds);
-        }
+        if (seconds > 0)
+            return tr("Offline") + dated + tr(", retrying in %1 s").arg(seconds);
         if (seconds == 0)
-            return when.isEmpty() ? tr("Offline, retrying…") : tr("Offline (as of %1), retrying…").arg(when);
-        return when.isEmpty() ? tr("Offline") : tr("Offline (as of %1)").arg(when);
+            return tr("Offline") + dated + tr(", retrying…");
+        return tr("Offline") + dated;
     }
     return {};
+}
+
+void ConnectionStatus::setCachedAsOf(const QDateTime &asOf)
+{
+    if (asOf == m_cachedAsOf)
+        return;
+    m_cachedAsOf = asOf;
+    emit changed();
 }
 
 void ConnectionStatus::scheduleTick()
@@ -86,6 +100,7 @@ void ConnectionStatus::setState(State state, Transport transport)
     m_tick.stop();
     if (state == State::Live) {
         m_lastError.clear();
+        m_cachedAsOf = QDateTime();
         m_lastSync = QDateTime::currentDateTimeUtc();
     }
     if (!same)

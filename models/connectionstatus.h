@@ -40,8 +40,14 @@ public:
     // Milliseconds left until the next attempt while one is scheduled (0 once it is under way), else -1.
     int nextAttemptMs() const;
     bool isLive() const { return m_state == State::Live; }
-    // "Live", "Reconnecting in 3 s… (offline as of 21:30:05)", "Offline (as of 21:30:05), retrying
-    // in 4 s", "Connecting…"; changed() is emitted whenever the seconds shown change.
+    // The time of the cached rows shown before any contact in this session (the cache's last
+    // write); invalid when there are none. Cleared once live: from then on lastSync() dates the rows.
+    QDateTime cachedAsOf() const { return m_cachedAsOf; }
+    void setCachedAsOf(const QDateTime &asOf);
+    // One sentence for every state: the state, then what the rows shown date from, then the next
+    // attempt: "Live", "Connecting… (cached data as of 10:02:48)", "Reconnecting in 3 s… (as of
+    // 21:30:05)", "Offline (cached data as of 10:02:48), retrying in 3 s", "Offline (as of
+    // 21:30:05), retrying…". changed() is emitted whenever the seconds shown change.
     QString text() const;
 
     void setState(State state, Transport transport = Transport::None);
@@ -54,6 +60,8 @@ signals:
     void retryScheduled(int delayMs);
 
 private:
+    // "as of 21:30:05" (the last contact), "cached data as of 10:02:48" (the cache only), or empty.
+    QString asOfText() const;
     // Whole seconds left until the next attempt, rounded up (0 once it is under way, -1 for none).
     int secondsToAttempt() const;
     // Wakes when the seconds shown next change.
@@ -63,6 +71,7 @@ private:
     State m_state = State::Offline;
     Transport m_transport = Transport::None;
     QDateTime m_lastSync;
+    QDateTime m_cachedAsOf;
     QString m_lastError;
     bool m_attemptScheduled = false;
     QDeadlineTimer m_nextAttempt;

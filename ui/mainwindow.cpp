@@ -22,6 +22,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
+#include <QDateTime>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLabel>
@@ -493,23 +494,8 @@ QString MainWindow::connectionStatusText() const
 {
     if (!m_connection.baseUrl.isValid())
         return m_connectionLabel->text();
-    const ConnectionStatus *status = m_sync->status();
-    if (status->isLive() || status->lastSync().isValid() || !m_cache)
-        return status->text();
-    // No contact in this session: the rows are the cache's, as of its last write.
-    QDateTime asOf;
-    for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
-        const QFileInfo info(m_cache->filePath() + suffix);
-        if (info.exists() && (!asOf.isValid() || info.lastModified() > asOf))
-            asOf = info.lastModified();
-    }
-    if (!asOf.isValid() || status->state() == ConnectionStatus::State::Connecting)
-        return status->text();
-    const QString time = asOf.toString(asOf.date() == QDate::currentDate() ? QStringLiteral("HH:mm:ss")
-                                                                          : QStringLiteral("yyyy-MM-dd HH:mm"));
-    // The state and the countdown to the next attempt are worded by the status alone ("Offline,
-    // retrying in 4 s"); the window only adds where the rows come from.
-    return tr("%1 (cached data as of %2)").arg(status->text(), time);
+    // The state, where the rows come from and the next attempt are worded by the status alone.
+    return m_sync->status()->text();
 }
 
 QString MainWindow::pendingOperationsText() const
@@ -584,6 +570,15 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     delete oldCache;
 
     m_cacheNotice->hide();
+    // Until the first contact the rows are the cache's, as of its last write (read before opening
+    // it, which may write).
+    QDateTime cachedAsOf;
+    for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+        const QFileInfo info(m_cache->filePath() + suffix);
+        if (info.exists() && (!cachedAsOf.isValid() || info.lastModified() > cachedAsOf))
+            cachedAsOf = info.lastModified();
+    }
+    m_sync->status()->setCachedAsOf(cachedAsOf);
     m_cache->open();
     m_sync->start();
     onConnectionChanged();

@@ -1,6 +1,7 @@
 // Tests for the connection state object the status bar binds to.
 #include "models/connectionstatus.h"
 
+#include <QLocale>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -20,6 +21,9 @@ private slots:
     void noRepeatedSignals();
     void countsDownToTheNextAttempt_data();
     void countsDownToTheNextAttempt();
+    void cachedDataWording_data();
+    void cachedDataWording();
+    void cachedDataGoesWhenLive();
 };
 
 void tst_ConnectionStatus::startsOffline()
@@ -61,7 +65,7 @@ void tst_ConnectionStatus::failureKeepsLastContact()
     QVERIFY(status.lastSync() > wentLive);
     QVERIFY(status.lastSync() >= beforeFailure);
     const QDateTime lastContact = status.lastSync();
-    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting in 1 s… (offline as of ")));
+    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting in 1 s… (as of ")));
     status.setFailure(State::Offline, QStringLiteral("Connection refused"), 800);
     QCOMPARE(status.lastSync(), lastContact); // failing again is no contact
     QVERIFY(status.text().startsWith(QStringLiteral("Offline (as of ")));
@@ -117,6 +121,56 @@ void tst_ConnectionStatus::countsDownToTheNextAttempt()
     status.setState(State::Live, Transport::WebSocket);
     QCOMPARE(status.nextAttemptMs(), -1);
     QCOMPARE(status.text(), QStringLiteral("Live"));
+}
+
+void tst_ConnectionStatus::cachedDataWording_data()
+{
+    QTest::addColumn<int>("state");
+    QTest::addColumn<int>("nextAttemptMs"); // -1: none scheduled
+    QTest::addColumn<QString>("expected");  // %1 is the time of the cached rows
+
+    QTest::newRow("offline") << int(State::Offline) << -1 << QStringLiteral("Offline (cached data as of %1)");
+    QTest::newRow("offline, retrying in 3 s")
+        << int(State::Offline) << 2500 << QStringLiteral("Offline (cached data as of %1), retrying in 3 s");
+    QTest::newRow("offline, retrying now")
+        << int(State::Offline) << 0 << QStringLiteral("Offline (cached data as of %1), retrying…");
+    QTest::newRow("reconnecting in 3 s")
+        << int(State::Reconnecting) << 2500 << QStringLiteral("Reconnecting in 3 s… (cached data as of %1)");
+    QTest::newRow("connecting") << int(State::Connecting) << -1 << QStringLiteral("Connecting… (cached data as of %1)");
+}
+
+void tst_ConnectionStatus::cachedDataWording()
+{
+    QFETCH(int, state);
+    QFETCH(int, nextAttemptMs);
+    QFETCH(QString, expected);
+    ConnectionStatus status;
+    const QDateTime asOf(QDate::currentDate(), QTime(10, 2, 48));
+    QSignalSpy changed(&status, &ConnectionStatus::changed);
+    status.setCachedAsOf(asOf);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(status.cachedAsOf(), asOf);
+    if (nextAttemptMs >= 0)
+        status.setFailure(State(state), QStringLiteral("Connection refused"), nextAttemptMs);
+    else
+        status.setState(State(state));
+    QCOMPARE(status.text(), expected.arg(QLocale().toString(asOf.time(), QLocale::LongFormat)));
+}
+
+void tst_ConnectionStatus::cachedDataGoesWhenLive()
+{
+    ConnectionStatus status;
+    // A cache written on another day says which day.
+    const QDateTime lastWeek = QDateTime::currentDateTime().addDays(-7);
+    status.setCachedAsOf(lastWeek);
+    QVERIFY2(status.text().contains(QLocale().toString(lastWeek.date(), QLocale::ShortFormat)),
+             qPrintable(status.text()));
+    status.setState(State::Live, Transport::WebSocket);
+    QVERIFY(!status.cachedAsOf().isValid());
+    // Once live, the rows date from the last contact, not from the cache.
+    status.setFailure(State::Offline, QStringLiteral("Connection refused"), -1);
+    QVERIFY2(status.text().startsWith(QStringLiteral("Offline (as of ")), qPrintable(status.text()));
+    QVERIFY(!status.text().contains(QStringLiteral("cached")));
 }
 
 QTEST_GUILESS_MAIN(tst_ConnectionStatus)
