@@ -87,6 +87,14 @@ private:
     QString settingsKey(const QString &what) const;
     QStringList columnKeys() const;
     QString tokenUnderCursor(int *start = nullptr) const;
+    // A reset loses the selection and the current row: they are held by id across it.
+    void holdSelection();
+    void restoreSelection();
+    // A layout change moves them along, but a current row it drops goes without a signal.
+    void onLayoutAboutToBeChanged();
+    void onLayoutChanged();
+    qint64 idAt(int row) const;
+    int rowOfId(qint64 id) const; // -1 when not shown
 
     const ResourceKind &m_kind;
     QPointer<QAbstractItemModel> m_model; // not owned; may go before the view
@@ -104,6 +112,10 @@ private:
     QTimer *m_queryTimer = nullptr;
     QTimer *m_layoutTimer = nullptr;
     bool m_restoringLayout = false;
+    QList<qint64> m_heldSelection; // the selected rows' ids between modelAboutToBeReset and modelReset
+    qint64 m_heldCurrent = -1;     // the current row's id then, or across a layout change
+    int m_heldCurrentColumn = 0;
+    bool m_currentInSight = false; // whether the current row was in sight before a layout change
 };
 
 } // namespace OpsDeck

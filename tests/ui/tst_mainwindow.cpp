@@ -1,6 +1,6 @@
 // The real MainWindow against a real control plane on a loopback port, offscreen: navigation,
-// filter, sort, selection and detail pane, live changes, offline from the cache with its countdown
-// to the next attempt, a corrupt cache.
+// filter, sort, selection and detail pane (kept across a relist), live changes, offline from the
+// cache with its countdown to the next attempt, a corrupt cache.
 #include "ui/dashboardpage.h"
 #include "ui/detailpane.h"
 #include "ui/mainwindow.h"
@@ -18,11 +18,13 @@
 #include <QAction>
 #include <QFile>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -50,6 +52,7 @@ private slots:
     void actionFromTheDetailPane();
     void offlineFromCache();
     void offlineCountsDown();
+    void detailPaneKeptAcrossARelist();
     void corruptCacheIsRebuilt();
     void serverRestartMidSession();
     void roleComesFromTheServer();
@@ -338,6 +341,58 @@ void tst_MainWindow::offlineCountsDown()
     QTRY_VERIFY2(dashboard->text().contains(status->text()), qPrintable(dashboard->text()));
     // The shown seconds follow the model's as they drop, down to the last one.
     QTRY_VERIFY2_WITH_TIMEOUT(label->text().contains(QStringLiteral("in 1 s")), qPrintable(label->text()), 20000);
+}
+
+void tst_MainWindow::detailPaneKeptAcrossARelist()
+{
+    const auto w = openOffline(QStringLiteral("relist.sqlite"));
+    QVERIFY(w);
+    w->showView(QStringLiteral("instances"));
+    ResourceView *view = w->resourceView(QStringLiteral("instances"));
+    ResourceModel *model = w->resourceModel(QStringLiteral("instances"));
+    FilterProxyModel *proxy = w->filterModel(QStringLiteral("instances"));
+    QTRY_COMPARE(proxy->rowCount(), 3);
+    QTRY_VERIFY(!proxy->isFiltering());
+    view->table()->selectRow(1);
+    const qint64 id = view->currentObject().value(QStringLiteral("id")).toInteger(-1);
+    QVERIFY(id > 0);
+    QTRY_COMPARE(w->detailPane()->objectId(), id);
+    auto *empty = w->detailPane()->findChild<QLabel *>(QStringLiteral("detailEmpty"));
+    QVERIFY(empty && !empty->isVisible());
+
+    // A relist (one reset): the same objects in another order, and new ones.
+    QList<QJsonObject> relisted;
+    for (int row = model->rowCount() - 1; row >= 0; --row)
+        relisted.append(model->objectAt(row));
+    QJsonObject newcomer = relisted.constFirst();
+    for (qint64 newId : {id + 100, id + 101}) {
+        newcomer[QStringLiteral("id")] = newId;
+        newcomer[QStringLiteral("name")] = QStringLiteral("aa-new-%1").arg(newId);
+        relisted.append(newcomer);
+    }
+    QSignalSpy reset(proxy, &QAbstractItemModel::modelReset);
+    model->replaceAll(relisted);
+    model->flush();
+    QTRY_COMPARE(reset.count(), 1);
+    QCOMPARE(proxy->rowCount(), 5);
+    QCOMPARE(view->currentObject().value(QStringLiteral("id")).toInteger(), id);
+    QCOMPARE(view->table()->selectionModel()->selectedRows().size(), 1);
+    QCOMPARE(w->detailPane()->objectId(), id);
+    QVERIFY(!empty->isVisible());
+
+    // A relist without it: nothing is selected, and the pane no longer shows it.
+    QList<QJsonObject> without;
+    for (const QJsonObject &object : std::as_const(relisted)) {
+        if (object.value(QStringLiteral("id")).toInteger() != id)
+            without.append(object);
+    }
+    model->replaceAll(without);
+    model->flush();
+    QTRY_COMPARE(reset.count(), 2);
+    QVERIFY(!view->table()->currentIndex().isValid());
+    QVERIFY(view->table()->selectionModel()->selectedRows().isEmpty());
+    QCOMPARE(w->detailPane()->objectId(), -1);
+    QVERIFY(empty->isVisible());
 }
 
 void tst_MainWindow::corruptCacheIsRebuilt()

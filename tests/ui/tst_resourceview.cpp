@@ -1,5 +1,6 @@
 // A resource view over the real models: query errors inline, completion, remembered query and
-// columns, sorting, selection, CSV export and the note shown while a slow filter runs.
+// columns, sorting, selection (kept across resets), CSV export and the note shown while a slow
+// filter runs.
 #include "ui/resourceview.h"
 
 #include "models/filterproxymodel.h"
@@ -10,6 +11,7 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QLabel>
 #include <QMenu>
@@ -24,6 +26,8 @@
 #include <QTest>
 #include <QThreadPool>
 #include <QTimer>
+
+#include <algorithm>
 
 using namespace OpsDeck;
 
@@ -47,6 +51,22 @@ QJsonObject instance(qint64 id, const QString &name, const QString &status, cons
                        {"destroy_after", QJsonValue::Null}};
 }
 
+// The proxy row showing id, or -1.
+int proxyRowOf(const FilterProxyModel &proxy, qint64 id)
+{
+    const int sourceRow = proxy.resourceModel()->rowOfId(id);
+    return sourceRow < 0 ? -1 : proxy.mapFromSource(proxy.resourceModel()->index(sourceRow, 0)).row();
+}
+
+QList<qint64> selectedIds(const ResourceView &view)
+{
+    QList<qint64> ids;
+    for (const QModelIndex &row : view.table()->selectionModel()->selectedRows())
+        ids.append(row.data(ResourceModel::IdRole).toLongLong());
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
 } // namespace
 
 class tst_ResourceView : public QObject
@@ -66,6 +86,9 @@ private slots:
     void selectionAndCsv();
     void filteringNoteWaitsForASlowFilter();
     void filteringNoteSkipsAFastFilter();
+    void selectionKeptAcrossAReset_data();
+    void selectionKeptAcrossAReset();
+    void vanishedRowLeavesNoSelection();
 
 private:
     struct Fixture
@@ -341,6 +364,113 @@ void tst_ResourceView::filteringNoteSkipsAFastFilter()
         QVERIFY(!delay->isActive());
         QVERIFY(note->isHidden());
     }
+}
+
+void tst_ResourceView::selectionKeptAcrossAReset_data()
+{
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<bool>("onWorkers"); // the relist encoded, filtered and sorted on worker threads
+
+    QTest::newRow("relist: new order, new rows") << QStringLiteral("relist") << false;
+    QTest::newRow("relist on the workers") << QStringLiteral("relist") << true;
+    QTest::newRow("scattered removal of half the rows") << QStringLiteral("removal") << false;
+}
+
+void tst_ResourceView::selectionKeptAcrossAReset()
+{
+    QFETCH(QString, change);
+    QFETCH(bool, onWorkers);
+    Fixture f;
+    if (onWorkers) {
+        f.model.setAsyncThreshold(0);
+        f.proxy.setAsyncThreshold(0);
+    }
+    // Enough rows that the removal of every other one is cheaper as one reset than as ranges.
+    const int rowCount = change == QLatin1String("removal") ? 2000 : 40;
+    QList<QJsonObject> rows;
+    for (int id = 1; id <= rowCount; ++id)
+        rows.append(instance(id, QStringLiteral("row-%1").arg(id, 4, 10, QLatin1Char('0')), QStringLiteral("RUNNING"),
+                             QStringLiteral("alice")));
+    f.model.replaceAll(rows);
+    f.model.flush();
+    auto view = makeView(f);
+    view->show();
+    const int nameColumn = resourceKindByName(u"instances")->fieldIndex(QStringLiteral("name"));
+    view->table()->sortByColumn(nameColumn, Qt::AscendingOrder);
+    QTRY_VERIFY(!f.proxy.isFiltering());
+
+    const qint64 other = rowCount / 2 - 1;
+    const qint64 selected = rowCount / 2 + 1;
+    view->table()->selectRow(proxyRowOf(f.proxy, other));
+    view->table()->selectionModel()->select(f.proxy.index(proxyRowOf(f.proxy, selected), 0),
+                                            QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    view->table()->selectionModel()->setCurrentIndex(f.proxy.index(proxyRowOf(f.proxy, selected), nameColumn),
+                                                     QItemSelectionModel::NoUpdate);
+    QCOMPARE(view->currentObject().value("id").toInteger(), selected);
+    const int rowBefore = view->table()->currentIndex().row();
+    QSignalSpy current(view.get(), &ResourceView::currentObjectChanged);
+    QSignalSpy reset(&f.proxy, &QAbstractItemModel::modelReset);
+
+    if (change == QLatin1String("relist")) {
+        // The same rows backwards, and new ones whose names sort before them all.
+        QList<QJsonObject> relisted(rows.crbegin(), rows.crend());
+        for (int i = 1; i <= 10; ++i)
+            relisted.append(instance(1000 + i, QStringLiteral("new-%1").arg(i), QStringLiteral("PENDING"),
+                                     QStringLiteral("bob")));
+        f.model.replaceAll(relisted);
+    } else {
+        QList<qint64> even;
+        for (qint64 id = 2; id <= rowCount; id += 2)
+            even.append(id);
+        f.model.remove(even);
+    }
+    f.model.flush();
+    QTRY_COMPARE(reset.count(), 1);
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QVERIFY2(view->table()->currentIndex().row() != rowBefore, "the current row kept its place: rows and ids would look alike");
+
+    // The same objects selected, the same one current, under the rows that moved.
+    const qint64 otherKept = change == QLatin1String("removal") && other % 2 == 0 ? -1 : other;
+    const QList<qint64> expected = otherKept < 0 ? QList<qint64>{selected} : QList<qint64>{otherKept, selected};
+    QCOMPARE(selectedIds(*view), expected);
+    QCOMPARE(view->currentObject().value("id").toInteger(), selected);
+    QCOMPARE(view->table()->currentIndex().column(), nameColumn);
+    QVERIFY(!current.isEmpty());
+    QCOMPARE(current.last().at(0).toJsonObject().value("id").toInteger(), selected);
+    // ... and in sight.
+    const QRect shown = view->table()->visualRect(view->table()->currentIndex());
+    QVERIFY(view->table()->viewport()->rect().intersects(shown));
+}
+
+void tst_ResourceView::vanishedRowLeavesNoSelection()
+{
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    view->table()->selectRow(proxyRowOf(f.proxy, 3));
+    QCOMPARE(view->currentObject().value("id").toInteger(), 3);
+    QSignalSpy current(view.get(), &ResourceView::currentObjectChanged);
+
+    // A relist without it.
+    f.model.replaceAll({instance(1, QStringLiteral("alpha"), QStringLiteral("RUNNING"), QStringLiteral("alice")),
+                        instance(2, QStringLiteral("bravo"), QStringLiteral("STOPPED"), QStringLiteral("bob")),
+                        instance(5, QStringLiteral("echo"), QStringLiteral("PENDING"), QStringLiteral("carol"))});
+    f.model.flush();
+    QCOMPARE(f.proxy.rowCount(), 3);
+    QVERIFY(selectedIds(*view).isEmpty());
+    QVERIFY(!view->table()->currentIndex().isValid());
+    // Whoever shows the current object hears it is gone.
+    QCOMPARE(current.count(), 1);
+    QVERIFY(current.at(0).at(0).toJsonObject().isEmpty());
+
+    // A filter that hides the current row (a layout change) says so too.
+    view->table()->selectRow(proxyRowOf(f.proxy, 2));
+    current.clear();
+    view->setQueryText(QStringLiteral("state:running"));
+    QTRY_COMPARE(f.proxy.rowCount(), 1);
+    QVERIFY(!view->table()->currentIndex().isValid());
+    QCOMPARE(current.count(), 1);
+    QVERIFY(current.at(0).at(0).toJsonObject().isEmpty());
 }
 
 QTEST_MAIN(tst_ResourceView)
