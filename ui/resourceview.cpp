@@ -332,7 +332,7 @@ void ResourceView::restoreSelection()
     std::sort(rows.begin(), rows.end());
     // One range per run of adjacent rows, so a large selection stays a few ranges.
     QItemSelection restored;
-    const int lastColumn = m_model->columnCount() - 1;
+    const int lastColumn = std::max(0, m_model->columnCount() - 1);
     for (size_t i = 0; i < rows.size();) {
         size_t end = i + 1;
         while (end < rows.size() && rows[end] == rows[end - 1] + 1)
