@@ -31,20 +31,17 @@ bool OutboxStore::open(Problem *error)
         m_db.reset();
         return false;
     }
-    // The store reads the deliveries table and its indexes all the time: a page cache of its own
-    // large enough to hold a backlog's hot pages instead of reading them again each claim (the
-    // default is 2 MiB). Durability is the connection's (WAL, synchronous=NORMAL: a commit
-    // survives the process being killed; only power loss may lose the last ones).
-    if (m_db->backend() == Database::Backend::Sqlite && !m_db->exec(QStringLiteral("PRAGMA cache_size=-32768"), error)) {
-        m_db->close();
-        m_db.reset();
-        return false;
-    }
-    // The store commits more than anyone: its commits would be the ones to checkpoint, waiting
-    // for the copy and the sync while attempts finish. A thread beside it checkpoints instead.
     if (m_db->backend() == Database::Backend::Sqlite) {
+        // The store reads the deliveries table and its indexes all the time: a page cache of its
+        // own large enough to hold a backlog's hot pages instead of reading them again each claim
+        // (the default is 2 MiB). Durability is the connection's (WAL, synchronous=NORMAL: a
+        // commit survives the process being killed; only power loss may lose the last ones).
+        // The store also commits more than anyone: its commits would be the ones to checkpoint,
+        // waiting for the copy and the sync while attempts finish. A thread beside it checkpoints
+        // instead.
         m_checkpointer = std::make_unique<WalCheckpointer>(m_options.databaseUrl, std::chrono::milliseconds(100));
-        if (!m_checkpointer->start(error) || !m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), error)) {
+        if (!m_db->exec(QStringLiteral("PRAGMA cache_size=-32768"), error) || !m_checkpointer->start(error)
+            || !m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), error)) {
             m_checkpointer.reset();
             m_db->close();
             m_db.reset();
