@@ -8,6 +8,7 @@
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 namespace OpsDeck {
 
@@ -18,9 +19,11 @@ class WalCheckpointRunner final : public QObject
     Q_DISABLE_COPY_MOVE(WalCheckpointRunner)
 
 public:
-    WalCheckpointRunner(QString url, std::chrono::milliseconds interval, std::shared_ptr<WalCheckpointer::Counters> counters)
+    WalCheckpointRunner(QString url, std::chrono::milliseconds interval, qint64 restartFrames,
+                        std::shared_ptr<WalCheckpointer::Counters> counters)
         : m_db(std::move(url))
         , m_counters(std::move(counters))
+        , m_restartFrames(restartFrames)
     {
         m_timer.setParent(this);
         m_baseMs = int(std::max<qint64>(1, interval.count()));
@@ -38,6 +41,11 @@ public:
             m_db.close();
             return false;
         }
+        // How long a restart may hold writers off while it waits for readers to leave the log.
+        if (!m_db.exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(kRestartWaitMs), error)) {
+            m_db.close();
+            return false;
+        }
         m_timer.start();
         return true;
     }
@@ -51,14 +59,39 @@ public:
     }
 
 private:
+    struct Result
+    {
+        bool busy = true; // kept from finishing: a writer or a reader was in the way
+        qint64 log = 0;
+        qint64 copied = 0;
+    };
+
+    // One checkpoint in `mode`; nullopt when the statement itself failed.
+    std::optional<Result> run(const char *mode)
+    {
+        QSqlQuery q(m_db.connection());
+        if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(%1)").arg(QLatin1String(mode))) || !q.next())
+            return std::nullopt;
+        return Result{q.value(0).toInt() != 0, q.value(1).toLongLong(), q.value(2).toLongLong()};
+    }
+
     void checkpoint()
     {
         // PASSIVE copies what no reader still needs and waits for nobody. A failure (the file is
         // busy being restored, say) is tried again on the next tick: the log only grows meanwhile.
-        QSqlQuery q(m_db.connection());
-        if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) && q.next()) {
-            const qint64 log = q.value(1).toLongLong();
-            const qint64 copied = q.value(2).toLongLong();
+        std::optional<Result> done = run("PASSIVE");
+        if (done) {
+            // A log this long means the writer never paused long enough for a passive pass to
+            // catch up: copy the rest with writers held off, so the next commit starts it over.
+            if (done->log >= m_restartFrames) {
+                if (const std::optional<Result> restart = run("RESTART")) {
+                    done = restart;
+                    if (!restart->busy)
+                        ++m_counters->restarts;
+                }
+            }
+            const qint64 log = done->log;
+            const qint64 copied = done->copied;
             // Nothing written since the last look: look less often (an idle server need not wake
             // ten times a second), and at the base rate again as soon as there is.
             const bool idle = log == copied && log == m_counters->logFrames.load();
@@ -70,17 +103,21 @@ private:
     }
 
     static constexpr int kIdleFactor = 16;
+    static constexpr int kRestartWaitMs = 100;
 
     Database m_db;
     std::shared_ptr<WalCheckpointer::Counters> m_counters;
+    qint64 m_restartFrames;
     int m_baseMs = 100;
     QTimer m_timer;
 };
 
-WalCheckpointer::WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval, QObject *parent)
+WalCheckpointer::WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval, qint64 restartFrames,
+                                 QObject *parent)
     : QObject(parent)
     , m_url(std::move(databaseUrl))
     , m_interval(interval)
+    , m_restartFrames(restartFrames)
 {
 }
 
@@ -95,7 +132,7 @@ bool WalCheckpointer::start(Problem *error)
         return true;
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("opsdeck-wal"));
-    m_runner = new WalCheckpointRunner(m_url, m_interval, m_counters);
+    m_runner = new WalCheckpointRunner(m_url, m_interval, m_restartFrames, m_counters);
     m_runner->moveToThread(m_thread);
     m_thread->start();
     bool opened = false;
@@ -108,7 +145,8 @@ bool WalCheckpointer::start(Problem *error)
 
 WalCheckpointer::Progress WalCheckpointer::progress() const
 {
-    return Progress{m_counters->checkpoints.load(), m_counters->logFrames.load(), m_counters->copiedFrames.load()};
+    return Progress{m_counters->checkpoints.load(), m_counters->logFrames.load(), m_counters->copiedFrames.load(),
+                    m_counters->restarts.load()};
 }
 
 void WalCheckpointer::stop()

@@ -19,9 +19,15 @@ class WalCheckpointRunner;
 // SQLite checkpoints on the connection whose commit makes the log long (every 1000 pages): that
 // commit then also copies the pages into the database file and syncs it, several milliseconds
 // the committing thread waits. A busy writer (the outbox store) turns that off on its connection
-// and has this checkpoint beside it instead, passively: it never blocks a writer or a reader,
+// and has this checkpoint beside it instead, passively: that never blocks a writer or a reader,
 // and the log starts over from its beginning once everything in it has been copied. While
 // nothing is written it looks up to 16 times less often.
+//
+// A writer that keeps writing never lets a passive checkpoint catch up (new frames land while it
+// copies), so the log would only grow: 50,000 deliveries in a row left 277 MB. Once the log holds
+// `restartFrames` frames, the checkpointer copies the few frames the passive pass left and holds
+// writers off until the readers are done with the log (at most 100 ms; if they are not, it tries
+// again on the next tick), so the next commit starts the log over.
 class WalCheckpointer final : public QObject
 {
     Q_OBJECT
@@ -29,7 +35,10 @@ class WalCheckpointer final : public QObject
 
 public:
     // `databaseUrl` must name a SQLite database (sqlite://...).
-    WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval, QObject *parent = nullptr);
+    static constexpr qint64 DefaultRestartFrames = 4096; // 16 MiB of 4 KiB pages
+
+    WalCheckpointer(QString databaseUrl, std::chrono::milliseconds interval,
+                    qint64 restartFrames = DefaultRestartFrames, QObject *parent = nullptr);
     ~WalCheckpointer() override;
 
     // Opens the checkpointer's connection in its thread and starts checkpointing.
@@ -40,12 +49,14 @@ public:
     bool isRunning() const { return m_runner != nullptr; }
 
     // What the last checkpoint found, from any thread: the frames in the log and how many of them
-    // are in the database file now (all of them: the next commit starts the log over).
+    // are in the database file now (all of them: the next commit starts the log over), and how
+    // often a long log was made to start over.
     struct Progress
     {
         qint64 checkpoints = 0;
         qint64 logFrames = 0;
         qint64 copiedFrames = 0;
+        qint64 restarts = 0;
     };
     Progress progress() const;
 
@@ -54,11 +65,13 @@ public:
         std::atomic<qint64> checkpoints{0};
         std::atomic<qint64> logFrames{0};
         std::atomic<qint64> copiedFrames{0};
+        std::atomic<qint64> restarts{0};
     };
 
 private:
     QString m_url;
     std::chrono::milliseconds m_interval;
+    qint64 m_restartFrames;
     std::shared_ptr<Counters> m_counters = std::make_shared<Counters>();
     QThread *m_thread = nullptr;
     WalCheckpointRunner *m_runner = nullptr; // lives in m_thread
