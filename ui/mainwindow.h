@@ -76,28 +76,34 @@ private:
         ResourceView *secondary = nullptr; // a second table on the same page (Callbacks: endpoints)
     };
 
+    // The layout, pages and models (mainwindow.cpp).
     void buildModels();
+    void bindModels();
     void buildPages();
-    void buildActions();
-    void buildStatusBar();
     void restoreSettings();
     void onNavigation(int row);
     ResourceView *makeView(const ResourceKind &kind, QWidget *parent);
     void onCurrentObjectChanged(const QString &kindName, const QJsonObject &object);
     void onCurrentObjectUpdated(const QString &kindName, const QJsonObject &object);
-    void openConnectionDialog();
+
+    // Menus, toolbar and the requests they and the detail pane make (mainwindowactions.cpp).
+    void buildActions();
     void exportCurrentView();
     void focusQuery();
-    void setPendingOperations(int count);
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
+
+    // Choosing and switching the server (mainwindowconnection.cpp).
+    void openConnectionDialog();
     void updateWindowTitle();
-    void onConnectionChanged();
     void discoverRole();
-    void onCacheRebuilt(const QString &reason);
     void onSslErrors(const QList<QSslError> &errors, const QUrl &url);
 
-    void bindModels();
+    // The status bar (mainwindowstatusbar.cpp).
+    void buildStatusBar();
+    void setPendingOperations(int count);
+    void onConnectionChanged();
+    void onCacheRebuilt(const QString &reason);
 
     ConsoleConnection m_connection;
     QHash<QString, FilterProxyModel *> m_proxies; // children, by kind name; their sources are m_sync's

@@ -1,59 +1,29 @@
-// One table of a resource kind with its query line, column chooser, context menu and export.
+// One table of a resource kind: its widgets, its model, the query line with completion and the counts.
 #include "resourceview.h"
 
-#include "messagebox.h"
 #include "statebadgedelegate.h"
 #include "tonepalette.h"
 
 #include "core/query.h"
 #include "models/filterproxymodel.h"
-#include "models/resourcemodel.h"
 
 #include <QAbstractItemModel>
 #include <QAbstractItemView>
 #include <QAction>
-#include <QApplication>
-#include <QClipboard>
 #include <QCompleter>
 #include <QEvent>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenu>
-#include <QSaveFile>
 #include <QSettings>
-#include <QStandardPaths>
 #include <QStringListModel>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include <algorithm>
-#include <memory>
-#include <utility>
-#include <vector>
-
 namespace OpsDeck {
-
-namespace {
-
-QString csvField(const QString &text)
-{
-    if (text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) || text.contains(QLatin1Char('\n'))
-        || text.contains(QLatin1Char('\r'))) {
-        QString quoted = text;
-        quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-        return QLatin1Char('"') + quoted + QLatin1Char('"');
-    }
-    return text;
-}
-
-} // namespace
 
 ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     : QWidget(parent)
@@ -221,19 +191,6 @@ void ResourceView::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
 }
 
-QStringList ResourceView::columnKeys() const
-{
-    QStringList keys;
-    for (const FieldSpec &f : m_kind.fields)
-        keys.append(f.key);
-    return keys;
-}
-
-QString ResourceView::settingsKey(const QString &what) const
-{
-    return QStringLiteral("views/%1/%2").arg(m_kind.name, what);
-}
-
 void ResourceView::setModel(QAbstractItemModel *model, int objectRole)
 {
     m_model = model;
@@ -268,113 +225,6 @@ void ResourceView::setModel(QAbstractItemModel *model, int objectRole)
     applyQuery();
 }
 
-qint64 ResourceView::idAt(int row) const
-{
-    const QVariant id = m_model->index(row, 0).data(ResourceModel::IdRole);
-    return id.isValid() ? id.toLongLong() : objectAt(row).value(QStringLiteral("id")).toInteger(-1);
-}
-
-int ResourceView::rowOfId(qint64 id) const
-{
-    if (const auto *proxy = qobject_cast<const FilterProxyModel *>(m_model.data()); proxy && proxy->resourceModel()) {
-        const ResourceModel *source = proxy->resourceModel();
-        const int sourceRow = source->rowOfId(id);
-        return sourceRow < 0 ? -1 : proxy->mapFromSource(source->index(sourceRow, 0)).row();
-    }
-    if (const auto *resources = qobject_cast<const ResourceModel *>(m_model.data()))
-        return resources->rowOfId(id);
-    for (int row = 0; row < m_model->rowCount(); ++row) {
-        if (idAt(row) == id)
-            return row;
-    }
-    return -1;
-}
-
-void ResourceView::holdSelection()
-{
-    m_heldSelection.clear();
-    m_heldCurrent = -1;
-    const QItemSelectionModel *selection = m_table->selectionModel();
-    if (!m_model || !selection)
-        return;
-    // Read while the rows are still there; a range covers every column of its rows.
-    std::vector<int> rows;
-    for (const QItemSelectionRange &range : selection->selection()) {
-        for (int row = range.top(); row <= range.bottom(); ++row)
-            rows.push_back(row);
-    }
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    m_heldSelection.reserve(qsizetype(rows.size()));
-    for (int row : rows)
-        m_heldSelection.append(idAt(row));
-    const QModelIndex current = selection->currentIndex();
-    if (current.isValid()) {
-        m_heldCurrent = idAt(current.row());
-        m_heldCurrentColumn = current.column();
-    }
-}
-
-void ResourceView::restoreSelection()
-{
-    const QList<qint64> held = std::exchange(m_heldSelection, {});
-    const qint64 heldCurrent = std::exchange(m_heldCurrent, -1);
-    QItemSelectionModel *selection = m_table->selectionModel();
-    if (!m_model || !selection || (held.isEmpty() && heldCurrent < 0))
-        return;
-    std::vector<int> rows;
-    rows.reserve(size_t(held.size()));
-    for (qint64 id : held) {
-        const int row = rowOfId(id);
-        if (row >= 0)
-            rows.push_back(row);
-    }
-    std::sort(rows.begin(), rows.end());
-    // One range per run of adjacent rows, so a large selection stays a few ranges.
-    QItemSelection restored;
-    const int lastColumn = std::max(0, m_model->columnCount() - 1);
-    for (size_t i = 0; i < rows.size();) {
-        size_t end = i + 1;
-        while (end < rows.size() && rows[end] == rows[end - 1] + 1)
-            ++end;
-        restored.select(m_model->index(rows[i], 0), m_model->index(rows[end - 1], lastColumn));
-        i = end;
-    }
-    selection->select(restored, QItemSelectionModel::Select);
-    const int currentRow = heldCurrent < 0 ? -1 : rowOfId(heldCurrent);
-    if (currentRow >= 0) {
-        // NoUpdate: the selection was restored above; the view's focus is left where it is.
-        const QModelIndex current = m_model->index(currentRow, std::clamp(m_heldCurrentColumn, 0, lastColumn));
-        selection->setCurrentIndex(current, QItemSelectionModel::NoUpdate);
-        m_table->scrollTo(current);
-    } else if (heldCurrent >= 0) {
-        // The reset cleared the current row without a signal: whoever shows it learns it is gone.
-        emit currentObjectChanged({});
-    }
-}
-
-void ResourceView::onLayoutAboutToBeChanged()
-{
-    const QModelIndex current = m_table->currentIndex();
-    m_heldCurrent = current.isValid() ? idAt(current.row()) : -1;
-    m_currentInSight = current.isValid() && m_table->viewport()->rect().intersects(m_table->visualRect(current));
-}
-
-void ResourceView::onLayoutChanged()
-{
-    // The current row's persistent index followed it, or went invalid with it (filtered out or
-    // removed) without currentRowChanged.
-    const qint64 heldCurrent = std::exchange(m_heldCurrent, -1);
-    const bool wasInSight = std::exchange(m_currentInSight, false);
-    const QModelIndex current = m_table->currentIndex();
-    if (heldCurrent >= 0 && !current.isValid())
-        emit currentObjectChanged({});
-    // A row the operator was looking at stays in sight wherever the new order puts it (a relist
-    // sorted on a worker arrives as a reset, then as a layout change).
-    else if (current.isValid() && wasInSight)
-        m_table->scrollTo(current);
-}
-
 void ResourceView::onFilteringChanged(bool filtering)
 {
     if (!filtering) {
@@ -383,55 +233,6 @@ void ResourceView::onFilteringChanged(bool filtering)
     } else if (m_filtering->isHidden() && !m_filteringDelay->isActive()) {
         m_filteringDelay->start();
     }
-}
-
-void ResourceView::applyDefaultLayout()
-{
-    QHeaderView *header = m_table->horizontalHeader();
-    for (int i = 0; i < m_kind.fields.size() && i < header->count(); ++i) {
-        const FieldSpec &f = m_kind.fields.at(i);
-        header->moveSection(header->visualIndex(i), i);
-        header->setSectionHidden(i, !f.visibleByDefault);
-        header->resizeSection(i, f.defaultWidth * m_table->fontMetrics().averageCharWidth() / 7);
-    }
-    // The state is what an operator scans for: right after the name, never scrolled off.
-    const int stateColumn = m_kind.stateField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.stateField);
-    const int nameColumn = m_kind.nameField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.nameField);
-    if (stateColumn >= 0 && nameColumn >= 0 && stateColumn < header->count() && nameColumn < header->count()) {
-        const int target = header->visualIndex(nameColumn) + 1;
-        header->moveSection(header->visualIndex(stateColumn), qMin(target, header->count() - 1));
-    }
-    header->setSortIndicator(0, Qt::AscendingOrder);
-}
-
-void ResourceView::restoreLayout()
-{
-    m_restoringLayout = true;
-    QSettings settings;
-    const QByteArray state = settings.value(settingsKey(QStringLiteral("header"))).toByteArray();
-    // A layout saved for another set of columns (the kind gained a field) is not reused.
-    const bool sameColumns = settings.value(settingsKey(QStringLiteral("columns"))).toStringList() == columnKeys();
-    if (state.isEmpty() || !sameColumns || !m_table->horizontalHeader()->restoreState(state))
-        applyDefaultLayout();
-    m_restoringLayout = false;
-    m_table->sortByColumn(m_table->horizontalHeader()->sortIndicatorSection(),
-                          m_table->horizontalHeader()->sortIndicatorOrder());
-}
-
-void ResourceView::scheduleLayoutSave()
-{
-    if (!m_restoringLayout)
-        m_layoutTimer->start();
-}
-
-void ResourceView::saveLayout() const
-{
-    m_layoutTimer->stop();
-    if (!m_model)
-        return;
-    QSettings settings;
-    settings.setValue(settingsKey(QStringLiteral("header")), m_table->horizontalHeader()->saveState());
-    settings.setValue(settingsKey(QStringLiteral("columns")), columnKeys());
 }
 
 QString ResourceView::queryText() const
@@ -522,148 +323,6 @@ void ResourceView::insertCompletion(const QString &completion)
     // A field name ends in ':' and wants its value next: offer the values straight away.
     if (completion.endsWith(QLatin1Char(':')))
         QTimer::singleShot(0, this, &ResourceView::updateCompletions);
-}
-
-QMenu *ResourceView::createColumnMenu()
-{
-    auto *menu = new QMenu(this);
-    menu->setObjectName(QStringLiteral("columnChooser"));
-    QHeaderView *header = m_table->horizontalHeader();
-    int visible = 0;
-    for (int i = 0; i < header->count(); ++i)
-        visible += header->isSectionHidden(i) ? 0 : 1;
-    for (int i = 0; i < header->count(); ++i) {
-        const QString title = m_model->headerData(i, Qt::Horizontal).toString();
-        QAction *action = menu->addAction(title);
-        action->setCheckable(true);
-        action->setChecked(!header->isSectionHidden(i));
-        // The last visible column cannot be hidden, or the table could not be brought back.
-        action->setEnabled(header->isSectionHidden(i) || visible > 1);
-        connect(action, &QAction::toggled, this, [this, i](bool on) {
-            m_table->horizontalHeader()->setSectionHidden(i, !on);
-            if (on && m_table->horizontalHeader()->sectionSize(i) < 30)
-                m_table->horizontalHeader()->resizeSection(i, 100);
-            scheduleLayoutSave();
-        });
-    }
-    menu->addSeparator();
-    QAction *reset = menu->addAction(tr("Reset columns"));
-    reset->setObjectName(QStringLiteral("resetColumns"));
-    connect(reset, &QAction::triggered, this, [this] {
-        applyDefaultLayout();
-        scheduleLayoutSave();
-    });
-    return menu;
-}
-
-void ResourceView::showHeaderMenu(const QPoint &pos)
-{
-    std::unique_ptr<QMenu> menu(createColumnMenu());
-    menu->exec(m_table->horizontalHeader()->mapToGlobal(pos));
-}
-
-void ResourceView::showTableMenu(const QPoint &pos)
-{
-    const QModelIndex index = m_table->indexAt(pos);
-    QMenu menu(this);
-    menu.setObjectName(QStringLiteral("rowMenu"));
-    if (index.isValid()) {
-        for (QAction *a : m_table->actions())
-            menu.addAction(a);
-        menu.addSeparator();
-    }
-    QAction *exportAction = menu.addAction(tr("Export view as CSV…"));
-    connect(exportAction, &QAction::triggered, this, &ResourceView::chooseCsvFile);
-    menu.exec(m_table->viewport()->mapToGlobal(pos));
-}
-
-QJsonObject ResourceView::objectAt(int proxyRow) const
-{
-    if (!m_model || proxyRow < 0 || proxyRow >= m_model->rowCount())
-        return {};
-    return m_model->index(proxyRow, 0).data(m_objectRole).toJsonObject();
-}
-
-QJsonObject ResourceView::currentObject() const
-{
-    const QModelIndex current = m_table->currentIndex();
-    return current.isValid() ? objectAt(current.row()) : QJsonObject();
-}
-
-void ResourceView::copyCurrentId() const
-{
-    QStringList ids;
-    const QModelIndexList rows = m_table->selectionModel() ? m_table->selectionModel()->selectedRows() : QModelIndexList();
-    for (const QModelIndex &row : rows)
-        ids.append(QString::number(objectAt(row.row()).value(QStringLiteral("id")).toInteger()));
-    if (ids.isEmpty() && !currentObject().isEmpty())
-        ids.append(QString::number(currentObject().value(QStringLiteral("id")).toInteger()));
-    if (!ids.isEmpty())
-        QApplication::clipboard()->setText(ids.join(QLatin1Char('\n')));
-}
-
-void ResourceView::copyCurrentJson() const
-{
-    const QModelIndexList rows = m_table->selectionModel() ? m_table->selectionModel()->selectedRows() : QModelIndexList();
-    if (rows.size() > 1) {
-        QJsonArray array;
-        for (const QModelIndex &row : rows)
-            array.append(objectAt(row.row()));
-        QApplication::clipboard()->setText(QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Indented)));
-        return;
-    }
-    const QJsonObject object = currentObject();
-    if (!object.isEmpty())
-        QApplication::clipboard()->setText(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Indented)));
-}
-
-QString ResourceView::csv() const
-{
-    if (!m_model)
-        return {};
-    const QHeaderView *header = m_table->horizontalHeader();
-    QList<int> columns;
-    for (int visual = 0; visual < header->count(); ++visual) {
-        const int logical = header->logicalIndex(visual);
-        if (!header->isSectionHidden(logical))
-            columns.append(logical);
-    }
-    QString out;
-    QStringList cells;
-    for (int c : std::as_const(columns))
-        cells.append(csvField(m_model->headerData(c, Qt::Horizontal).toString()));
-    out += cells.join(QLatin1Char(',')) + QStringLiteral("\r\n");
-    for (int r = 0; r < m_model->rowCount(); ++r) {
-        cells.clear();
-        for (int c : std::as_const(columns))
-            cells.append(csvField(m_model->index(r, c).data().toString()));
-        out += cells.join(QLatin1Char(',')) + QStringLiteral("\r\n");
-    }
-    return out;
-}
-
-bool ResourceView::exportCsv(const QString &path, QString *error) const
-{
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(csv().toUtf8()) < 0 || !file.commit()) {
-        if (error)
-            *error = file.errorString();
-        return false;
-    }
-    return true;
-}
-
-void ResourceView::chooseCsvFile()
-{
-    const QString suggested = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)
-                              + QStringLiteral("/opsdeck-%1.csv").arg(m_kind.name);
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as CSV").arg(m_kind.title), suggested,
-                                                      tr("CSV files (*.csv)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!exportCsv(path, &error))
-        MessageBox::warning(this, tr("Export failed"), tr("Could not write %1: %2").arg(path, error));
 }
 
 void ResourceView::updateCounts()

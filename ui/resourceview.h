@@ -71,22 +71,29 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
+    // Widgets, query line and counts (resourceview.cpp).
     void updateErrorColour();
-    void restoreLayout();
-    void applyDefaultLayout();
-    void scheduleLayoutSave();
     void onQueryEdited();
     void applyQuery();
     void updateCompletions();
     void insertCompletion(const QString &completion);
-    void showHeaderMenu(const QPoint &pos);
-    void showTableMenu(const QPoint &pos);
-    void chooseCsvFile();
     void updateCounts();
     void onFilteringChanged(bool filtering);
+    QString tokenUnderCursor(int *start = nullptr) const;
+
+    // Column layout and the header's menu (resourceviewlayout.cpp).
+    void restoreLayout();
+    void applyDefaultLayout();
+    void scheduleLayoutSave();
+    void showHeaderMenu(const QPoint &pos);
     QString settingsKey(const QString &what) const;
     QStringList columnKeys() const;
-    QString tokenUnderCursor(int *start = nullptr) const;
+
+    // The row menu and CSV export (resourceviewexport.cpp).
+    void showTableMenu(const QPoint &pos);
+    void chooseCsvFile();
+
+    // Rows by id (resourceviewselection.cpp).
     // A reset loses the selection and the current row: they are held by id across it.
     void holdSelection();
     void restoreSelection();

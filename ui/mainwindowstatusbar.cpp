@@ -1,0 +1,105 @@
+// The main window's status bar: the connection's state, pending operations and cache notices.
+#include "mainwindow.h"
+
+#include "dashboardpage.h"
+#include "detailpane.h"
+#include "messagebox.h"
+
+#include "models/cache.h"
+#include "models/connectionstatus.h"
+#include "models/syncengine.h"
+
+#include <QLabel>
+#include <QStatusBar>
+
+namespace OpsDeck {
+
+void MainWindow::buildStatusBar()
+{
+    m_connectionLabel = new QLabel(tr("Not connected"), this);
+    m_connectionLabel->setObjectName(QStringLiteral("connectionStatus"));
+    m_connectionLabel->setAccessibleName(tr("Connection state"));
+    m_pendingLabel = new QLabel(this);
+    m_pendingLabel->setObjectName(QStringLiteral("pendingOperations"));
+    m_pendingLabel->setAccessibleName(tr("Pending operations"));
+    m_serverLabel = new QLabel(this);
+    m_serverLabel->setObjectName(QStringLiteral("serverLabel"));
+    m_serverLabel->setForegroundRole(QPalette::PlaceholderText);
+    m_cacheNotice = new QLabel(this);
+    m_cacheNotice->setObjectName(QStringLiteral("cacheNotice"));
+    m_cacheNotice->setAccessibleName(tr("Cache notice"));
+    m_cacheNotice->hide();
+    statusBar()->addWidget(m_connectionLabel);
+    statusBar()->addWidget(m_pendingLabel);
+    statusBar()->addWidget(m_cacheNotice);
+    statusBar()->addPermanentWidget(m_serverLabel);
+    setPendingOperations(0);
+}
+
+void MainWindow::setPendingOperations(int count)
+{
+    m_pendingOperations = count;
+    m_pendingLabel->setText(count == 0 ? tr("No pending operations") : tr("%n pending operation(s)", nullptr, count));
+}
+
+QString MainWindow::connectionStatusText() const
+{
+    if (!m_connection.baseUrl.isValid())
+        return m_connectionLabel->text();
+    // The state, where the rows come from and the next attempt are worded by the status alone.
+    return m_sync->status()->text();
+}
+
+QString MainWindow::pendingOperationsText() const
+{
+    return m_pendingLabel->text();
+}
+
+void MainWindow::setStartupMessage(const QString &message)
+{
+    m_connectionLabel->setText(message);
+    m_dashboard->setConnectionText(message);
+}
+
+void MainWindow::showFatalError(const QString &message)
+{
+    m_connectionLabel->setText(tr("Not connected"));
+    m_dashboard->setConnectionText(message);
+    MessageBox::warning(this, tr("OpsDeck"), message);
+}
+
+void MainWindow::onConnectionChanged()
+{
+    const ConnectionStatus *status = m_sync->status();
+    QString colour;
+    switch (status->state()) {
+    case ConnectionStatus::State::Live:
+        colour = QStringLiteral("#2e9d52");
+        break;
+    case ConnectionStatus::State::Connecting:
+    case ConnectionStatus::State::Reconnecting:
+        colour = QStringLiteral("#d08c00");
+        break;
+    case ConnectionStatus::State::Offline:
+        colour = QStringLiteral("#c01c28");
+        break;
+    }
+    m_connectionLabel->setText(QStringLiteral("<span style=\"color:%1\">\u25CF</span> %2")
+                                   .arg(colour, connectionStatusText().toHtmlEscaped()));
+    m_connectionLabel->setToolTip(status->lastError());
+    // Offline the console is read-only from its cache, and says so.
+    m_detail->setReadOnly(!status->isLive());
+    m_dashboard->setConnectionText(status->isLive()
+                                       ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
+                                                                             actorName(m_connection.role))
+                                       : tr("%1 — %2").arg(m_connection.baseUrl.toString(), connectionStatusText()));
+}
+
+void MainWindow::onCacheRebuilt(const QString &reason)
+{
+    m_cacheNotice->setText(tr("The local cache was rebuilt: %1").arg(reason));
+    m_cacheNotice->setToolTip(m_cache ? m_cache->filePath() : QString());
+    m_cacheNotice->show();
+}
+
+} // namespace OpsDeck
