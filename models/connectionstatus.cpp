@@ -1,4 +1,4 @@
-// The connection state shown in the status bar.
+// The connection state shown in the status bar, and its wording.
 #include "connectionstatus.h"
 
 #include <QDate>
@@ -27,7 +27,67 @@ int ConnectionStatus::secondsToAttempt() const
     return ms < 0 ? -1 : (ms + 999) / 1000;
 }
 
-QString ConnectionStatus::asOfText() const
+namespace {
+
+// Where the rows on screen come from: nowhere yet, this session's last contact, or the disk cache
+// of an earlier session.
+enum Rows { NoRows, SessionRows, CachedRows, RowsCount };
+
+// What the status says, short of the rows' time.
+enum Sentence { Connecting, ReconnectingIn, Reconnecting, OfflineRetryingIn, OfflineRetrying, Offline, SentenceCount };
+
+// Every form is one whole sentence, so that a translation can put the state, the rows' time and
+// the countdown in the order its language wants.
+constexpr const char *kSentences[SentenceCount][RowsCount] = {
+    {
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Connecting…"),
+        //: %1: the time of the last contact, which the rows shown date from
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Connecting… (data as of %1)"),
+        //: %1: the time the cached rows shown were written
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Connecting… (cached data as of %1)"),
+    },
+    {
+        //: %1: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting in %1 s…"),
+        //: %1: the time of the last contact, which the rows shown date from; %2: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting in %2 s… (data as of %1)"),
+        //: %1: the time the cached rows shown were written; %2: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting in %2 s… (cached data as of %1)"),
+    },
+    {
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting…"),
+        //: %1: the time of the last contact, which the rows shown date from
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting… (data as of %1)"),
+        //: %1: the time the cached rows shown were written
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Reconnecting… (cached data as of %1)"),
+    },
+    {
+        //: %1: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline, retrying in %1 s"),
+        //: %1: the time of the last contact, which the rows shown date from; %2: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (data as of %1), retrying in %2 s"),
+        //: %1: the time the cached rows shown were written; %2: whole seconds to the next attempt
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (cached data as of %1), retrying in %2 s"),
+    },
+    {
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline, retrying…"),
+        //: %1: the time of the last contact, which the rows shown date from
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (data as of %1), retrying…"),
+        //: %1: the time the cached rows shown were written
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (cached data as of %1), retrying…"),
+    },
+    {
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline"),
+        //: %1: the time of the last contact, which the rows shown date from
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (data as of %1)"),
+        //: %1: the time the cached rows shown were written
+        QT_TRANSLATE_NOOP("OpsDeck::ConnectionStatus", "Offline (cached data as of %1)"),
+    },
+};
+
+} // namespace
+
+QString ConnectionStatus::rowsTime() const
 {
     const QDateTime asOf = (m_lastSync.isValid() ? m_lastSync : m_cachedAsOf).toLocalTime();
     if (!asOf.isValid())
@@ -35,30 +95,35 @@ QString ConnectionStatus::asOfText() const
     // A cache from another day needs its date; today's only its time.
     QString when = QLocale().toString(asOf.time(), QLocale::LongFormat);
     if (asOf.date() != QDate::currentDate())
+        //: %1: a date, %2: a time of day
         when = tr("%1 %2").arg(QLocale().toString(asOf.date(), QLocale::ShortFormat), when);
-    return m_lastSync.isValid() ? tr("as of %1").arg(when) : tr("cached data as of %1").arg(when);
+    return when;
 }
 
 QString ConnectionStatus::text() const
 {
-    const QString asOf = asOfText();
-    const QString dated = asOf.isEmpty() ? QString() : tr(" (%1)").arg(asOf);
     const int seconds = secondsToAttempt();
+    Sentence sentence = Offline;
     switch (m_state) {
     case State::Live:
         return tr("Live");
     case State::Connecting:
-        return tr("Connecting…") + dated;
+        sentence = Connecting;
+        break;
     case State::Reconnecting:
-        return (seconds > 0 ? tr("Reconnecting in %1 s…").arg(seconds) : tr("Reconnecting…")) + dated;
+        sentence = seconds > 0 ? ReconnectingIn : Reconnecting;
+        break;
     case State::Offline:
-        if (seconds > 0)
-            return tr("Offline") + dated + tr(", retrying in %1 s").arg(seconds);
-        if (seconds == 0)
-            return tr("Offline") + dated + tr(", retrying…");
-        return tr("Offline") + dated;
+        sentence = seconds > 0 ? OfflineRetryingIn : seconds == 0 ? OfflineRetrying : Offline;
+        break;
     }
-    return {};
+    const Rows rows = m_lastSync.isValid() ? SessionRows : m_cachedAsOf.isValid() ? CachedRows : NoRows;
+    const QString pattern = tr(kSentences[sentence][rows]);
+    const bool countingDown = sentence == ReconnectingIn || sentence == OfflineRetryingIn;
+    if (rows == NoRows)
+        return countingDown ? pattern.arg(seconds) : pattern;
+    // One call for both, so that a translation may name the seconds before the time.
+    return countingDown ? pattern.arg(rowsTime(), QString::number(seconds)) : pattern.arg(rowsTime());
 }
 
 void ConnectionStatus::setCachedAsOf(const QDateTime &asOf)

@@ -44,10 +44,11 @@ public:
     // write); invalid when there are none. Cleared once live: from then on lastSync() dates the rows.
     QDateTime cachedAsOf() const { return m_cachedAsOf; }
     void setCachedAsOf(const QDateTime &asOf);
-    // One sentence for every state: the state, then what the rows shown date from, then the next
-    // attempt: "Live", "Connecting… (cached data as of 10:02:48)", "Reconnecting in 3 s… (as of
-    // 21:30:05)", "Offline (cached data as of 10:02:48), retrying in 3 s", "Offline (as of
-    // 21:30:05), retrying…". changed() is emitted whenever the seconds shown change.
+    // One whole sentence for every state, saying what the rows shown date from (this session's
+    // last contact, or the disk cache of an earlier one) and when the next attempt is: "Live",
+    // "Connecting… (cached data as of 10:02:48)", "Reconnecting in 3 s… (data as of 21:30:05)",
+    // "Offline (data as of 21:30:05), retrying in 3 s", "Offline (cached data as of 10:02:48),
+    // retrying…". changed() is emitted whenever the seconds shown change.
     QString text() const;
 
     void setState(State state, Transport transport = Transport::None);
@@ -60,8 +61,8 @@ signals:
     void retryScheduled(int delayMs);
 
 private:
-    // "as of 21:30:05" (the last contact), "cached data as of 10:02:48" (the cache only), or empty.
-    QString asOfText() const;
+    // The time the rows shown date from ("21:30:05", with the date when not today), or empty.
+    QString rowsTime() const;
     // Whole seconds left until the next attempt, rounded up (0 once it is under way, -1 for none).
     int secondsToAttempt() const;
     // Wakes when the seconds shown next change.

@@ -21,8 +21,8 @@ private slots:
     void noRepeatedSignals();
     void countsDownToTheNextAttempt_data();
     void countsDownToTheNextAttempt();
-    void cachedDataWording_data();
-    void cachedDataWording();
+    void wording_data();
+    void wording();
     void cachedDataGoesWhenLive();
 };
 
@@ -65,10 +65,10 @@ void tst_ConnectionStatus::failureKeepsLastContact()
     QVERIFY(status.lastSync() > wentLive);
     QVERIFY(status.lastSync() >= beforeFailure);
     const QDateTime lastContact = status.lastSync();
-    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting in 1 s… (as of ")));
+    QVERIFY(status.text().startsWith(QStringLiteral("Reconnecting in 1 s… (data as of ")));
     status.setFailure(State::Offline, QStringLiteral("Connection refused"), 800);
     QCOMPARE(status.lastSync(), lastContact); // failing again is no contact
-    QVERIFY(status.text().startsWith(QStringLiteral("Offline (as of ")));
+    QVERIFY(status.text().startsWith(QStringLiteral("Offline (data as of ")));
     QVERIFY(status.text().endsWith(QStringLiteral(", retrying in 1 s")));
     status.setState(State::Live, Transport::WebSocket);
     QVERIFY(status.lastError().isEmpty());
@@ -123,38 +123,73 @@ void tst_ConnectionStatus::countsDownToTheNextAttempt()
     QCOMPARE(status.text(), QStringLiteral("Live"));
 }
 
-void tst_ConnectionStatus::cachedDataWording_data()
+namespace {
+// Where the rows shown come from, which the wording names.
+enum class Rows { None, Session, Cache };
+} // namespace
+
+void tst_ConnectionStatus::wording_data()
 {
+    QTest::addColumn<int>("rows");
     QTest::addColumn<int>("state");
     QTest::addColumn<int>("nextAttemptMs"); // -1: none scheduled
-    QTest::addColumn<QString>("expected");  // %1 is the time of the cached rows
+    QTest::addColumn<QString>("expected");  // %1 is the time of the rows shown
 
-    QTest::newRow("offline") << int(State::Offline) << -1 << QStringLiteral("Offline (cached data as of %1)");
-    QTest::newRow("offline, retrying in 3 s")
-        << int(State::Offline) << 2500 << QStringLiteral("Offline (cached data as of %1), retrying in 3 s");
-    QTest::newRow("offline, retrying now")
-        << int(State::Offline) << 0 << QStringLiteral("Offline (cached data as of %1), retrying…");
-    QTest::newRow("reconnecting in 3 s")
-        << int(State::Reconnecting) << 2500 << QStringLiteral("Reconnecting in 3 s… (cached data as of %1)");
-    QTest::newRow("connecting") << int(State::Connecting) << -1 << QStringLiteral("Connecting… (cached data as of %1)");
+    const auto row = [](const char *name, Rows rows, State state, int nextAttemptMs, const char *expected) {
+        QTest::newRow(name) << int(rows) << int(state) << nextAttemptMs << QString::fromUtf8(expected);
+    };
+    // Before any contact and without a cache there is nothing to date.
+    row("no rows: offline", Rows::None, State::Offline, -1, "Offline");
+    row("no rows: offline, retrying in 3 s", Rows::None, State::Offline, 2500, "Offline, retrying in 3 s");
+    row("no rows: offline, retrying now", Rows::None, State::Offline, 0, "Offline, retrying…");
+    row("no rows: reconnecting in 3 s", Rows::None, State::Reconnecting, 2500, "Reconnecting in 3 s…");
+    row("no rows: reconnecting now", Rows::None, State::Reconnecting, 0, "Reconnecting…");
+    row("no rows: connecting", Rows::None, State::Connecting, -1, "Connecting…");
+    // After a live session drops, the rows are what it last saw.
+    row("session: offline", Rows::Session, State::Offline, -1, "Offline (data as of %1)");
+    row("session: offline, retrying in 3 s", Rows::Session, State::Offline, 2500,
+        "Offline (data as of %1), retrying in 3 s");
+    row("session: offline, retrying now", Rows::Session, State::Offline, 0, "Offline (data as of %1), retrying…");
+    row("session: reconnecting in 3 s", Rows::Session, State::Reconnecting, 2500,
+        "Reconnecting in 3 s… (data as of %1)");
+    row("session: reconnecting now", Rows::Session, State::Reconnecting, 0, "Reconnecting… (data as of %1)");
+    row("session: connecting", Rows::Session, State::Connecting, -1, "Connecting… (data as of %1)");
+    row("session: live", Rows::Session, State::Live, -1, "Live");
+    // Before any contact, the rows are the disk cache of an earlier session.
+    row("cache: offline", Rows::Cache, State::Offline, -1, "Offline (cached data as of %1)");
+    row("cache: offline, retrying in 3 s", Rows::Cache, State::Offline, 2500,
+        "Offline (cached data as of %1), retrying in 3 s");
+    row("cache: offline, retrying now", Rows::Cache, State::Offline, 0, "Offline (cached data as of %1), retrying…");
+    row("cache: reconnecting in 3 s", Rows::Cache, State::Reconnecting, 2500,
+        "Reconnecting in 3 s… (cached data as of %1)");
+    row("cache: reconnecting now", Rows::Cache, State::Reconnecting, 0, "Reconnecting… (cached data as of %1)");
+    row("cache: connecting", Rows::Cache, State::Connecting, -1, "Connecting… (cached data as of %1)");
 }
 
-void tst_ConnectionStatus::cachedDataWording()
+void tst_ConnectionStatus::wording()
 {
+    QFETCH(int, rows);
     QFETCH(int, state);
     QFETCH(int, nextAttemptMs);
     QFETCH(QString, expected);
     ConnectionStatus status;
-    const QDateTime asOf(QDate::currentDate(), QTime(10, 2, 48));
-    QSignalSpy changed(&status, &ConnectionStatus::changed);
-    status.setCachedAsOf(asOf);
-    QCOMPARE(changed.count(), 1);
-    QCOMPARE(status.cachedAsOf(), asOf);
+    if (Rows(rows) == Rows::Cache) {
+        QSignalSpy changed(&status, &ConnectionStatus::changed);
+        status.setCachedAsOf(QDateTime(QDate::currentDate(), QTime(10, 2, 48)));
+        QCOMPARE(changed.count(), 1);
+    } else if (Rows(rows) == Rows::Session) {
+        status.setState(State::Live, Transport::WebSocket);
+    }
     if (nextAttemptMs >= 0)
         status.setFailure(State(state), QStringLiteral("Connection refused"), nextAttemptMs);
     else
         status.setState(State(state));
-    QCOMPARE(status.text(), expected.arg(QLocale().toString(asOf.time(), QLocale::LongFormat)));
+    if (expected.contains(QLatin1String("%1"))) {
+        const QDateTime asOf = Rows(rows) == Rows::Cache ? status.cachedAsOf() : status.lastSync().toLocalTime();
+        QVERIFY(asOf.isValid());
+        expected = expected.arg(QLocale().toString(asOf.time(), QLocale::LongFormat));
+    }
+    QCOMPARE(status.text(), expected);
 }
 
 void tst_ConnectionStatus::cachedDataGoesWhenLive()
@@ -169,7 +204,7 @@ void tst_ConnectionStatus::cachedDataGoesWhenLive()
     QVERIFY(!status.cachedAsOf().isValid());
     // Once live, the rows date from the last contact, not from the cache.
     status.setFailure(State::Offline, QStringLiteral("Connection refused"), -1);
-    QVERIFY2(status.text().startsWith(QStringLiteral("Offline (as of ")), qPrintable(status.text()));
+    QVERIFY2(status.text().startsWith(QStringLiteral("Offline (data as of ")), qPrintable(status.text()));
     QVERIFY(!status.text().contains(QStringLiteral("cached")));
 }
 

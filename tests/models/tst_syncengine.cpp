@@ -537,7 +537,7 @@ void tst_SyncEngine::serverStoppedThenBack()
     QTRY_COMPARE(engine.status()->state(), State::Reconnecting);
     QVERIFY(!engine.status()->lastError().isEmpty());
     QTRY_COMPARE(engine.status()->state(), State::Offline);
-    QVERIFY(engine.status()->text().startsWith(QStringLiteral("Offline (as of ")));
+    QVERIFY(engine.status()->text().startsWith(QStringLiteral("Offline (data as of ")));
     QVERIFY(engine.status()->lastSync() >= liveAt);
 
     QVERIFY(server.start()); // the same address, the same database
@@ -582,7 +582,7 @@ void tst_SyncEngine::restartedServerLiveWithinTheDefaultCap()
         QVERIFY2(delay > 0 && delay <= kFewSecondsMs, qPrintable(QString::number(delay)));
     }
     QVERIFY(retries.at(5).at(0).toInt() >= SyncEngine::kDefaultBackoffMaxMs / 2); // jittered, never below half
-    const QRegularExpression countdown(QStringLiteral("^Offline \\(as of .+\\), retrying( in [1-4] s|…)$"));
+    const QRegularExpression countdown(QStringLiteral("^Offline \\(data as of .+\\), retrying( in [1-4] s|…)$"));
     QVERIFY2(countdown.match(engine.status()->text()).hasMatch(), qPrintable(engine.status()->text()));
 
     QVERIFY(server.start()); // the same address, the same database
