@@ -309,6 +309,26 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     return true;
 }
 
+qint64 DeliveryApi::newerNotification(const QJsonObject &delivery, Problem *error)
+{
+    // Test events say nothing about the instance: none makes another one stale.
+    if (delivery.value(QStringLiteral("event_type")).toString() == DeliveryRepository::TestEvent)
+        return 0;
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "SELECT MAX(id) FROM deliveries WHERE instance_id = ? AND event_type = ? AND id > ?"));
+    q.addBindValue(delivery.value(QStringLiteral("instance_id")).toInteger());
+    q.addBindValue(delivery.value(QStringLiteral("event_type")).toString());
+    q.addBindValue(delivery.value(QStringLiteral("id")).toInteger());
+    if (!q.exec() || !q.next()) {
+        *error = Database::sqlProblem(q);
+        q.finish();
+        return -1;
+    }
+    const qint64 newer = q.value(0).isNull() ? 0 : q.value(0).toLongLong();
+    q.finish();
+    return newer;
+}
+
 Response DeliveryApi::retry(Request &req)
 {
     return deliveryTransition(req, QStringLiteral("retry"));
@@ -333,6 +353,22 @@ Response DeliveryApi::deliveryTransition(Request &req, const QString &action)
         return Response::problem(problem);
     if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
         return Response::problem(*p);
+    const QString from = before->value(QStringLiteral("state")).toString();
+    if (action == QLatin1String("retry") && Delivery::machine().find(from, action, req.who().role)) {
+        const qint64 newer = newerNotification(*before, &problem);
+        if (newer < 0)
+            return Response::problem(problem);
+        if (newer > 0) {
+            Problem p = Problem::make(409, QStringLiteral("delivery-superseded"), QStringLiteral("Superseded by a newer notification"),
+                                      QStringLiteral("delivery %1 is newer for instance %2 and carries its current status; "
+                                                     "retry that one instead")
+                                          .arg(newer)
+                                          .arg(before->value(QStringLiteral("instance_id")).toInteger()));
+            p.with(QStringLiteral("newer_delivery_id"), newer);
+            p.with(QStringLiteral("state"), from);
+            return Response::problem(p);
+        }
+    }
     QJsonObject after;
     if (!applyDelivery(req.who(), *before, action, reason, &after, &problem) || !tx.commit(&problem))
         return Response::problem(storageFailed(problem));
@@ -376,7 +412,8 @@ Response DeliveryApi::bulkRetry(Request &req)
     if (!filter)
         return Response::problem(problem);
 
-    // Only the states retry leaves from; DELIVERED and SUPERSEDED are never touched.
+    // Only the states retry leaves from; DELIVERED and SUPERSEDED are never touched, nor a
+    // notification that a newer one of its instance replaces (see newerNotification()).
     const QStringList retryable = [] {
         QStringList states;
         for (const Transition &t : Delivery::machine().transitions())
@@ -389,7 +426,9 @@ Response DeliveryApi::bulkRetry(Request &req)
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
               + filter->where + QStringLiteral(" AND d.state IN ('") + retryable.join(QStringLiteral("', '"))
-              + QStringLiteral("') ORDER BY d.id LIMIT ?")
+              + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
+              + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
+                               " AND n.event_type = d.event_type AND n.id > d.id)) ORDER BY d.id LIMIT ?")
               + (m_ctx.db.backend() == Database::Backend::Postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
     for (const QVariant &v : filter->values)
         q.addBindValue(v);

@@ -50,6 +50,10 @@ private:
     // (query values) and restricts a provider to its own deliveries.
     std::optional<Filter> readFilter(const Caller &who, const std::function<QString(const QString &)> &value,
                                      const std::function<bool(const QString &)> &has, Problem *error);
+    // The newest notification of the same instance and kind when there is one newer than
+    // `delivery` (0 when there is none, -1 on failure): it carries the full current status, so
+    // sending the older one again would tell the provider something no longer true.
+    qint64 newerNotification(const QJsonObject &delivery, Problem *error);
     // PostgreSQL: the row's lock, or the problem (a deadlock victim gets "storage-conflict").
     std::optional<Problem> lockRow(const QString &table, qint64 id);
     std::optional<QJsonObject> visibleDelivery(const Caller &who, qint64 id, Problem *error);
