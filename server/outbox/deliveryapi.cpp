@@ -96,7 +96,8 @@ void DeliveryApi::addRoutes(Router &router)
 
 std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
                                                             const std::function<QString(const QString &)> &value,
-                                                            const std::function<bool(const QString &)> &has, Problem *error)
+                                                            const std::function<bool(const QString &)> &has, QChar pathPrefix,
+                                                            Problem *error)
 {
     Filter f;
     QStringList where;
@@ -107,7 +108,7 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
     if (has(QStringLiteral("state"))) {
         const QString state = value(QStringLiteral("state")).toUpper();
         if (!Delivery::machine().isState(state)) {
-            *error = invalid(QStringLiteral("?state"), QStringLiteral("expected one of %1")
+            *error = invalid(pathPrefix + QStringLiteral("state"), QStringLiteral("expected one of %1")
                                                            .arg(Delivery::machine().states().join(QStringLiteral(", "))));
             return std::nullopt;
         }
@@ -124,7 +125,7 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
         bool ok = false;
         const qint64 id = value(key).toLongLong(&ok);
         if (!ok || id <= 0) {
-            *error = invalid(QLatin1Char('?') + key, QStringLiteral("expected a positive integer id"));
+            *error = invalid(pathPrefix + key, QStringLiteral("expected a positive integer id"));
             return std::nullopt;
         }
         where.append(column + QStringLiteral(" = ?"));
@@ -146,19 +147,27 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
         } else if (status == QLatin1String("none")) {
             where.append(QStringLiteral("d.last_status IS NULL AND d.attempts > 0"));
         } else {
-            *error = invalid(QStringLiteral("?status"), QStringLiteral("expected a status class (5xx), a status (503) or none"));
+            *error = invalid(pathPrefix + QStringLiteral("status"),
+                             QStringLiteral("expected a status class (5xx), a status (503) or none"));
             return std::nullopt;
         }
     }
+    std::optional<QDateTime> lowerBound;
     for (const auto &[key, op] : {std::pair{QStringLiteral("created_after"), QStringLiteral(" > ?")},
                                   std::pair{QStringLiteral("created_before"), QStringLiteral(" < ?")}}) {
         if (!has(key))
             continue;
         const auto at = parseTimestamp(value(key));
         if (!at) {
-            *error = invalid(QLatin1Char('?') + key, QStringLiteral("expected an RFC 3339 timestamp"));
+            *error = invalid(pathPrefix + key, QStringLiteral("expected an RFC 3339 timestamp"));
             return std::nullopt;
         }
+        // Both bounds are exclusive: a range that holds no instant is a mistake, not an empty answer.
+        if (lowerBound && *at <= *lowerBound) {
+            *error = invalid(pathPrefix + key, QStringLiteral("must be later than created_after"));
+            return std::nullopt;
+        }
+        lowerBound = at;
         where.append(QStringLiteral("d.created_at") + op);
         f.values.append(timestamp(*at));
     }
@@ -176,7 +185,7 @@ Response DeliveryApi::list(Request &req)
         return Response::problem(problem);
     const auto filter = readFilter(
         req.who(), [&req](const QString &k) { return req.queryValue(k); }, [&req](const QString &k) { return req.hasQuery(k); },
-        &problem);
+        QLatin1Char('?'), &problem);
     if (!filter)
         return Response::problem(problem);
     QSqlQuery q(m_ctx.db.connection());
@@ -380,16 +389,24 @@ Response DeliveryApi::bulkRetry(Request &req)
 {
     if (auto p = checkQuery(req, {QStringLiteral("dry_run")}))
         return Response::problem(*p);
+    // Not a page: a limit or cursor would be ignored while the client believed it narrowed the retry.
+    for (const QString &paging : {QStringLiteral("limit"), QStringLiteral("cursor")}) {
+        if (req.hasQuery(paging))
+            return Response::problem(invalid(QLatin1Char('?') + paging, QStringLiteral("a bulk retry is not paged; narrow the filter")));
+    }
     JsonReader r = bodyReader(req);
     QHash<QString, QString> values;
     for (const QString &key : filterKeys()) {
-        if (!r.has(key))
+        if (!r.object().contains(key))
             continue;
         const QJsonValue v = r.object().value(key);
+        // Numbers as written (1.5 stays 1.5 and is refused), so nothing widens or shifts the filter.
         if (v.isDouble())
-            values.insert(key, QString::number(v.toInteger()));
+            values.insert(key, QString::number(v.toDouble(), 'g', 17));
         else if (v.isString())
             values.insert(key, v.toString());
+        else if (v.isNull())
+            r.addError(key, QStringLiteral("null would match every delivery; leave the field out for that"));
         else
             r.addError(key, QStringLiteral("expected a string or an integer"));
     }
@@ -408,7 +425,7 @@ Response DeliveryApi::bulkRetry(Request &req)
     Problem problem;
     const auto filter = readFilter(
         req.who(), [&values](const QString &k) { return values.value(k); },
-        [&values](const QString &k) { return values.contains(k); }, &problem);
+        [&values](const QString &k) { return values.contains(k); }, QLatin1Char('/'), &problem);
     if (!filter)
         return Response::problem(problem);
 

@@ -46,10 +46,11 @@ private:
     Response test(Request &request);
     Response rotateSecret(Request &request);
 
-    // Reads state/provider/instance/endpoint/status/created_after/created_before from `source`
-    // (query values) and restricts a provider to its own deliveries.
+    // Reads state/provider/instance/endpoint/status/created_after/created_before through `value`
+    // and `has` and restricts a provider to its own deliveries. `pathPrefix` names a bad value in
+    // the problem: "?" for query parameters, "/" for body fields.
     std::optional<Filter> readFilter(const Caller &who, const std::function<QString(const QString &)> &value,
-                                     const std::function<bool(const QString &)> &has, Problem *error);
+                                     const std::function<bool(const QString &)> &has, QChar pathPrefix, Problem *error);
     // The newest notification of the same instance and kind when there is one newer than
     // `delivery` (0 when there is none, -1 on failure): it carries the full current status, so
     // sending the older one again would tell the provider something no longer true.

@@ -24,6 +24,8 @@ private slots:
     void retryOfAnOlderNotification_data();
     void retryOfAnOlderNotification();
     void retryOfAnOlderTestEvent();
+    void bulkRetryRefusesBadFilters_data();
+    void bulkRetryRefusesBadFilters();
 
 private:
     // A registered instance: its first notification is PENDING. Returns the instance id.
@@ -148,6 +150,60 @@ void tst_DeliveryApi::retryOfAnOlderTestEvent()
     const Reply again = post(QStringLiteral("/api/v1/deliveries/%1/retry").arg(older));
     QVERIFY2(again.status == 200, again.body.constData());
     QCOMPARE(again.json().value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+}
+
+void tst_DeliveryApi::bulkRetryRefusesBadFilters_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("errorPath");
+    // Body fields are named by their JSON pointer, query parameters by "?name".
+    QTest::newRow("fractional instance") << QString() << QByteArray(R"({"instance": 1.5})") << "/instance";
+    QTest::newRow("huge instance") << QString() << QByteArray(R"({"instance": 1e300})") << "/instance";
+    QTest::newRow("instance as text") << QString() << QByteArray(R"({"instance": "seven"})") << "/instance";
+    QTest::newRow("null instance would match all") << QString() << QByteArray(R"({"instance": null})") << "/instance";
+    QTest::newRow("null state would match all") << QString() << QByteArray(R"({"state": null, "provider": 1})") << "/state";
+    QTest::newRow("unknown state") << QString() << QByteArray(R"({"state": "LOST"})") << "/state";
+    QTest::newRow("fractional status") << QString() << QByteArray(R"({"status": 500.5})") << "/status";
+    QTest::newRow("status class 7xx") << QString() << QByteArray(R"({"status": "7xx"})") << "/status";
+    QTest::newRow("not a time") << QString() << QByteArray(R"({"created_after": "yesterday"})") << "/created_after";
+    QTest::newRow("inverted time range")
+        << QString() << QByteArray(R"({"created_after": "2030-01-01T00:00:00Z", "created_before": "2020-01-01T00:00:00Z"})")
+        << "/created_before";
+    QTest::newRow("empty time range")
+        << QString() << QByteArray(R"({"created_after": "2030-01-01T00:00:00Z", "created_before": "2030-01-01T00:00:00Z"})")
+        << "/created_before";
+    // A bulk action is not a page: a limit it would ignore must not look like one it keeps.
+    QTest::newRow("limit") << QStringLiteral("?limit=1") << QByteArray("{}") << "?limit";
+    QTest::newRow("cursor") << QStringLiteral("?cursor=YTow") << QByteArray("{}") << "?cursor";
+    QTest::newRow("filter in the query") << QStringLiteral("?state=FAILED") << QByteArray("{}") << "?state";
+}
+
+void tst_DeliveryApi::bulkRetryRefusesBadFilters()
+{
+    QFETCH(QString, query);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, errorPath);
+    // Something a bulk retry would take: a cancelled notification.
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 id = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id)).status, 200);
+    const QJsonObject before = delivery(id);
+
+    const Reply r = post(QStringLiteral("/api/v1/deliveries/retry") + query, body);
+    QVERIFY2(r.status == 400, r.body.constData());
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    QCOMPARE(r.code(), QStringLiteral("invalid-request"));
+    for (const char *field : {"type", "title", "status", "detail"})
+        QVERIFY2(r.json().contains(QLatin1String(field)), field);
+    const QJsonArray errors = r.json().value(QStringLiteral("errors")).toArray();
+    QVERIFY2(!errors.isEmpty(), r.body.constData());
+    QCOMPARE(errors.first().toObject().value(QStringLiteral("path")).toString(), errorPath);
+    // Nothing was retried.
+    const QJsonObject after = delivery(id);
+    QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
+    QCOMPARE(after.value(QStringLiteral("version")), before.value(QStringLiteral("version")));
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)

@@ -245,6 +245,12 @@ void tst_Endpoints::invalidRequests_data()
     QTest::newRow("pause missing") << QByteArray("POST") << "/api/v1/endpoints/999999/pause" << 404 << "not-found";
     QTest::newRow("bad status class") << QByteArray("GET") << "/api/v1/deliveries?status=9xx" << 400 << "invalid-request";
     QTest::newRow("bad time") << QByteArray("GET") << "/api/v1/deliveries?created_after=yesterday" << 400 << "invalid-request";
+    QTest::newRow("inverted time range") << QByteArray("GET")
+                                         << "/api/v1/deliveries?created_after=2030-01-01T00:00:00Z&created_before=2020-01-01T00:00:00Z"
+                                         << 400 << "invalid-request";
+    QTest::newRow("empty time range") << QByteArray("GET")
+                                      << "/api/v1/deliveries?created_after=2030-01-01T00:00:00Z&created_before=2030-01-01T00:00:00Z"
+                                      << 400 << "invalid-request";
     QTest::newRow("missing delivery") << QByteArray("GET") << "/api/v1/deliveries/999999" << 404 << "not-found";
 }
 
