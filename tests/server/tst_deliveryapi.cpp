@@ -26,6 +26,8 @@ private slots:
     void retryOfAnOlderTestEvent();
     void bulkRetryRefusesBadFilters_data();
     void bulkRetryRefusesBadFilters();
+    void testEventNeedsAnActiveEndpoint_data();
+    void testEventNeedsAnActiveEndpoint();
 
 private:
     // A registered instance: its first notification is PENDING. Returns the instance id.
@@ -204,6 +206,41 @@ void tst_DeliveryApi::bulkRetryRefusesBadFilters()
     const QJsonObject after = delivery(id);
     QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
     QCOMPARE(after.value(QStringLiteral("version")), before.value(QStringLiteral("version")));
+}
+
+void tst_DeliveryApi::testEventNeedsAnActiveEndpoint_data()
+{
+    QTest::addColumn<QString>("state");
+    QTest::newRow("paused") << QStringLiteral("PAUSED");
+    QTest::newRow("disabled (410 Gone)") << QStringLiteral("DISABLED");
+}
+
+void tst_DeliveryApi::testEventNeedsAnActiveEndpoint()
+{
+    // Nothing is sent to a paused or disabled endpoint: a 202 would promise a test that never goes out.
+    QFETCH(QString, state);
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 endpoint = deliveries(instance).first().toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    if (state == QLatin1String("PAUSED"))
+        QCOMPARE(post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint)).status, 200);
+    else
+        QVERIFY(store(QStringLiteral("UPDATE endpoints SET state = 'DISABLED', version = version + 1 WHERE id = %1").arg(endpoint)));
+    const qsizetype queued = deliveries(instance).size();
+
+    const Reply r = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
+    QVERIFY2(r.status == 409, r.body.constData());
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    QCOMPARE(r.code(), QStringLiteral("endpoint-not-active"));
+    QCOMPARE(r.json().value(QStringLiteral("state")).toString(), state);
+    QCOMPARE(r.json().value(QStringLiteral("allowed")).toArray(), QJsonArray{QStringLiteral("resume")});
+    QCOMPARE(deliveries(instance).size(), queued);
+
+    // Resumed (a disabled one is enabled by the same action), the test goes out.
+    QCOMPARE(post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint)).status, 200);
+    const Reply sent = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
+    QCOMPARE(sent.status, 202);
+    QCOMPARE(deliveries(instance).size(), queued + 1);
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)
