@@ -563,8 +563,15 @@ Response DeliveryApi::endpointTransition(Request &req, const QStringList &action
         if (refusal.code.isEmpty())
             refusal = attempt;
     }
-    if (!t)
+    if (!t) {
+        // The API has no route for "enable": POST /resume enables a disabled endpoint.
+        if (refusal.allowed.contains(QLatin1String("enable"))) {
+            refusal.allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
+            refusal.allowed.removeDuplicates();
+            refusal.message.replace(QLatin1String("allowed: enable"), QLatin1String("allowed: resume"));
+        }
         return Response::problem(ApiSupport::refusal(refusal, kEndpoint, from, actions.first()));
+    }
     const QString now = nowTimestamp();
     const bool activating = t->to == Endpoint::Active;
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(

@@ -28,6 +28,7 @@ private slots:
     void bulkRetryRefusesBadFilters();
     void testEventNeedsAnActiveEndpoint_data();
     void testEventNeedsAnActiveEndpoint();
+    void disabledEndpointOffersResume();
 
 private:
     // A registered instance: its first notification is PENDING. Returns the instance id.
@@ -241,6 +242,23 @@ void tst_DeliveryApi::testEventNeedsAnActiveEndpoint()
     const Reply sent = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
     QCOMPARE(sent.status, 202);
     QCOMPARE(deliveries(instance).size(), queued + 1);
+}
+
+void tst_DeliveryApi::disabledEndpointOffersResume()
+{
+    // A refusal names the actions a client can take, by the routes it has.
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 endpoint = deliveries(instance).first().toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    QVERIFY(store(QStringLiteral("UPDATE endpoints SET state = 'DISABLED', version = version + 1 WHERE id = %1").arg(endpoint)));
+    const Reply r = post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint));
+    QCOMPARE(r.status, 409);
+    QCOMPARE(r.code(), QStringLiteral("invalid-transition"));
+    QCOMPARE(r.json().value(QStringLiteral("allowed")).toArray(), QJsonArray{QStringLiteral("resume")});
+    QVERIFY2(r.json().value(QStringLiteral("detail")).toString().endsWith(QLatin1String("allowed: resume")), r.body.constData());
+    const Reply resumed = post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint));
+    QCOMPARE(resumed.status, 200);
+    QCOMPARE(resumed.json().value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)
