@@ -692,6 +692,10 @@ Response DeliveryApi::rotateSecret(Request &req)
     if (auto p = readReasonOnly(req, &reason))
         return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
+    // The version read below must still hold when the new secret is written (another replica
+    // stopping the instance meanwhile made this a 500).
+    if (auto p = lockRow(QStringLiteral("instances"), req.id()))
+        return Response::problem(*p);
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT provider_id, callback_url, secret, version, owner FROM instances WHERE id = ?"));
     q.addBindValue(req.id());
     if (!q.exec())
@@ -721,14 +725,16 @@ Response DeliveryApi::rotateSecret(Request &req)
     const QString secret = WebhookSignature::generateSecret();
     QSqlQuery &del = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_secret_grace WHERE instance_id = ?"));
     del.addBindValue(req.id());
-    const bool deleted = del.exec();
+    if (!del.exec())
+        return failedQuery(del);
     del.finish();
     QSqlQuery &ins = m_ctx.db.query(QStringLiteral(
         "INSERT INTO outbox_secret_grace (instance_id, previous_secret, valid_until) VALUES (?, ?, ?)"));
     ins.addBindValue(req.id());
     ins.addBindValue(oldSecret);
     ins.addBindValue(validUntil);
-    const bool inserted = deleted && ins.exec();
+    if (!ins.exec())
+        return failedQuery(ins);
     ins.finish();
     QSqlQuery &upd = m_ctx.db.query(QStringLiteral(
         "UPDATE instances SET secret = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
@@ -736,10 +742,13 @@ Response DeliveryApi::rotateSecret(Request &req)
     upd.addBindValue(now);
     upd.addBindValue(req.id());
     upd.addBindValue(version);
-    const bool updated = inserted && upd.exec() && upd.numRowsAffected() == 1;
+    if (!upd.exec())
+        return failedQuery(upd);
+    const bool updated = upd.numRowsAffected() == 1;
     upd.finish();
     if (!updated)
-        return Response::problem(internal(QStringLiteral("cannot store the new secret")));
+        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                                               QStringLiteral("the instance changed meanwhile")));
     QSqlQuery &load = m_ctx.db.query(QStringLiteral("SELECT ") + InstancesApi::columns() + QStringLiteral(" FROM instances WHERE id = ?"));
     load.addBindValue(req.id());
     if (!load.exec() || !load.next())
