@@ -696,7 +696,8 @@ Response DeliveryApi::rotateSecret(Request &req)
     // stopping the instance meanwhile made this a 500).
     if (auto p = lockRow(QStringLiteral("instances"), req.id()))
         return Response::problem(*p);
-    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT provider_id, callback_url, secret, version, owner FROM instances WHERE id = ?"));
+    QSqlQuery &q = m_ctx.db.query(
+        QStringLiteral("SELECT provider_id, callback_url, secret, version, owner, callback_signing FROM instances WHERE id = ?"));
     q.addBindValue(req.id());
     if (!q.exec())
         return failedQuery(q);
@@ -709,6 +710,8 @@ Response DeliveryApi::rotateSecret(Request &req)
     const QString oldSecret = q.value(2).toString();
     const qint64 version = q.value(3).toLongLong();
     const QString owner = q.value(4).toString();
+    // X-Hub-Signature carries one signature, made with the current secret: no grace to promise.
+    const bool grace = q.value(5).toString() != QLatin1String("x-hub-signature");
     q.finish();
     if (auto p = checkIfMatch(req, version))
         return Response::problem(*p);
@@ -721,21 +724,23 @@ Response DeliveryApi::rotateSecret(Request &req)
 
     const QDateTime nowAt = QDateTime::currentDateTimeUtc();
     const QString now = timestamp(nowAt);
-    const QString validUntil = timestamp(nowAt.addMSecs(qint64(m_ctx.options.secretGracePeriod.count())));
+    const QString validUntil = grace ? timestamp(nowAt.addMSecs(qint64(m_ctx.options.secretGracePeriod.count()))) : QString();
     const QString secret = WebhookSignature::generateSecret();
     QSqlQuery &del = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_secret_grace WHERE instance_id = ?"));
     del.addBindValue(req.id());
     if (!del.exec())
         return failedQuery(del);
     del.finish();
-    QSqlQuery &ins = m_ctx.db.query(QStringLiteral(
-        "INSERT INTO outbox_secret_grace (instance_id, previous_secret, valid_until) VALUES (?, ?, ?)"));
-    ins.addBindValue(req.id());
-    ins.addBindValue(oldSecret);
-    ins.addBindValue(validUntil);
-    if (!ins.exec())
-        return failedQuery(ins);
-    ins.finish();
+    if (grace) {
+        QSqlQuery &ins = m_ctx.db.query(QStringLiteral(
+            "INSERT INTO outbox_secret_grace (instance_id, previous_secret, valid_until) VALUES (?, ?, ?)"));
+        ins.addBindValue(req.id());
+        ins.addBindValue(oldSecret);
+        ins.addBindValue(validUntil);
+        if (!ins.exec())
+            return failedQuery(ins);
+        ins.finish();
+    }
     QSqlQuery &upd = m_ctx.db.query(QStringLiteral(
         "UPDATE instances SET secret = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
     upd.addBindValue(secret);
@@ -759,7 +764,9 @@ Response DeliveryApi::rotateSecret(Request &req)
     const Audience audience{provider, owner, false};
     if (!m_ctx.journal.audit(req.who(),
                              {QStringLiteral("rotate-secret"), kInstance, req.id(), {}, {},
-                              reason.isEmpty() ? QStringLiteral("previous secret valid until %1").arg(validUntil) : reason},
+                              !reason.isEmpty() ? reason
+                              : grace           ? QStringLiteral("previous secret valid until %1").arg(validUntil)
+                                                : QStringLiteral("previous secret no longer valid (X-Hub-Signature)")},
                              audience, &problem)
         || !m_ctx.journal.event(kInstance, req.id(), version + 1, QStringLiteral("updated"), instance, audience, &problem)
         || !tx.commit(&problem))
@@ -767,7 +774,7 @@ Response DeliveryApi::rotateSecret(Request &req)
     m_ctx.feed.notifyAppended();
     QJsonObject body = instance;
     body.insert(QStringLiteral("secret"), secret);
-    body.insert(QStringLiteral("previous_secret_valid_until"), validUntil);
+    body.insert(QStringLiteral("previous_secret_valid_until"), grace ? QJsonValue(validUntil) : QJsonValue());
     return Response::json(200, body).withETag(version + 1);
 }
 

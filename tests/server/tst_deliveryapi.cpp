@@ -34,6 +34,8 @@ private slots:
     void testEventNeedsAnActiveEndpoint();
     void disabledEndpointOffersResume();
     void rotateSecretWaitsForAConcurrentWriter();
+    void rotateSecretGrace_data();
+    void rotateSecretGrace();
 
 private:
     // A registered instance: its first notification is PENDING. Returns the instance id.
@@ -318,6 +320,35 @@ void tst_DeliveryApi::rotateSecretWaitsForAConcurrentWriter()
     QVERIFY2(rotated.status == 200, rotated.body.constData());
     QVERIFY(rotated.json().value(QStringLiteral("secret")).toString().startsWith(QLatin1String("whsec_")));
     QCOMPARE(rotated.json().value(QStringLiteral("version")).toInteger(), version + 2);
+}
+
+void tst_DeliveryApi::rotateSecretGrace_data()
+{
+    QTest::addColumn<QString>("signing");
+    QTest::addColumn<bool>("grace");
+    QTest::newRow("standard webhooks: both signatures") << QStringLiteral("standard-webhooks") << true;
+    // X-Hub-Signature has room for one signature: the old secret stops at once.
+    QTest::newRow("x-hub-signature: one signature") << QStringLiteral("x-hub-signature") << false;
+}
+
+void tst_DeliveryApi::rotateSecretGrace()
+{
+    QFETCH(QString, signing);
+    QFETCH(bool, grace);
+    const qint64 instance = m_server->createInstance(QStringLiteral("r%1").arg(++m_counter), m_org, m_provider,
+                                                     QStringLiteral("crm"), QStringLiteral("alice"));
+    const Reply registered = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                            {{QStringLiteral("callback_url"), Nowhere}, {QStringLiteral("signing"), signing}},
+                                            m_server->operatorToken());
+    QCOMPARE(registered.status, 200);
+    const Reply rotated = post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(instance));
+    QCOMPARE(rotated.status, 200);
+    QVERIFY(rotated.json().value(QStringLiteral("secret")).toString() != registered.json().value(QStringLiteral("secret")).toString());
+    const QJsonValue validUntil = rotated.json().value(QStringLiteral("previous_secret_valid_until"));
+    QVERIFY2(rotated.json().contains(QStringLiteral("previous_secret_valid_until")), rotated.body.constData());
+    QCOMPARE(!validUntil.isNull(), grace);
+    if (grace)
+        QVERIFY(validUntil.toString() > rotated.json().value(QStringLiteral("updated_at")).toString());
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)
