@@ -56,9 +56,13 @@ JsonWriter &JsonWriter::key(const char *name)
 
 JsonWriter &JsonWriter::value(const QString &text)
 {
+    return utf8Value(text.toUtf8());
+}
+
+JsonWriter &JsonWriter::utf8Value(const QByteArray &utf8)
+{
     separator();
     static const char hex[] = "0123456789abcdef";
-    const QByteArray utf8 = text.toUtf8();
     m_out += '"';
     // Copy runs of plain bytes in one append; only quotes, backslashes and controls are escaped.
     const char *begin = utf8.constData();
@@ -115,6 +119,11 @@ JsonWriter &JsonWriter::raw(const QByteArray &json)
 JsonWriter &JsonWriter::nullableValue(const QString &text)
 {
     return text.isEmpty() ? null() : value(text);
+}
+
+JsonWriter &JsonWriter::nullableUtf8Value(const QByteArray &utf8)
+{
+    return utf8.isEmpty() ? null() : utf8Value(utf8);
 }
 
 } // namespace OpsDeck

@@ -20,11 +20,14 @@ public:
     JsonWriter &key(const char *name); // a literal ASCII name that needs no escaping
 
     JsonWriter &value(const QString &text);
+    // A string already in UTF-8 (valid UTF-8: the caller's promise).
+    JsonWriter &utf8Value(const QByteArray &utf8);
     JsonWriter &value(qint64 number);
     JsonWriter &null();
     JsonWriter &raw(const QByteArray &json); // already-encoded JSON (stored objects)
     // A string, or null when the text is empty or null.
     JsonWriter &nullableValue(const QString &text);
+    JsonWriter &nullableUtf8Value(const QByteArray &utf8);
 
     const QByteArray &data() const { return m_out; }
 

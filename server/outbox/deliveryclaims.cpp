@@ -5,10 +5,12 @@
 #include "writetransaction.h"
 
 #include "server/storage/database.h"
+#include "server/storage/statement.h"
 #include "server/storage/timestamps.h"
 
 #include <QSqlQuery>
 
+#include <optional>
 #include <utility>
 
 namespace OpsDeck {
@@ -58,31 +60,23 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
 
-    QSqlQuery &q = m_db.query(QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
-                              + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
-    q.addBindValue(owner);
-    q.addBindValue(timestamp(leaseUntil));
-    q.addBindValue(now);
-    q.addBindValue(now);
+    Statement q(m_db, QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
+                          + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
+    q.bindText(owner).bindText(timestamp(leaseUntil)).bindText(now).bindText(now);
     if (!busyEndpoints.isEmpty())
-        q.addBindValue(QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']'));
-    if (after) {
-        q.addBindValue(after->at);
-        q.addBindValue(after->at);
-        q.addBindValue(after->id);
-    }
-    q.addBindValue(now);
-    q.addBindValue(limit);
-    q.addBindValue(now);
-    if (!q.exec()) {
+        q.bindText(QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']'));
+    if (after)
+        q.bindText(after->at).bindText(after->at).bind(after->id);
+    q.bindText(now).bind(limit).bindText(now);
+    if (!q.exec(error))
+        return false;
+    while (q.next())
+        ids->append(q.integer(0));
+    if (q.failed()) {
         if (error)
-            *error = failed(q);
-        q.finish();
+            *error = q.problem();
         return false;
     }
-    while (q.next())
-        ids->append(q.value(0).toLongLong());
-    q.finish();
     return true;
 }
 
@@ -98,44 +92,51 @@ QList<DeliveryTarget> DeliveryRepository::leasedTargets(const QList<qint64> &ids
     marks.reserve(3 * ids.size());
     for (qsizetype i = 0; i < ids.size(); ++i)
         marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
-    QSqlQuery &d = m_db.query(QStringLiteral(
+    std::optional<Statement> d;
+    d.emplace(m_db, QStringLiteral(
         "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
         " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
         " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
         " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
-                              + marks + QStringLiteral(") ORDER BY d.id"));
+                        + marks + QStringLiteral(") ORDER BY d.id"));
     for (qint64 id : std::as_const(ids))
-        d.addBindValue(id);
-    if (!d.exec()) {
-        if (error)
-            *error = failed(d);
-        d.finish();
-        for (qint64 id : std::as_const(ids))
-            release(id, owner);
-        return targets;
-    }
-    while (d.next()) {
+        d->bind(id);
+    bool ok = d->exec(error);
+    while (ok && d->next()) {
         DeliveryTarget t;
-        t.id = d.value(0).toLongLong();
-        t.webhookId = d.value(1).toString();
-        t.eventType = d.value(2).toString();
-        t.instanceId = d.value(3).toLongLong();
-        t.providerId = d.value(4).toLongLong();
-        t.endpointId = d.value(5).toLongLong();
-        t.url = d.value(6).toString();
-        t.signing = d.value(7).toString();
-        if (!d.value(8).toString().isEmpty())
-            t.secrets.append(d.value(8).toString());
-        if (!d.value(9).toString().isEmpty() && d.value(10).toString() > now)
-            t.secrets.append(d.value(9).toString());
-        t.body = d.value(11).toString().toUtf8();
-        t.attempts = d.value(12).toInt();
+        t.id = d->integer(0);
+        t.webhookId = d->string(1);
+        t.eventType = d->string(2);
+        t.instanceId = d->integer(3);
+        t.providerId = d->integer(4);
+        t.endpointId = d->integer(5);
+        t.url = d->string(6);
+        t.signing = d->string(7);
+        const QString secret = d->string(8);
+        if (!secret.isEmpty())
+            t.secrets.append(secret);
+        const QString previous = d->string(9);
+        if (!previous.isEmpty() && d->string(10) > now)
+            t.secrets.append(previous);
+        t.body = d->text(11);
+        t.attempts = int(d->integer(12));
         targets.append(t);
-        const ClaimCursor at{d.value(13).toString(), t.id};
+        const ClaimCursor at{d->string(13), t.id};
         if (last && std::pair(at.at, at.id) > std::pair(last->at, last->id))
             *last = at;
     }
-    d.finish();
+    if (ok && d->failed()) {
+        if (error)
+            *error = d->problem();
+        ok = false;
+    }
+    if (!ok) {
+        // The statement is reset before the releases run on the same connection.
+        d.reset();
+        targets.clear();
+        for (qint64 id : std::as_const(ids))
+            release(id, owner);
+    }
     return targets;
 }
 

@@ -8,6 +8,7 @@
 #include "server/http/jsonwriter.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
+#include "server/storage/statement.h"
 #include "server/storage/timestamps.h"
 
 #include <QHash>
@@ -26,43 +27,26 @@ namespace {
 
 const QString kAlert = QStringLiteral("alert");
 
-void appendJsonString(QString &out, const QString &text)
+// Text from the network as valid UTF-8: as it is when it is ASCII (the usual case), else decoded
+// (an invalid sequence becomes U+FFFD) and encoded again.
+QByteArray validUtf8(const QByteArray &bytes)
 {
-    out += QLatin1Char('"');
-    for (const QChar c : text) {
-        switch (c.unicode()) {
-        case '"': out += QLatin1String("\\\""); break;
-        case '\\': out += QLatin1String("\\\\"); break;
-        case '\n': out += QLatin1String("\\n"); break;
-        case '\r': out += QLatin1String("\\r"); break;
-        case '\t': out += QLatin1String("\\t"); break;
-        default:
-            if (c.unicode() < 0x20)
-                out += QStringLiteral("\\u%1").arg(int(c.unicode()), 4, 16, QLatin1Char('0'));
-            else
-                out += c;
-        }
+    for (const char c : bytes) {
+        if (static_cast<unsigned char>(c) >= 0x80)
+            return QString::fromUtf8(bytes).toUtf8();
     }
-    out += QLatin1Char('"');
+    return bytes;
 }
 
 // [["name", "value"], ...] as compact JSON, written directly: every attempt logs two of these.
-QString headersText(const HeaderPairs &headers)
+QByteArray headersJson(const HeaderPairs &headers)
 {
-    QString out;
-    out.reserve(64 * int(headers.size()) + 2);
-    out += QLatin1Char('[');
-    for (const auto &[name, value] : headers) {
-        if (out.size() > 1)
-            out += QLatin1Char(',');
-        out += QLatin1Char('[');
-        appendJsonString(out, QString::fromLatin1(name));
-        out += QLatin1Char(',');
-        appendJsonString(out, QString::fromUtf8(value));
-        out += QLatin1Char(']');
-    }
-    out += QLatin1Char(']');
-    return out;
+    JsonWriter out(64 * headers.size() + 2);
+    out.beginArray();
+    for (const auto &[name, value] : headers)
+        out.beginArray().utf8Value(validUtf8(name)).utf8Value(validUtf8(value)).endArray();
+    out.endArray();
+    return out.data();
 }
 
 // deliveryColumns() without the alias and without the body, which never changes after the
@@ -77,44 +61,44 @@ const QString &eventColumns()
 // deliveryJson()'s object as compact JSON, written directly (the members in QJsonObject's order,
 // so the bytes are those QJsonDocument would write) from a row read with eventColumns() and the
 // delivery's body: every recorded attempt puts one on the feed.
-QByteArray deliveryEventObject(const QSqlQuery &q, const QByteArray &body)
+QByteArray deliveryEventObject(const Statement &q, const QByteArray &body)
 {
     JsonWriter out(512 + body.size());
     out.beginObject();
-    out.key("attempts").value(q.value(7).toLongLong());
+    out.key("attempts").value(q.integer(7));
     // Stored bodies are compact JSON objects written by QJsonDocument: embedded as they are.
     out.key("body");
     if (body.startsWith('{') && body.endsWith('}'))
         out.raw(body);
     else
         out.raw(QJsonDocument(QJsonDocument::fromJson(body).object()).toJson(QJsonDocument::Compact));
-    out.key("created_at").value(q.value(12).toString());
-    out.key("endpoint_id").value(q.value(5).toLongLong());
-    out.key("event_type").value(q.value(2).toString());
-    out.key("give_up_at").nullableValue(q.value(9).toString());
-    out.key("id").value(q.value(0).toLongLong());
-    out.key("instance_id").value(q.value(3).toLongLong());
-    out.key("last_error").nullableValue(q.value(11).toString());
+    out.key("created_at").utf8Value(q.text(12));
+    out.key("endpoint_id").value(q.integer(5));
+    out.key("event_type").utf8Value(q.text(2));
+    out.key("give_up_at").nullableUtf8Value(q.text(9));
+    out.key("id").value(q.integer(0));
+    out.key("instance_id").value(q.integer(3));
+    out.key("last_error").nullableUtf8Value(q.text(11));
     out.key("last_status");
-    if (q.value(10).isNull())
+    if (q.isNull(10))
         out.null();
     else
-        out.value(q.value(10).toLongLong());
-    out.key("next_attempt_at").nullableValue(q.value(8).toString());
-    out.key("provider_id").value(q.value(4).toLongLong());
-    out.key("state").value(q.value(6).toString());
-    out.key("updated_at").value(q.value(13).toString());
-    out.key("version").value(q.value(14).toLongLong());
-    out.key("webhook_id").value(q.value(1).toString());
+        out.value(q.integer(10));
+    out.key("next_attempt_at").nullableUtf8Value(q.text(8));
+    out.key("provider_id").value(q.integer(4));
+    out.key("state").utf8Value(q.text(6));
+    out.key("updated_at").utf8Value(q.text(13));
+    out.key("version").value(q.integer(14));
+    out.key("webhook_id").utf8Value(q.text(1));
     out.endObject();
     return out.data();
 }
 
 // The feed event of a delivery row read with eventColumns().
-FeedEvent deliveryEvent(const QSqlQuery &q, const QByteArray &body)
+FeedEvent deliveryEvent(const Statement &q, const QByteArray &body)
 {
-    return FeedEvent{kDelivery, q.value(0).toLongLong(), q.value(14).toLongLong(), QStringLiteral("updated"),
-                     deliveryEventObject(q, body), Audience{q.value(4).toLongLong(), {}, false}};
+    return FeedEvent{kDelivery, q.integer(0), q.integer(14), QStringLiteral("updated"), deliveryEventObject(q, body),
+                     Audience{q.integer(4), {}, false}};
 }
 
 } // namespace
@@ -219,28 +203,21 @@ bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Proble
         QString sql = head;
         for (qsizetype i = 0; i < n; ++i)
             sql += (i == 0 ? QString() : QStringLiteral(", ")) + row;
-        QSqlQuery &log = m_db.query(sql);
+        Statement log(m_db, sql);
         for (qsizetype i = first; i < first + n; ++i) {
             const DeliveryTarget &target = records.at(i).target;
             const AttemptLog &attempt = records.at(i).attempt;
-            log.addBindValue(target.id);
-            log.addBindValue(target.id);
-            log.addBindValue(timestamp(attempt.at));
-            log.addBindValue(headersText(attempt.requestHeaders));
-            log.addBindValue(QString::fromUtf8(attempt.requestBody));
-            log.addBindValue(attempt.status > 0 ? QVariant(attempt.status) : QVariant(QMetaType::fromType<int>()));
-            log.addBindValue(attempt.status > 0 ? QVariant(headersText(attempt.responseHeaders)) : nullText());
-            log.addBindValue(attempt.status > 0 ? QVariant(QString::fromUtf8(attempt.responseBody.left(MaxLoggedBodyBytes)))
-                                                : nullText());
-            log.addBindValue(attempt.latencyMs);
-            log.addBindValue(textOrNull(attempt.errorClass));
-            log.addBindValue(textOrNull(attempt.error));
+            log.bind(target.id).bind(target.id).bindText(timestamp(attempt.at));
+            log.bindText(headersJson(attempt.requestHeaders)).bindText(attempt.requestBody);
+            if (attempt.status > 0)
+                log.bind(attempt.status)
+                    .bindText(headersJson(attempt.responseHeaders))
+                    .bindText(validUtf8(attempt.responseBody.left(MaxLoggedBodyBytes)));
+            else
+                log.bindNull().bindNull().bindNull();
+            log.bind(attempt.latencyMs).bindText(emptyAsNull(attempt.errorClass)).bindText(emptyAsNull(attempt.error));
         }
-        const bool ok = log.exec();
-        if (!ok)
-            *error = failed(log);
-        log.finish();
-        if (!ok)
+        if (!log.exec(error))
             return false;
     }
     return true;
@@ -267,29 +244,31 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
                 ids += i == first ? QStringLiteral("?") : QStringLiteral(", ?");
                 index.insert(records.at(rows.at(i)).target.id, rows.at(i));
             }
-            QSqlQuery &upd = m_db.query(QStringLiteral(
+            Statement upd(m_db, QStringLiteral(
                 "UPDATE deliveries SET state = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, give_up_at = NULL,"
                 " last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
                 " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + eventColumns());
-            upd.addBindValue(group.key() > 0 ? QVariant(group.key()) : QVariant(QMetaType::fromType<int>()));
-            upd.addBindValue(now);
-            upd.addBindValue(owner);
+            if (group.key() > 0)
+                upd.bind(group.key());
+            else
+                upd.bindNull();
+            upd.bindText(now).bindText(owner);
             for (qsizetype i = first; i < first + n; ++i)
-                upd.addBindValue(records.at(rows.at(i)).target.id);
-            if (!upd.exec()) {
-                *error = failed(upd);
-                upd.finish();
+                upd.bind(records.at(rows.at(i)).target.id);
+            if (!upd.exec(error))
                 return false;
-            }
             QList<FeedEvent> events;
             events.reserve(n);
             while (upd.next()) {
-                const qsizetype at = index.value(upd.value(0).toLongLong(), -1);
+                const qsizetype at = index.value(upd.integer(0), -1);
                 Q_ASSERT(at >= 0);
                 events.append(deliveryEvent(upd, records.at(at).target.body));
                 (*results)[at].ok = true;
             }
-            upd.finish();
+            if (upd.failed()) {
+                *error = upd.problem();
+                return false;
+            }
             // One multi-row append for the statement's rows, in the order it returned them.
             if (!m_journal.events(events, error))
                 return false;
@@ -307,8 +286,8 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
                                   ? QString()
                                   : attempt.errorClass + QStringLiteral(": ") + attempt.error;
     QString newState = Delivery::Pending;
-    QVariant next = nullText();
-    QVariant giveUp = nullText();
+    QString next; // NULL unless retried
+    QString giveUp;
     switch (outcome.verdict) {
     case AttemptOutcome::Verdict::Delivered:
         newState = Delivery::Delivered;
@@ -326,27 +305,27 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     // The usual case, the lease holder recording a PENDING delivery, in one statement that also
     // returns the row for its feed event. Rows are locked (PostgreSQL: lockForRecording) or the
     // write lock is held (SQLite: BEGIN IMMEDIATE), so nothing changes between the two paths.
-    QSqlQuery &fast = m_db.query(QStringLiteral(
-        "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, give_up_at = ?, last_status = ?,"
-        " last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
-        " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + eventColumns());
-    fast.addBindValue(newState);
-    fast.addBindValue(next);
-    fast.addBindValue(giveUp);
-    fast.addBindValue(status);
-    fast.addBindValue(textOrNull(lastError));
-    fast.addBindValue(now);
-    fast.addBindValue(target.id);
-    fast.addBindValue(owner);
-    if (!fast.exec()) {
-        *error = failed(fast);
-        fast.finish();
-        return result;
-    }
     std::optional<FeedEvent> updated;
-    if (fast.next())
-        updated = deliveryEvent(fast, target.body);
-    fast.finish();
+    {
+        Statement fast(m_db, QStringLiteral(
+            "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, give_up_at = ?, last_status = ?,"
+            " last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
+            " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + eventColumns());
+        fast.bindText(newState).bindText(next).bindText(giveUp);
+        if (attempt.status > 0)
+            fast.bind(attempt.status);
+        else
+            fast.bindNull();
+        fast.bindText(emptyAsNull(lastError)).bindText(now).bind(target.id).bindText(owner);
+        if (!fast.exec(error))
+            return result;
+        if (fast.next())
+            updated = deliveryEvent(fast, target.body);
+        else if (fast.failed()) {
+            *error = fast.problem();
+            return result;
+        }
+    }
 
     if (updated) {
         if (!m_journal.events({*updated}, error))

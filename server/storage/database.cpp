@@ -5,10 +5,13 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QSqlDriver>
 #include <QSqlError>
 #include <QStandardPaths>
 #include <QUrl>
 #include <QUuid>
+
+#include <sqlite3.h>
 
 namespace OpsDeck {
 
@@ -102,6 +105,10 @@ bool Database::open(Problem *error)
 void Database::close()
 {
     m_queries.clear();
+    // Before the connection closes: SQLite refuses to close one with statements still prepared.
+    for (sqlite3_stmt *statement : std::as_const(m_statements))
+        sqlite3_finalize(statement);
+    m_statements.clear();
     if (QSqlDatabase::contains(m_connectionName)) {
         {
             QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
@@ -204,6 +211,30 @@ QSqlQuery &Database::query(const QString &sql)
         it = m_queries.insert(sql, q);
     }
     return **it;
+}
+
+sqlite3_stmt *Database::sqliteStatement(const QString &sql, QString *error)
+{
+    if (sqlite3_stmt *cached = m_statements.value(sql))
+        return cached;
+    const QVariant handle = connection().driver()->handle();
+    sqlite3 *connection = m_backend == Backend::Sqlite && handle.isValid() && qstrcmp(handle.typeName(), "sqlite3*") == 0
+                              ? *static_cast<sqlite3 *const *>(handle.constData())
+                              : nullptr;
+    if (!connection) {
+        *error = QStringLiteral("not an open SQLite connection");
+        return nullptr;
+    }
+    const QByteArray text = sql.toUtf8();
+    sqlite3_stmt *statement = nullptr;
+    if (sqlite3_prepare_v3(connection, text.constData(), int(text.size()), SQLITE_PREPARE_PERSISTENT, &statement, nullptr)
+        != SQLITE_OK) {
+        *error = QString::fromUtf8(sqlite3_errmsg(connection));
+        sqlite3_finalize(statement);
+        return nullptr;
+    }
+    m_statements.insert(sql, statement);
+    return statement;
 }
 
 bool Database::recover()

@@ -11,6 +11,8 @@
 
 #include <memory>
 
+struct sqlite3_stmt;
+
 namespace OpsDeck {
 
 // One connection, used only from the thread that opened it. Repository code writes SQL that both
@@ -43,6 +45,10 @@ public:
     // A prepared statement cached by its text: callers bind, exec and finish() it. Never nest two
     // uses of the same text.
     QSqlQuery &query(const QString &sql);
+    // SQLite only, for Statement: this text prepared on this connection through SQLite's own API,
+    // cached like query()'s and finalized by close(); nullptr (and *error) when it does not
+    // prepare. Never nest two uses of the same text.
+    sqlite3_stmt *sqliteStatement(const QString &sql, QString *error);
     // Runs one statement without parameters; false (and the problem) on failure.
     bool exec(const QString &sql, Problem *error = nullptr);
 
@@ -71,6 +77,7 @@ private:
     QString m_connectionName;
     Backend m_backend = Backend::Sqlite;
     QHash<QString, std::shared_ptr<QSqlQuery>> m_queries;
+    QHash<QString, sqlite3_stmt *> m_statements;
 };
 
 } // namespace OpsDeck

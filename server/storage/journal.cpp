@@ -1,6 +1,7 @@
 // The audit trail and the change feed, written inside the caller's transaction.
 #include "journal.h"
 
+#include "statement.h"
 #include "timestamps.h"
 
 #include <QJsonDocument>
@@ -78,26 +79,17 @@ bool Journal::events(const QList<FeedEvent> &events, Problem *error)
                 sql += QLatin1String(", ");
             sql += row;
         }
-        QSqlQuery &q = m_db.query(sql);
+        Statement q(m_db, sql);
         for (qsizetype i = first; i < first + n; ++i) {
             const FeedEvent &e = events.at(i);
-            q.addBindValue(e.kind);
-            q.addBindValue(e.objectId);
-            q.addBindValue(e.version);
-            q.addBindValue(e.op);
-            q.addBindValue(QString::fromUtf8(e.object));
-            q.addBindValue(now);
-            q.addBindValue(e.audience.provider ? QVariant(*e.audience.provider)
-                                               : QVariant(QMetaType::fromType<qlonglong>()));
-            q.addBindValue(e.audience.owner.isEmpty() ? QVariant(QMetaType::fromType<QString>())
-                                                      : QVariant(e.audience.owner));
-            q.addBindValue(e.audience.operatorOnly ? 1 : 0);
+            q.bindText(e.kind).bind(e.objectId).bind(e.version).bindText(e.op).bindText(e.object).bindText(now);
+            if (e.audience.provider)
+                q.bind(*e.audience.provider);
+            else
+                q.bindNull();
+            q.bindText(e.audience.owner.isEmpty() ? QString() : e.audience.owner).bind(e.audience.operatorOnly ? 1 : 0);
         }
-        const bool ok = q.exec();
-        if (!ok && error)
-            *error = Database::sqlProblem(q);
-        q.finish();
-        if (!ok)
+        if (!q.exec(error))
             return false;
     }
     return true;
