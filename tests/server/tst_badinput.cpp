@@ -15,6 +15,7 @@ private slots:
     void cleanupTestCase();
     void badRequest_data();
     void badRequest();
+    void oversizedBody_data();
     void oversizedBody();
     void stillHealthyAndUnchanged();
 
@@ -23,13 +24,19 @@ private:
     qint64 m_org = 0;
     qint64 m_instance = 0;
     qint64 m_token = 0;
+    // A registered instance's notification and endpoint, which no refused request may touch.
+    qint64 m_registered = 0;
+    qint64 m_delivery = 0;
+    qint64 m_endpoint = 0;
     int m_organizationsBefore = 0;
 };
 
 void tst_BadInput::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
-    m_server = std::make_unique<TestServer>();
+    ServerOptions options;
+    options.deliveryWorker = false; // the delivery keeps its version unless a request changes it
+    m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
     m_org = m_server->createOrganization(QStringLiteral("Customer"));
     const qint64 provider = m_server->createProvider(QStringLiteral("P"), m_org, {QStringLiteral("app")});
@@ -39,6 +46,18 @@ void tst_BadInput::initTestCase()
                                        m_server->operatorToken());
     m_token = token.json().value(QStringLiteral("id")).toInteger();
     QVERIFY(m_org && m_instance && m_token);
+    m_registered = m_server->createInstance(QStringLiteral("r"), m_org, provider, QStringLiteral("app"), QStringLiteral("alice"));
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(m_registered),
+                            {{QStringLiteral("callback_url"), QStringLiteral("http://127.0.0.1:9/hook")}}, m_server->operatorToken())
+                 .status,
+             200);
+    const QJsonObject d = m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(m_registered), m_server->operatorToken())
+                              .items()
+                              .first()
+                              .toObject();
+    m_delivery = d.value(QStringLiteral("id")).toInteger();
+    m_endpoint = d.value(QStringLiteral("endpoint_id")).toInteger();
+    QVERIFY(m_delivery && m_endpoint);
     m_organizationsBefore = int(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size());
 }
 
@@ -62,6 +81,10 @@ void tst_BadInput::badRequest_data()
         {"POST", "/api/v1/instances/{inst}/register"}, {"POST", "/api/v1/instances/{inst}/stop"},
         {"POST", "/api/v1/instances/{inst}/start"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/organizations/{org}"},
         {"POST", "/api/v1/organizations/{org}/restore"}, {"DELETE", "/api/v1/tokens/{tok}"},
+        {"POST", "/api/v1/deliveries/retry"}, {"POST", "/api/v1/deliveries/{del}/retry"},
+        {"POST", "/api/v1/deliveries/{del}/cancel"}, {"POST", "/api/v1/endpoints/{ep}/pause"},
+        {"POST", "/api/v1/endpoints/{ep}/resume"}, {"POST", "/api/v1/endpoints/{ep}/test"},
+        {"POST", "/api/v1/instances/{reg}/rotate-secret"},
     };
     const QList<QPair<const char *, QByteArray>> malformed = {
         {"truncated", "{"}, {"missing value", R"({"name":})"}, {"not json", "name=x"},
@@ -147,6 +170,23 @@ void tst_BadInput::badRequest_data()
         {"organizations: bad status", "GET", "/api/v1/organizations?status=x", "", 400, "invalid-request", "?status"},
         {"providers: negative organization", "GET", "/api/v1/providers?organization=-2", "", 400, "invalid-request", "?organization"},
         {"tokens: limit too large", "GET", "/api/v1/tokens?limit=100000", "", 400, "invalid-request", "?limit"},
+        {"deliveries: bad state", "GET", "/api/v1/deliveries?state=bogus", "", 400, "invalid-request", "?state"},
+        {"deliveries: status class 7xx", "GET", "/api/v1/deliveries?status=7xx", "", 400, "invalid-request", "?status"},
+        {"deliveries: instance not a number", "GET", "/api/v1/deliveries?instance=abc", "", 400, "invalid-request", "?instance"},
+        {"deliveries: repeated state", "GET", "/api/v1/deliveries?state=FAILED&state=PENDING", "", 400, "invalid-request", "?state"},
+        {"deliveries: limit too large", "GET", "/api/v1/deliveries?limit=100000", "", 400, "invalid-request", "?limit"},
+        {"deliveries: forged cursor", "GET", "/api/v1/deliveries?cursor=zzz", "", 400, "invalid-request", "?cursor"},
+        {"endpoints: bad provider", "GET", "/api/v1/endpoints?provider=x", "", 400, "invalid-request", "?provider"},
+        {"bulk retry: state a list", "POST", "/api/v1/deliveries/retry", R"({"state": ["FAILED"]})", 400, "invalid-request", "/state"},
+        {"bulk retry: dry_run a string", "POST", "/api/v1/deliveries/retry", R"({"dry_run": "yes"})", 400, "invalid-request", "/dry_run"},
+        {"bulk retry: unknown field", "POST", "/api/v1/deliveries/retry", R"({"colour": "red"})", 400, "invalid-request", "/colour"},
+        {"retry: unknown field", "POST", "/api/v1/deliveries/{del}/retry", R"({"force": true})", 400, "invalid-request", "/force"},
+        {"cancel: reason a number", "POST", "/api/v1/deliveries/{del}/cancel", R"({"reason": 5})", 400, "invalid-request", "/reason"},
+        {"rotate: secret chosen by the client", "POST", "/api/v1/instances/{reg}/rotate-secret", R"({"secret": "whsec_mine"})", 400, "invalid-request", "/secret"},
+        {"rotate: no callback", "POST", "/api/v1/instances/{inst}/rotate-secret", "", 409, "no-callback", ""},
+        {"resume: endpoint active", "POST", "/api/v1/endpoints/{ep}/resume", "", 409, "invalid-transition", ""},
+        {"missing delivery", "POST", "/api/v1/deliveries/99999/retry", "", 404, "not-found", ""},
+        {"missing endpoint", "POST", "/api/v1/endpoints/99999/test", "", 404, "not-found", ""},
         // Routing.
         {"unknown version", "GET", "/api/v2/instances", "", 404, "not-found", ""},
         {"non-numeric id", "GET", "/api/v1/instances/abc", "", 404, "not-found", ""},
@@ -190,7 +230,10 @@ void tst_BadInput::badRequest()
     QFETCH(QString, errorPath);
     path.replace(QLatin1String("{org}"), QString::number(m_org))
         .replace(QLatin1String("{inst}"), QString::number(m_instance))
-        .replace(QLatin1String("{tok}"), QString::number(m_token));
+        .replace(QLatin1String("{tok}"), QString::number(m_token))
+        .replace(QLatin1String("{reg}"), QString::number(m_registered))
+        .replace(QLatin1String("{del}"), QString::number(m_delivery))
+        .replace(QLatin1String("{ep}"), QString::number(m_endpoint));
     HeaderList headers;
     if (authorization == "op")
         headers.append({"Authorization", "Bearer " + m_server->operatorToken().toUtf8()});
@@ -215,12 +258,26 @@ void tst_BadInput::badRequest()
         QVERIFY(!r.header("Allow").isEmpty());
 }
 
+void tst_BadInput::oversizedBody_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QByteArray>("field");
+    QTest::newRow("organization") << "/api/v1/organizations" << QByteArray("name");
+    QTest::newRow("bulk retry") << "/api/v1/deliveries/retry" << QByteArray("reason");
+    QTest::newRow("retry") << "/api/v1/deliveries/{del}/retry" << QByteArray("reason");
+    QTest::newRow("pause") << "/api/v1/endpoints/{ep}/pause" << QByteArray("reason");
+}
+
 void tst_BadInput::oversizedBody()
 {
-    const QByteArray body = "{\"name\": \"" + QByteArray(1024 * 1024, 'x') + "\"}";
-    const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, m_server->operatorToken());
+    QFETCH(QString, path);
+    QFETCH(QByteArray, field);
+    path.replace(QLatin1String("{del}"), QString::number(m_delivery)).replace(QLatin1String("{ep}"), QString::number(m_endpoint));
+    const QByteArray body = "{\"" + field + "\": \"" + QByteArray(1024 * 1024, 'x') + "\"}";
+    const Reply r = m_server->request("POST", path, body, m_server->operatorToken());
     QCOMPARE(r.status, 413);
     QCOMPARE(r.code(), QStringLiteral("payload-too-large"));
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
@@ -230,6 +287,15 @@ void tst_BadInput::stillHealthyAndUnchanged()
     const Reply instance = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(m_instance), m_server->operatorToken());
     QCOMPARE(instance.json().value(QStringLiteral("status")).toString(), QStringLiteral("PENDING"));
     QCOMPARE(instance.json().value(QStringLiteral("version")).toInteger(), 1);
+    const QJsonObject delivery = m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(m_delivery), m_server->operatorToken()).json();
+    QCOMPARE(delivery.value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    QCOMPARE(delivery.value(QStringLiteral("version")).toInteger(), 1);
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(m_registered), m_server->operatorToken()).items().size(), 1);
+    const QJsonObject endpoint = m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(m_endpoint), m_server->operatorToken()).json();
+    QCOMPARE(endpoint.value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
+    QCOMPARE(endpoint.value(QStringLiteral("version")).toInteger(), 1);
+    const QJsonObject registered = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(m_registered), m_server->operatorToken()).json();
+    QCOMPARE(registered.value(QStringLiteral("version")).toInteger(), 2); // created, registered
     const QByteArray metrics = m_server->get(QStringLiteral("/metrics"), {}).body;
     QVERIFY(!metrics.contains("status=\"500\""));
 }
