@@ -13,10 +13,17 @@ namespace OpsDeck {
 
 Statement::Statement(Database &db, const QString &sql)
 {
-    if (db.backend() == Database::Backend::Sqlite)
+    if (db.backend() == Database::Backend::Sqlite) {
         m_stmt = db.sqliteStatement(sql, &m_error);
-    else
-        m_query = &db.query(sql);
+        return;
+    }
+    m_query = &db.query(sql);
+    // A statement that did not prepare fails every run with an error about the EXECUTE QPSQL
+    // writes for it: keep the preparation's own error instead.
+    if (m_query->lastError().isValid()) {
+        m_error = m_query->lastError().text();
+        m_query = nullptr;
+    }
 }
 
 Statement::~Statement()
