@@ -1,4 +1,5 @@
-// Callback endpoints: health, pause and resume keep deliveries, auto-pause after the failure window.
+// Callback endpoints: health, pause and resume keep deliveries, auto-pause after the failure window, and
+// what the endpoint and secret actions do while another writer holds their rows.
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -53,6 +54,22 @@ QString stateOf(const QJsonArray &list, int index)
     return list.at(index).toObject().value(QStringLiteral("state")).toString();
 }
 
+// Polls on another writer's connection until some other backend waits for a lock: the request
+// under test has reached the row that writer holds. False after 20 s.
+bool untilAnotherWaitsForALock(QSqlQuery &q)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < 20000) {
+        if (q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                  " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
+            && q.next() && q.value(0).toInt() > 0)
+            return true;
+        QThread::msleep(5);
+    }
+    return false;
+}
+
 } // namespace
 
 class tst_Endpoints : public QObject
@@ -67,6 +84,7 @@ private slots:
     void invalidRequests_data();
     void invalidRequests();
     void resumeSurvivesDeadlock();
+    void rotateSecretWaitsForAConcurrentWriter();
 
 private:
     qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
@@ -313,16 +331,7 @@ void tst_Endpoints::resumeSurvivesDeadlock()
             return;
         }
         phase = 1;
-        QElapsedTimer waited;
-        waited.start();
-        bool resumeWaits = false;
-        while (!resumeWaits && waited.elapsed() < 20000) {
-            resumeWaits = q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
-                                                " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
-                          && q.next() && q.value(0).toInt() > 0;
-            if (!resumeWaits)
-                QThread::msleep(5);
-        }
+        const bool resumeWaits = untilAnotherWaitsForALock(q);
         tookEndpoint = resumeWaits && q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id = %1 FOR UPDATE").arg(endpointId));
         db.commit();
         phase = 2;
@@ -341,6 +350,57 @@ void tst_Endpoints::resumeSurvivesDeadlock()
     const QJsonObject after = server.get(QStringLiteral("/api/v1/deliveries/%1").arg(deliveryId), server.operatorToken()).json();
     QVERIFY2(after.value(QStringLiteral("next_attempt_at")).toString() < QLatin1String("2999"),
              qPrintable(QJsonDocument(after).toJson()));
+}
+
+void tst_Endpoints::rotateSecretWaitsForAConcurrentWriter()
+{
+    if (!m_server->testDatabase().isPostgres())
+        QSKIP("row locks are PostgreSQL's; SQLite has one writer at a time");
+    ServerOptions options;
+    options.deliveryWorker = false;
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    DemoProvider nobody;
+    QString secret;
+    const qint64 instance = registerInstance(server, &nobody, QStringLiteral("/ok/r"), &secret);
+    QVERIFY(instance > 0);
+    const qint64 version = server.get(QStringLiteral("/api/v1/instances/%1").arg(instance), server.operatorToken())
+                               .json()
+                               .value(QStringLiteral("version"))
+                               .toInteger();
+    QVERIFY(version > 0);
+
+    // Another writer (a stop on another replica) holds the instance's row while the rotation
+    // starts, and commits once the rotation waits for it.
+    std::atomic<int> phase{0};
+    const QString url = server.databaseUrl();
+    std::unique_ptr<QThread> other(QThread::create([&] {
+        Database db(url);
+        if (!db.open() || !db.begin()) {
+            phase = -1;
+            return;
+        }
+        QSqlQuery q(db.connection());
+        if (!q.exec(QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = %1").arg(instance))) {
+            phase = -1;
+            return;
+        }
+        phase = 1;
+        const bool rotationWaits = untilAnotherWaitsForALock(q);
+        db.commit();
+        phase = rotationWaits ? 2 : -2;
+    }));
+    other->start();
+    QTRY_VERIFY(phase.load() != 0);
+    QCOMPARE(phase.load(), 1);
+
+    const Reply rotated = server.post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(instance), {}, server.operatorToken());
+    QVERIFY(other->wait(30000));
+    QCOMPARE(phase.load(), 2);
+    // Not a 500: the rotation read the instance after the other writer committed.
+    QVERIFY2(rotated.status == 200, rotated.body.constData());
+    QVERIFY(rotated.json().value(QStringLiteral("secret")).toString().startsWith(QLatin1String("whsec_")));
+    QCOMPARE(rotated.json().value(QStringLiteral("version")).toInteger(), version + 2);
 }
 
 QTEST_MAIN(tst_Endpoints)
