@@ -92,6 +92,7 @@ private:
     QJsonArray deliveries(TestServer &server, qint64 instance);
 
     std::unique_ptr<TestServer> m_server;
+    std::unique_ptr<TestServer> m_quiet; // no delivery worker: only the test touches the rows
     qint64 m_org = 0;
     qint64 m_provider = 0;
     int m_counter = 0;
@@ -107,6 +108,10 @@ void tst_Endpoints::initTestCase()
     options.outboxPollInterval = std::chrono::milliseconds(50);
     m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    ServerOptions quiet;
+    quiet.deliveryWorker = false;
+    m_quiet = std::make_unique<TestServer>(quiet);
+    QVERIFY2(m_quiet->isRunning(), qPrintable(m_quiet->error()));
     m_org = m_server->createOrganization(QStringLiteral("acme"));
     m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
     QVERIFY(m_org > 0 && m_provider > 0);
@@ -288,10 +293,7 @@ void tst_Endpoints::resumeSurvivesDeadlock()
 {
     if (!m_server->testDatabase().isPostgres())
         QSKIP("row locks and deadlocks are PostgreSQL's; SQLite has one writer at a time");
-    ServerOptions options;
-    options.deliveryWorker = false;
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    TestServer &server = *m_quiet;
     DemoProvider nobody;
     QString secret;
     const qint64 instance = registerInstance(server, &nobody, QStringLiteral("/ok/d"), &secret);
@@ -356,10 +358,7 @@ void tst_Endpoints::rotateSecretWaitsForAConcurrentWriter()
 {
     if (!m_server->testDatabase().isPostgres())
         QSKIP("row locks are PostgreSQL's; SQLite has one writer at a time");
-    ServerOptions options;
-    options.deliveryWorker = false;
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    TestServer &server = *m_quiet;
     DemoProvider nobody;
     QString secret;
     const qint64 instance = registerInstance(server, &nobody, QStringLiteral("/ok/r"), &secret);
