@@ -243,8 +243,9 @@ Response DeliveryApi::get(Request &req)
     if (!d)
         return Response::problem(problem);
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
-        "SELECT attempt, at, request_headers, request_body, response_status, response_headers, response_body, latency_ms,"
-        " error_class, error FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt"));
+        "SELECT attempt, at, request_headers, COALESCE(request_body, (SELECT body FROM deliveries WHERE id = delivery_id)),"
+        " response_status, response_headers, response_body, latency_ms, error_class, error"
+        " FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt"));
     q.addBindValue(req.id());
     if (!q.exec())
         return failedQuery(q);

@@ -208,7 +208,10 @@ bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Proble
             const DeliveryTarget &target = records.at(i).target;
             const AttemptLog &attempt = records.at(i).attempt;
             log.bind(target.id).bind(target.id).bindText(timestamp(attempt.at));
-            log.bindText(headersJson(attempt.requestHeaders)).bindText(attempt.requestBody);
+            // The body sent is the delivery's own (one copy in `deliveries`): NULL says so, and readers
+            // take the delivery's. Only a body that differs (none does today) is kept here.
+            log.bindText(headersJson(attempt.requestHeaders))
+                .bindText(attempt.requestBody == target.body ? QByteArray() : attempt.requestBody);
             if (attempt.status > 0)
                 log.bind(attempt.status)
                     .bindText(headersJson(attempt.responseHeaders))

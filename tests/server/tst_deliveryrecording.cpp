@@ -8,6 +8,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMap>
 #include <QSqlQuery>
 #include <QtTest>
 
@@ -48,6 +49,8 @@ private slots:
     void batchLargerThanOneStatement();
     void lostLeaseKeepsTheState();
     void headersAreLoggedAsJson();
+    void requestBodyIsKeptOnce();
+    void responseTextIsStoredAsValidUtf8();
     void claimGoesOnAfterTheCursor();
     void busyEndpointsAreSkipped();
     void leaseSharesTheBatchTransaction();
@@ -307,6 +310,51 @@ void tst_DeliveryRecording::headersAreLoggedAsJson()
                                           QJsonArray{QStringLiteral("x-odd"), QString::fromUtf8(odd)}}));
     QCOMPARE(text(*m_db, QStringLiteral("SELECT response_headers FROM delivery_attempts")),
              QStringLiteral("[[\"content-type\",\"text/plain\"]]"));
+}
+
+void tst_DeliveryRecording::requestBodyIsKeptOnce()
+{
+    seed(2);
+    const QList<DeliveryTarget> targets = claimAll(2);
+    QCOMPARE(targets.size(), 2);
+    // The body sent is the delivery's: the attempt log points at it instead of holding a copy.
+    // One that differs (a sender that rewrote it) is kept as it was sent.
+    AttemptRecord same = outcome(targets.at(0), QLatin1Char('D'));
+    AttemptRecord other = outcome(targets.at(1), QLatin1Char('D'));
+    other.attempt.requestBody = "{\"rewritten\":true}";
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({same, other}, kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT delivery_id, request_body FROM delivery_attempts ORDER BY delivery_id")));
+    QMap<qint64, QVariant> stored;
+    while (q.next())
+        stored.insert(q.value(0).toLongLong(), q.value(1));
+    QCOMPARE(stored.size(), 2);
+    QVERIFY2(stored.value(same.target.id).isNull(), qPrintable(stored.value(same.target.id).toString()));
+    QCOMPARE(stored.value(other.target.id).toString(), QStringLiteral("{\"rewritten\":true}"));
+}
+
+void tst_DeliveryRecording::responseTextIsStoredAsValidUtf8()
+{
+    seed(1);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    // A provider may answer bytes that are not UTF-8 (Latin-1, a cut sequence): they are stored
+    // as text every reader can decode, decoded as Qt decodes them (bad bytes become U+FFFD).
+    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    r.attempt.responseHeaders = {{"x-latin1", "caf\xe9"}};
+    r.attempt.responseBody = "ok \xe2\x9c";
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({r}, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT response_headers, response_body FROM delivery_attempts")) && q.next());
+    const QString replacement(QChar::ReplacementCharacter);
+    QCOMPARE(q.value(0).toString(), QStringLiteral("[[\"x-latin1\",\"caf%1\"]]").arg(replacement));
+    QCOMPARE(q.value(1).toString(), QString::fromUtf8("ok \xe2\x9c"));
+    QVERIFY(q.value(1).toString().startsWith(QStringLiteral("ok ") + replacement));
 }
 
 void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
