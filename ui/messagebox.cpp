@@ -46,14 +46,23 @@ void MessageBox::warning(QWidget *parent, const QString &title, const QString &t
 {
     if (takeAnswer(text))
         return;
-    QMessageBox::warning(parent, title, text);
+    notice(QMessageBox::Warning, parent, title, text);
 }
 
 void MessageBox::information(QWidget *parent, const QString &title, const QString &text)
 {
     if (takeAnswer(text))
         return;
-    QMessageBox::information(parent, title, text);
+    notice(QMessageBox::Information, parent, title, text);
+}
+
+void MessageBox::notice(QMessageBox::Icon icon, QWidget *parent, const QString &title, const QString &text)
+{
+    QMessageBox box(icon, title, text, QMessageBox::Ok, parent);
+    // A server's refusal goes into a ticket, a new secret into a provider's configuration: both
+    // must be copyable.
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    box.exec();
 }
 
 std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title, const QString &label)

@@ -31,6 +31,7 @@ public:
 
 private:
     static std::optional<QMessageBox::StandardButton> takeAnswer(const QString &text);
+    static void notice(QMessageBox::Icon icon, QWidget *parent, const QString &title, const QString &text);
 };
 
 } // namespace OpsDeck
