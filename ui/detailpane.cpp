@@ -1,13 +1,17 @@
 // The selected object: fields, diagram, actions and history.
 #include "detailpane.h"
 
+#include "attemptlogview.h"
 #include "statebadgelabel.h"
 #include "statediagramwidget.h"
 #include "valueformat.h"
 
+#include "core/delivery.h"
+#include "core/endpoint.h"
 #include "core/statemachine.h"
 
 #include <QAction>
+#include <QDateTime>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -19,6 +23,7 @@
 #include <QSet>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -31,6 +36,11 @@ namespace {
 bool isUserAction(const Transition &t)
 {
     return bool(t.actors & kUserRoles);
+}
+
+QString offlineReason()
+{
+    return DetailPane::tr("Offline: the console is read-only until the server answers again.");
 }
 
 QString rowObjectName(const QString &key)
@@ -110,8 +120,13 @@ DetailPane::DetailPane(QWidget *parent)
     scroll->setWidget(overview);
     m_tabs->addTab(scroll, tr("Overview"));
 
+    // Attempts: a delivery's requests and what its endpoint answered.
+    m_attempts = new AttemptLogView(m_tabs);
+    m_tabs->addTab(m_attempts, tr("Attempts"));
+
     // History: the audit entries of this object.
     auto *historyPage = new QWidget(m_tabs);
+    m_historyPage = historyPage;
     m_history = new QTreeWidget(historyPage);
     m_history->setObjectName(QStringLiteral("historyList"));
     m_history->setAccessibleName(tr("History"));
@@ -149,6 +164,10 @@ DetailPane::DetailPane(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_stack);
+
+    m_clock = new QTimer(this);
+    m_clock->setInterval(1000);
+    connect(m_clock, &QTimer::timeout, this, &DetailPane::updateCountdowns);
 }
 
 void DetailPane::setRole(Actor role)
@@ -182,6 +201,9 @@ void DetailPane::clear()
 {
     m_kind = nullptr;
     m_object = {};
+    m_countdowns.clear();
+    m_clock->stop();
+    m_attempts->clear();
     m_stack->setCurrentWidget(m_empty);
 }
 
@@ -217,15 +239,23 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_json->setPlainText(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Indented)));
     m_stack->setCurrentIndex(1);
 
+    const bool isDelivery = kind->name == QLatin1String("deliveries");
     if (!sameObject) {
         m_history->clear();
         m_historyStatus->setText(tr("Loading the history…"));
         m_historyStatus->show();
+        m_attempts->clear();
+        if (isDelivery)
+            m_attempts->setMessage(tr("Loading the attempts…"));
     }
+    m_tabs->setTabVisible(m_tabs->indexOf(m_attempts), isDelivery);
+    // Each change of a delivery is an attempt or an action: its log has news.
+    if (isDelivery && id >= 0)
+        emit attemptsRequested(id);
     // The audit log names kinds the way the change feed does ("instance"); an audit entry has
     // no history of its own.
     const bool hasHistory = kind->name != QLatin1String("audit");
-    m_tabs->setTabVisible(1, hasHistory);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_historyPage), hasHistory);
     const QString auditKind = kind->feedKind.isEmpty() ? kind->name : kind->feedKind;
     if (id >= 0 && hasHistory)
         emit historyRequested(auditKind, id);
@@ -235,11 +265,13 @@ void DetailPane::rebuildForm()
 {
     while (m_form->rowCount() > 0)
         m_form->removeRow(0);
+    m_countdowns.clear();
     if (!m_kind)
         return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
 
     QSet<QString> shown;
-    auto addRow = [this](const QString &key, const QString &title, FieldSpec::Type type, const QJsonValue &value,
+    auto addRow = [this, now](const QString &key, const QString &title, FieldSpec::Type type, const QJsonValue &value,
                          const QString &references = QString()) {
         QWidget *field = nullptr;
         if (type == FieldSpec::Type::State && value.isString()) {
@@ -259,8 +291,13 @@ void DetailPane::rebuildForm()
             label->setMinimumWidth(80);
             label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
             label->setWordWrap(true);
-            if (type == FieldSpec::Type::Timestamp && value.isString())
+            if (type == FieldSpec::Type::Timestamp && value.isString()) {
                 label->setToolTip(value.toString());
+                // The next attempt, the give-up time, the destroy time: how long is what matters.
+                const QDateTime at = QDateTime::fromString(value.toString(), Qt::ISODateWithMs);
+                if (at.isValid() && at.toMSecsSinceEpoch() > now)
+                    m_countdowns.append({label, at.toMSecsSinceEpoch(), text});
+            }
             field = label;
         }
         field->setObjectName(rowObjectName(key));
@@ -281,6 +318,25 @@ void DetailPane::rebuildForm()
                                                                                  : FieldSpec::Type::Text,
                it.value());
     }
+    updateCountdowns();
+}
+
+void DetailPane::updateCountdowns()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    bool ticking = false;
+    for (const Countdown &c : std::as_const(m_countdowns)) {
+        if (!c.label)
+            continue;
+        // Once the moment has come the plain time says enough; the next change of the object
+        // brings the next moment.
+        c.label->setText(c.at > now ? tr("%1 (%2)").arg(c.text, countdownText(c.at - now)) : c.text);
+        ticking = ticking || c.at > now;
+    }
+    if (ticking && !m_clock->isActive())
+        m_clock->start();
+    else if (!ticking)
+        m_clock->stop();
 }
 
 void DetailPane::rebuildActions()
@@ -310,7 +366,7 @@ void DetailPane::rebuildActions()
         const auto allowed = machine.find(state, t.action, m_role, &refusal);
         QString why;
         if (m_readOnly) {
-            why = tr("Offline: the console is read-only until the server answers again.");
+            why = offlineReason();
         } else if (!allowed) {
             why = refusal.code == QLatin1String("forbidden-transition")
                       ? tr("The %1 role may not %2 in state %3.").arg(actorName(m_role), t.action, state)
@@ -320,6 +376,62 @@ void DetailPane::rebuildActions()
         action->setToolTip(why.isEmpty() ? tr("%1: %2 → %3").arg(t.label, state, allowed->to) : why);
         connect(action, &QAction::triggered, this,
                 [this, kindName, id, a = t.action] { emit actionRequested(kindName, id, a); });
+    }
+    addOperations();
+}
+
+void DetailPane::addOperations()
+{
+    struct Operation
+    {
+        QString action;
+        QString label;
+        QString description;
+        QString refusal; // why it cannot be done now; empty when it can
+    };
+    const QString state = currentState();
+    QList<Operation> operations;
+    if (m_kind->name == QLatin1String("endpoints")) {
+        operations.append({QStringLiteral("test"), tr("Send test event"),
+                           tr("Sends an opsdeck.test callback, signed and retried like any other."),
+                           state == Endpoint::Active
+                               ? QString()
+                               : tr("A test event needs an active endpoint: resume it first.")});
+    } else if (m_kind->name == QLatin1String("instances")) {
+        operations.append({QStringLiteral("rotate-secret"), tr("Rotate secret"),
+                           tr("A new signing secret, shown once; the old one keeps signing for a grace period."),
+                           valueAt(m_object, QStringLiteral("callback.url")).toString().isEmpty()
+                               ? tr("No callback is registered: there is no secret to rotate.")
+                               : QString()});
+    } else if (m_kind->name == QLatin1String("deliveries")) {
+        const bool retryable = state == Delivery::Failed || state == Delivery::Cancelled || state == Delivery::Pending;
+        operations.append({QStringLiteral("bulk-retry"),
+                           retryable ? tr("Retry all %1 to this endpoint…").arg(state.toLower())
+                                     : tr("Retry all to this endpoint…"),
+                           tr("Counts the deliveries in state %1 to endpoint #%2, then retries them together.")
+                               .arg(state)
+                               .arg(m_object.value(QStringLiteral("endpoint_id")).toInteger()),
+                           retryable ? QString()
+                                     : tr("Only pending, failed or cancelled deliveries can be retried.")});
+    }
+    if (operations.isEmpty())
+        return;
+    const bool person = m_role == Actor::Operator || m_role == Actor::Provider;
+    const qint64 id = objectId();
+    const QString kindName = m_kind->name;
+    m_actions->addSeparator();
+    for (const Operation &op : std::as_const(operations)) {
+        QAction *action = m_actions->addAction(op.label);
+        action->setObjectName(QStringLiteral("action_") + op.action);
+        QString why = op.refusal;
+        if (m_readOnly)
+            why = offlineReason();
+        else if (!person)
+            why = tr("The %1 role may not do this.").arg(actorName(m_role));
+        action->setEnabled(why.isEmpty());
+        action->setToolTip(why.isEmpty() ? op.description : why);
+        connect(action, &QAction::triggered, this,
+                [this, kindName, id, a = op.action] { emit actionRequested(kindName, id, a); });
     }
 }
 
@@ -350,6 +462,25 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
     m_history->addTopLevelItems(items);
     m_historyStatus->setText(entries.isEmpty() ? tr("No recorded changes yet.") : QString());
     m_historyStatus->setVisible(entries.isEmpty());
+}
+
+void DetailPane::setAttempts(qint64 deliveryId, const QJsonArray &attempts)
+{
+    if (!m_kind || m_kind->name != QLatin1String("deliveries") || deliveryId != objectId())
+        return;
+    m_attempts->setAttempts(attempts);
+    if (attempts.isEmpty()) {
+        const QString next = m_object.value(QStringLiteral("next_attempt_at")).toString();
+        m_attempts->setMessage(next.isEmpty() ? tr("No attempt was made.")
+                                              : tr("No attempt yet; the first is due %1.").arg(displayTimestamp(next)));
+    }
+}
+
+void DetailPane::setAttemptsError(qint64 deliveryId, const QString &message)
+{
+    if (!m_kind || m_kind->name != QLatin1String("deliveries") || deliveryId != objectId())
+        return;
+    m_attempts->setMessage(tr("The attempts could not be loaded: %1").arg(message));
 }
 
 void DetailPane::setHistoryError(qint64 objectId, const QString &message)

@@ -6,7 +6,9 @@
 #include "core/resourcekind.h"
 #include "models/resourcemodel.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
+#include <QPointer>
 #include <QWidget>
 
 class QFormLayout;
@@ -14,11 +16,13 @@ class QLabel;
 class QPlainTextEdit;
 class QStackedWidget;
 class QTabWidget;
+class QTimer;
 class QToolBar;
 class QTreeWidget;
 
 namespace OpsDeck {
 
+class AttemptLogView;
 class StateBadgeLabel;
 class StateDiagramWidget;
 
@@ -48,6 +52,10 @@ public:
     // The history timeline, newest first; entries are audit entries as the API returns them.
     void setHistory(qint64 objectId, const QList<QJsonObject> &entries);
     void setHistoryError(qint64 objectId, const QString &message);
+    // A delivery's attempts ("attempt_log" of GET /deliveries/{id}), shown on their own tab.
+    void setAttempts(qint64 deliveryId, const QJsonArray &attempts);
+    void setAttemptsError(qint64 deliveryId, const QString &message);
+    AttemptLogView *attemptLog() const { return m_attempts; }
 
     // The text a form row shows, for tests and screen readers (empty when the row is absent).
     QString fieldText(const QString &key) const;
@@ -55,12 +63,17 @@ public:
 signals:
     // The pane needs the audit entries of this object (kind = the audit "kind", e.g. "instance").
     void historyRequested(const QString &auditKind, qint64 objectId);
+    // The pane shows a delivery: its attempts are wanted (again after each change of it).
+    void attemptsRequested(qint64 deliveryId);
     // An action the state machine allows was chosen; carrying it out is the caller's job.
     void actionRequested(const QString &kindName, qint64 objectId, const QString &action);
 
 private:
     void rebuildForm();
     void rebuildActions();
+    // Kind-specific requests that are no transition (a test event, a new secret, a bulk retry).
+    void addOperations();
+    void updateCountdowns();
     QString currentState() const;
 
     Actor m_role = Actor::Operator;
@@ -80,9 +93,21 @@ private:
     QFormLayout *m_form = nullptr;
     QLabel *m_diagramTitle = nullptr;
     StateDiagramWidget *m_diagram = nullptr;
+    QWidget *m_historyPage = nullptr;
+    AttemptLogView *m_attempts = nullptr;
     QTreeWidget *m_history = nullptr;
     QLabel *m_historyStatus = nullptr;
     QPlainTextEdit *m_json = nullptr;
+    // Future timestamps in the form count down to their moment: the label and the moment (ms
+    // since the epoch) with the text before the countdown.
+    struct Countdown
+    {
+        QPointer<QLabel> label;
+        qint64 at = 0;
+        QString text;
+    };
+    QList<Countdown> m_countdowns;
+    QTimer *m_clock = nullptr;
 };
 
 } // namespace OpsDeck

@@ -199,6 +199,7 @@ void MainWindow::buildPages()
     }
     connect(m_detail, &DetailPane::historyRequested, this, &MainWindow::loadHistory);
     connect(m_detail, &DetailPane::actionRequested, this, &MainWindow::runAction);
+    connect(m_detail, &DetailPane::attemptsRequested, this, &MainWindow::loadAttempts);
 }
 
 void MainWindow::restoreSettings()

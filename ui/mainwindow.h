@@ -92,6 +92,11 @@ private:
     void focusQuery();
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
+    void loadAttempts(qint64 deliveryId);
+    // Retries every delivery in the same state to the same endpoint as this one, after saying
+    // how many that is (the server's dry run).
+    void bulkRetry(qint64 deliveryId);
+    void showNewSecret(const QJsonObject &instance);
 
     // Choosing and switching the server (mainwindowconnection.cpp).
     void openConnectionDialog();

@@ -4,6 +4,7 @@
 #include "detailpane.h"
 #include "messagebox.h"
 #include "resourceview.h"
+#include "valueformat.h"
 
 #include "core/resourcekind.h"
 #include "core/statemachine.h"
@@ -104,6 +105,28 @@ void MainWindow::exportCurrentView()
         statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
 }
 
+namespace {
+
+// What the server said, in its words: the problem's detail names the blocking objects and the
+// allowed actions.
+QString problemText(const ApiResult &result)
+{
+    if (!result.problem)
+        return MainWindow::tr("HTTP %1").arg(result.status);
+    return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
+}
+
+// The route of an action where it differs from the action's name: a disabled endpoint is
+// enabled by the route that resumes a paused one.
+QString routeOf(const QString &kindName, const QString &action)
+{
+    if (kindName == QLatin1String("endpoints") && action == QLatin1String("enable"))
+        return QStringLiteral("resume");
+    return action;
+}
+
+} // namespace
+
 void MainWindow::loadHistory(const QString &auditKind, qint64 objectId)
 {
     if (!m_api)
@@ -111,10 +134,7 @@ void MainWindow::loadHistory(const QString &auditKind, qint64 objectId)
     m_api->get(QStringLiteral("/audit?kind=%1&object_id=%2&limit=200").arg(auditKind).arg(objectId), m_detail,
                [this, objectId](const ApiResult &result) {
                    if (!result.ok()) {
-                       m_detail->setHistoryError(objectId, result.problem ? result.problem->detail.isEmpty()
-                                                                                ? result.problem->title
-                                                                                : result.problem->detail
-                                                                          : tr("HTTP %1").arg(result.status));
+                       m_detail->setHistoryError(objectId, problemText(result));
                        return;
                    }
                    QList<QJsonObject> entries;
@@ -126,16 +146,39 @@ void MainWindow::loadHistory(const QString &auditKind, qint64 objectId)
                });
 }
 
+void MainWindow::loadAttempts(qint64 deliveryId)
+{
+    if (!m_api || !m_connection.baseUrl.isValid())
+        return;
+    m_api->get(QStringLiteral("/deliveries/%1").arg(deliveryId), m_detail, [this, deliveryId](const ApiResult &result) {
+        if (!result.ok()) {
+            m_detail->setAttemptsError(deliveryId, problemText(result));
+            return;
+        }
+        m_detail->setAttempts(deliveryId, result.object().value(QStringLiteral("attempt_log")).toArray());
+    });
+}
+
 void MainWindow::runAction(const QString &kindName, qint64 objectId, const QString &action)
 {
     if (!m_api)
         return;
+    if (action == QLatin1String("bulk-retry")) {
+        bulkRetry(objectId);
+        return;
+    }
     const ResourceModel *model = resourceModel(kindName);
     const QJsonObject object = model ? model->objectById(objectId) : QJsonObject();
     // Say what will happen before asking why.
     const ResourceKind *kind = resourceKindByName(kindName);
+    const bool isTest = action == QLatin1String("test");
+    const bool isRotation = action == QLatin1String("rotate-secret");
     QString what = tr("%1 %2 #%3").arg(action, kind ? kind->title.toLower() : kindName).arg(objectId);
-    if (kind && kind->machine && !kind->stateField.isEmpty()) {
+    if (isTest) {
+        what = tr("Send a test event to endpoint #%1").arg(objectId);
+    } else if (isRotation) {
+        what = tr("Rotate the callback signing secret of instance #%1; the new secret is shown once").arg(objectId);
+    } else if (kind && kind->machine && !kind->stateField.isEmpty()) {
         const QString state = object.value(kind->stateField).toString();
         if (const auto t = kind->machine->find(state, action, m_connection.role))
             what = tr("%1: %2 → %3").arg(what, state, t->to);
@@ -148,27 +191,87 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     if (!reason)
         return;
     RequestOptions options;
-    if (object.contains(QStringLiteral("version")))
+    // A test event is a new delivery, not a change of the endpoint: no version to match.
+    if (object.contains(QStringLiteral("version")) && !isTest)
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
-    auto done = [this, action, objectId](const ApiResult &result) {
-        if (result.ok()) {
-            statusBar()->showMessage(tr("%1 #%2: done").arg(action).arg(objectId), 5000);
+    auto done = [this, action, objectId, isTest, isRotation](const ApiResult &result) {
+        if (!result.ok()) {
+            MessageBox::warning(this, tr("%1 #%2 failed").arg(action).arg(objectId), problemText(result));
             return;
         }
-        // The server's problem detail verbatim: it names the blocking objects and the allowed actions.
-        const QString detail = result.problem ? (result.problem->detail.isEmpty() ? result.problem->title
-                                                                                   : result.problem->detail)
-                                              : tr("HTTP %1").arg(result.status);
-        MessageBox::warning(this, tr("%1 #%2 failed").arg(action).arg(objectId), detail);
+        if (isRotation)
+            showNewSecret(result.object());
+        else if (isTest)
+            statusBar()->showMessage(tr("Test event queued as delivery #%1")
+                                         .arg(result.object().value(QStringLiteral("id")).toInteger()),
+                                     8000);
+        else
+            statusBar()->showMessage(tr("%1 #%2: done").arg(action).arg(objectId), 5000);
     };
     const QString path = QStringLiteral("/%1/%2").arg(kindName).arg(objectId);
     if (action == QLatin1String("delete")) {
         options.reason = *reason;
         m_api->del(path, this, done, options);
     } else {
-        m_api->post(path + QLatin1Char('/') + action, QJsonObject{{QStringLiteral("reason"), *reason}}, this, done,
-                    options);
+        m_api->post(path + QLatin1Char('/') + routeOf(kindName, action),
+                    QJsonObject{{QStringLiteral("reason"), *reason}}, this, done, options);
     }
+}
+
+void MainWindow::bulkRetry(qint64 deliveryId)
+{
+    const ResourceModel *model = resourceModel(QStringLiteral("deliveries"));
+    const QJsonObject delivery = model ? model->objectById(deliveryId) : QJsonObject();
+    const QString state = delivery.value(QStringLiteral("state")).toString();
+    const qint64 endpoint = delivery.value(QStringLiteral("endpoint_id")).toInteger();
+    if (state.isEmpty() || endpoint <= 0)
+        return;
+    const QJsonObject filter{{QStringLiteral("state"), state}, {QStringLiteral("endpoint"), endpoint}};
+    QJsonObject preview = filter;
+    preview.insert(QStringLiteral("dry_run"), true);
+    // The count first: a bulk action says how much it touches before anyone confirms it.
+    m_api->post(QStringLiteral("/deliveries/retry"), preview, this, [this, filter, state, endpoint](const ApiResult &counted) {
+        if (!counted.ok()) {
+            MessageBox::warning(this, tr("Bulk retry failed"), problemText(counted));
+            return;
+        }
+        const qint64 count = counted.object().value(QStringLiteral("count")).toInteger();
+        if (count == 0) {
+            MessageBox::information(this, tr("Bulk retry"),
+                                    tr("No %1 delivery to endpoint #%2 can be retried.").arg(state).arg(endpoint));
+            return;
+        }
+        const std::optional<QString> reason = MessageBox::getText(
+            this, tr("Confirm bulk retry"),
+            tr("Retry %n %1 deliveries to endpoint #%2.\n\nWhy? The reason is kept in the audit log.", "", int(count))
+                .arg(state)
+                .arg(endpoint));
+        if (!reason)
+            return;
+        QJsonObject body = filter;
+        body.insert(QStringLiteral("reason"), *reason);
+        m_api->post(QStringLiteral("/deliveries/retry"), body, this, [this](const ApiResult &result) {
+            if (!result.ok()) {
+                MessageBox::warning(this, tr("Bulk retry failed"), problemText(result));
+                return;
+            }
+            statusBar()->showMessage(
+                tr("Retried %n deliveries", "", int(result.object().value(QStringLiteral("retried")).toInteger())), 8000);
+        });
+    });
+}
+
+void MainWindow::showNewSecret(const QJsonObject &instance)
+{
+    const QString until = instance.value(QStringLiteral("previous_secret_valid_until")).toString();
+    const QString grace = until.isEmpty()
+                              ? tr("The previous secret no longer signs: this instance's signature has room for one.")
+                              : tr("The previous secret also signs until %1.").arg(displayTimestamp(until));
+    MessageBox::information(this, tr("New signing secret"),
+                            tr("The new signing secret of instance #%1 (%2). It is shown only now:\n\n%3\n\n%4")
+                                .arg(instance.value(QStringLiteral("id")).toInteger())
+                                .arg(instance.value(QStringLiteral("name")).toString(),
+                                     instance.value(QStringLiteral("secret")).toString(), grace));
 }
 
 void MainWindow::refresh()

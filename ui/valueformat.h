@@ -13,5 +13,8 @@ QJsonValue valueAt(const QJsonObject &object, const QString &dottedKey);
 QString displayText(FieldSpec::Type type, const QJsonValue &value);
 // Local time, to the second: what an operator compares with their clock.
 QString displayTimestamp(const QString &rfc3339);
+// How far away a moment is, to the unit that matters: "in 45 s", "in 3 min 5 s", "in 2 h 5 min",
+// "in 3 d 4 h"; "now" when it has come.
+QString countdownText(qint64 msFromNow);
 
 } // namespace OpsDeck

@@ -1,0 +1,354 @@
+// The Callbacks page as a provider reviewing failed callbacks uses it, against a real control plane
+// that delivers to a real receiver on loopback: the attempts side by side, the countdown to the
+// next one, the endpoint's and the instance's own requests, the bulk retry and the server's refusals.
+#include "ui/attemptlogview.h"
+#include "ui/detailpane.h"
+#include "ui/mainwindow.h"
+#include "ui/messagebox.h"
+#include "ui/resourceview.h"
+
+#include "models/resourcemodel.h"
+
+#include "testserver.h"
+
+#include <QAction>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+// A webhook receiver that answers every request with one status and body, then closes.
+class Receiver final : public QObject
+{
+public:
+    Receiver(int status, QByteArray body)
+        : m_status(status)
+        , m_body(std::move(body))
+    {
+        m_server.listen(QHostAddress::LocalHost, 0);
+        connect(&m_server, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *socket = m_server.nextPendingConnection())
+                serve(socket);
+        });
+    }
+
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1/hook").arg(m_server.serverPort()); }
+    void setStatus(int status) { m_status = status; }
+
+private:
+    void serve(QTcpSocket *socket)
+    {
+        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+        connect(socket, &QTcpSocket::readyRead, socket, [this, socket] {
+            QByteArray request = socket->property("request").toByteArray() + socket->readAll();
+            socket->setProperty("request", request);
+            const qsizetype end = request.indexOf("\r\n\r\n");
+            if (end < 0)
+                return;
+            static const QRegularExpression length(QStringLiteral("content-length:\\s*(\\d+)"),
+                                                   QRegularExpression::CaseInsensitiveOption);
+            const auto match = length.match(QString::fromLatin1(request.left(end)));
+            if (match.hasMatch() && request.size() - end - 4 < match.captured(1).toLongLong())
+                return;
+            socket->write(QStringLiteral("HTTP/1.1 %1 Status\r\nContent-Type: application/json\r\n"
+                                         "Content-Length: %2\r\nConnection: close\r\n\r\n")
+                              .arg(m_status)
+                              .arg(m_body.size())
+                              .toLatin1()
+                          + m_body);
+            socket->disconnectFromHost();
+        });
+    }
+
+    QTcpServer m_server;
+    int m_status;
+    QByteArray m_body;
+};
+
+} // namespace
+
+class tst_Callbacks : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void attemptsSideBySide();
+    void disabledEndpointIsEnabledByResume();
+    void testEventFromTheEndpoint();
+    void refusedTestEventIsExplained();
+    void rotateSecretShowsTheNewOne();
+    void bulkRetryCountsFirst();
+
+private:
+    // A server whose failed deliveries wait an hour for their next attempt, one provider with
+    // instances registered on the receiver, and the window on the Callbacks page.
+    void open(int receiverStatus, int instances = 1);
+    QList<qint64> deliveryIds();
+    qint64 endpointId();
+    // Selects the row with this id in a view; false when it is not shown.
+    static bool select(ResourceView *view, qint64 id);
+    QAction *paneAction(const QString &name) const;
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Receiver> m_receiver;
+    std::unique_ptr<TestServer> m_server;
+    std::unique_ptr<MainWindow> m_window;
+    QList<qint64> m_instances;
+    int m_run = 0;
+};
+
+void tst_Callbacks::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("OpsDeckTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_callbacks"));
+    QVERIFY(m_dir.isValid());
+}
+
+void tst_Callbacks::init()
+{
+    QSettings().clear();
+    // No dialog may ever block a test.
+    MessageBox::setAutoAnswer(QMessageBox::Ok);
+}
+
+void tst_Callbacks::cleanup()
+{
+    m_window.reset();
+    m_server.reset();
+    m_receiver.reset();
+    m_instances.clear();
+}
+
+void tst_Callbacks::open(int receiverStatus, int instances)
+{
+    m_receiver = std::make_unique<Receiver>(receiverStatus, QByteArrayLiteral(R"({"error": "database down"})"));
+    ServerOptions options;
+    options.retrySchedule = QStringLiteral("1h");
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    const qint64 org = m_server->createOrganization(QStringLiteral("Acme Hosting"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("Ledger Inc"), org, {QStringLiteral("ledger")});
+    for (int i = 0; i < instances; ++i) {
+        const qint64 id = m_server->createInstance(QStringLiteral("web-%1").arg(i), org, provider,
+                                                   QStringLiteral("ledger"), QStringLiteral("alice"));
+        const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(id),
+                                       {{QStringLiteral("callback_url"), m_receiver->url()}},
+                                       m_server->operatorToken());
+        QVERIFY2(r.status == 200, r.body.constData());
+        m_instances.append(id);
+    }
+
+    ConsoleConnection c;
+    c.baseUrl = m_server->baseUrl();
+    c.token = m_server->operatorToken();
+    c.profile = QStringLiteral("callbacks");
+    c.role = Actor::Operator;
+    c.cachePath = m_dir.filePath(QStringLiteral("cache-%1.sqlite").arg(++m_run));
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    m_window->connectTo(c);
+    m_window->showView(QStringLiteral("deliveries"));
+    QTRY_VERIFY2(m_window->connectionStatusText().contains(QStringLiteral("Live")),
+                 qPrintable(m_window->connectionStatusText()));
+}
+
+QList<qint64> tst_Callbacks::deliveryIds()
+{
+    QList<qint64> ids;
+    const QJsonArray items = m_server->get(QStringLiteral("/api/v1/deliveries"), m_server->operatorToken()).items();
+    for (const QJsonValue &item : items)
+        ids.append(item.toObject().value(QStringLiteral("id")).toInteger());
+    return ids;
+}
+
+qint64 tst_Callbacks::endpointId()
+{
+    const QJsonArray items = m_server->get(QStringLiteral("/api/v1/endpoints"), m_server->operatorToken()).items();
+    return items.isEmpty() ? 0 : items.first().toObject().value(QStringLiteral("id")).toInteger();
+}
+
+bool tst_Callbacks::select(ResourceView *view, qint64 id)
+{
+    const QAbstractItemModel *model = view->table()->model();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        if (view->objectAt(row).value(QStringLiteral("id")).toInteger() == id) {
+            view->table()->selectRow(row);
+            return true;
+        }
+    }
+    return false;
+}
+
+QAction *tst_Callbacks::paneAction(const QString &name) const
+{
+    return m_window->detailPane()->findChild<QAction *>(QStringLiteral("action_") + name);
+}
+
+void tst_Callbacks::attemptsSideBySide()
+{
+    open(500);
+    if (QTest::currentTestFailed())
+        return;
+    // The first attempt got a 500; the next one waits an hour.
+    QTRY_VERIFY(!deliveryIds().isEmpty());
+    const qint64 delivery = deliveryIds().first();
+    ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
+    QTRY_VERIFY(select(view, delivery));
+    DetailPane *pane = m_window->detailPane();
+    QTRY_COMPARE(pane->fieldText(QStringLiteral("last_status")), QStringLiteral("500"));
+
+    // The attempt: what was sent beside what came back.
+    AttemptLogView *log = pane->attemptLog();
+    auto *tabs = pane->findChild<QTabWidget *>(QStringLiteral("detailTabs"));
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(log)));
+    QTRY_COMPARE(log->attemptCount(), 1);
+    QVERIFY2(log->requestText().contains(QStringLiteral("instance.status_changed")), qPrintable(log->requestText()));
+    QVERIFY2(log->requestText().contains(QStringLiteral("[redacted]")), qPrintable(log->requestText()));
+    QVERIFY2(log->responseText().startsWith(QStringLiteral("HTTP 500 after ")), qPrintable(log->responseText()));
+    QVERIFY2(log->responseText().contains(QStringLiteral("database down")), qPrintable(log->responseText()));
+
+    // The next attempt and the give-up time count down.
+    static const QRegularExpression countdown(QStringLiteral("\\(in \\d+ (min|h) \\d+ (s|min)\\)$"));
+    QVERIFY2(countdown.match(pane->fieldText(QStringLiteral("next_attempt_at"))).hasMatch(),
+             qPrintable(pane->fieldText(QStringLiteral("next_attempt_at"))));
+    QVERIFY2(countdown.match(pane->fieldText(QStringLiteral("give_up_at"))).hasMatch(),
+             qPrintable(pane->fieldText(QStringLiteral("give_up_at"))));
+
+    // Other kinds have no attempts tab.
+    m_window->showView(QStringLiteral("instances"));
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("instances")), m_instances.first()));
+    QTRY_COMPARE(pane->objectId(), m_instances.first());
+    QVERIFY(!tabs->isTabVisible(tabs->indexOf(log)));
+}
+
+void tst_Callbacks::disabledEndpointIsEnabledByResume()
+{
+    // A 410 Gone disables the endpoint; the pane's "Enable" must take the route that exists.
+    open(410);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(endpointId() > 0);
+    const qint64 endpoint = endpointId();
+    QTRY_COMPARE(m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(endpoint), m_server->operatorToken())
+                     .json()
+                     .value(QStringLiteral("state"))
+                     .toString(),
+                 QStringLiteral("DISABLED"));
+    m_receiver->setStatus(200);
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("endpoints")), endpoint));
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("DISABLED"));
+    QTRY_VERIFY(paneAction(QStringLiteral("enable")) && paneAction(QStringLiteral("enable"))->isEnabled());
+    MessageBox::setNextText(QStringLiteral("the URL answers again"));
+    paneAction(QStringLiteral("enable"))->trigger();
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("ACTIVE"));
+}
+
+void tst_Callbacks::testEventFromTheEndpoint()
+{
+    open(200);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(endpointId() > 0);
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("endpoints")), endpointId()));
+    QTRY_VERIFY(paneAction(QStringLiteral("test")) && paneAction(QStringLiteral("test"))->isEnabled());
+    MessageBox::setNextText(QStringLiteral("checking the receiver"));
+    paneAction(QStringLiteral("test"))->trigger();
+    // The test event is a delivery like any other: it shows up in the table.
+    const ResourceModel *deliveries = m_window->resourceModel(QStringLiteral("deliveries"));
+    auto hasTestEvent = [deliveries] {
+        for (int row = 0; row < deliveries->rowCount(); ++row) {
+            if (deliveries->objectAt(row).value(QStringLiteral("event_type")).toString() == QLatin1String("opsdeck.test"))
+                return true;
+        }
+        return false;
+    };
+    QTRY_VERIFY(hasTestEvent());
+}
+
+void tst_Callbacks::refusedTestEventIsExplained()
+{
+    // A paused endpoint: the pane says why there is no test event, and the server's own refusal,
+    // should the request be made anyway, is shown in its words.
+    open(200);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(endpointId() > 0);
+    const qint64 endpoint = endpointId();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, m_server->operatorToken()).status,
+             200);
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("endpoints")), endpoint));
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("PAUSED"));
+    QAction *test = paneAction(QStringLiteral("test"));
+    QVERIFY(test && !test->isEnabled());
+    QVERIFY2(test->toolTip().contains(QStringLiteral("resume")), qPrintable(test->toolTip()));
+
+    MessageBox::setNextText(QStringLiteral("anyway"));
+    emit m_window->detailPane()->actionRequested(QStringLiteral("endpoints"), endpoint, QStringLiteral("test"));
+    QTRY_VERIFY2(MessageBox::lastText().contains(QStringLiteral("PAUSED")), qPrintable(MessageBox::lastText()));
+}
+
+void tst_Callbacks::rotateSecretShowsTheNewOne()
+{
+    open(200);
+    if (QTest::currentTestFailed())
+        return;
+    m_window->showView(QStringLiteral("instances"));
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("instances")), m_instances.first()));
+    QTRY_VERIFY(!m_window->detailPane()->fieldText(QStringLiteral("callback.url")).startsWith(QStringLiteral("—")));
+    QTRY_VERIFY(paneAction(QStringLiteral("rotate-secret")) && paneAction(QStringLiteral("rotate-secret"))->isEnabled());
+    MessageBox::setNextText(QStringLiteral("leaked in a log"));
+    paneAction(QStringLiteral("rotate-secret"))->trigger();
+    static const QRegularExpression secret(QStringLiteral("whsec_\\S+"));
+    QTRY_VERIFY2(secret.match(MessageBox::lastText()).hasMatch(), qPrintable(MessageBox::lastText()));
+    QVERIFY2(MessageBox::lastText().contains(QStringLiteral("also signs until")), qPrintable(MessageBox::lastText()));
+}
+
+void tst_Callbacks::bulkRetryCountsFirst()
+{
+    open(500, 3);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_COMPARE(deliveryIds().size(), 3);
+    const QList<qint64> ids = deliveryIds();
+    // Two of the three cancelled: a bulk retry of the cancelled ones touches those two.
+    for (qint64 id : {ids.at(0), ids.at(1)})
+        QCOMPARE(m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id), {}, m_server->operatorToken()).status,
+                 200);
+    ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
+    QTRY_VERIFY(select(view, ids.at(0)));
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("CANCELLED"));
+    QAction *bulk = paneAction(QStringLiteral("bulk-retry"));
+    QVERIFY(bulk && bulk->isEnabled());
+    QCOMPARE(bulk->text(), QStringLiteral("Retry all cancelled to this endpoint…"));
+    MessageBox::setNextText(QStringLiteral("receiver fixed"));
+    bulk->trigger();
+    QTRY_VERIFY2(MessageBox::lastText().startsWith(QStringLiteral("Retry 2 CANCELLED deliveries to endpoint #")),
+                 qPrintable(MessageBox::lastText()));
+    auto state = [this](qint64 id) {
+        return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken())
+            .json()
+            .value(QStringLiteral("state"))
+            .toString();
+    };
+    QTRY_COMPARE(state(ids.at(0)), QStringLiteral("PENDING"));
+    QTRY_COMPARE(state(ids.at(1)), QStringLiteral("PENDING"));
+}
+
+QTEST_MAIN(tst_Callbacks)
+#include "tst_callbacks.moc"

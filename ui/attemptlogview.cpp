@@ -1,0 +1,229 @@
+// A delivery's attempts and the chosen one's request and response.
+#include "attemptlogview.h"
+
+#include "valueformat.h"
+
+#include <QFontDatabase>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace OpsDeck {
+
+namespace {
+
+enum Column { AttemptColumn, AtColumn, StatusColumn, LatencyColumn, ErrorColumn, ColumnCount };
+
+// Headers arrive as [[name, value], ...]; an object is accepted too.
+QString headerLines(const QJsonValue &headers)
+{
+    QStringList lines;
+    if (headers.isArray()) {
+        for (const QJsonValue &pair : headers.toArray()) {
+            const QJsonArray p = pair.toArray();
+            lines.append(QStringLiteral("%1: %2").arg(p.at(0).toString(), p.at(1).toString()));
+        }
+    } else if (headers.isObject()) {
+        const QJsonObject object = headers.toObject();
+        for (auto it = object.constBegin(); it != object.constEnd(); ++it)
+            lines.append(QStringLiteral("%1: %2").arg(it.key(), it.value().toString()));
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+// A JSON body is easier to read indented; anything else is shown as it came.
+QString bodyText(const QJsonValue &body)
+{
+    if (body.isObject() || body.isArray()) {
+        return QString::fromUtf8(body.isObject() ? QJsonDocument(body.toObject()).toJson(QJsonDocument::Indented)
+                                                 : QJsonDocument(body.toArray()).toJson(QJsonDocument::Indented));
+    }
+    const QString text = body.toString();
+    QJsonParseError error;
+    const QJsonDocument json = QJsonDocument::fromJson(text.toUtf8(), &error);
+    if (error.error == QJsonParseError::NoError && !json.isNull())
+        return QString::fromUtf8(json.toJson(QJsonDocument::Indented));
+    return text;
+}
+
+QString errorText(const QJsonObject &attempt)
+{
+    const QString errorClass = attempt.value(QStringLiteral("error_class")).toString();
+    const QString error = attempt.value(QStringLiteral("error")).toString();
+    if (errorClass.isEmpty())
+        return error;
+    return error.isEmpty() ? errorClass : AttemptLogView::tr("%1: %2").arg(errorClass, error);
+}
+
+QPlainTextEdit *makeSide(const QString &objectName, const QString &accessibleName, QWidget *parent)
+{
+    auto *edit = new QPlainTextEdit(parent);
+    edit->setObjectName(objectName);
+    edit->setAccessibleName(accessibleName);
+    edit->setReadOnly(true);
+    edit->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    return edit;
+}
+
+QWidget *titled(const QString &title, QWidget *content, QWidget *parent)
+{
+    auto *box = new QWidget(parent);
+    auto *label = new QLabel(title, box);
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    label->setBuddy(content);
+    content->setParent(box);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(label);
+    layout->addWidget(content, 1);
+    return box;
+}
+
+} // namespace
+
+AttemptLogView::AttemptLogView(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("attemptLog"));
+    setAccessibleName(tr("Delivery attempts"));
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("attemptStatus"));
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    m_list = new QTreeWidget(split);
+    m_list->setObjectName(QStringLiteral("attemptList"));
+    m_list->setAccessibleName(tr("Attempts"));
+    m_list->setRootIsDecorated(false);
+    m_list->setAlternatingRowColors(true);
+    m_list->setColumnCount(ColumnCount);
+    m_list->setHeaderLabels({tr("#"), tr("At"), tr("Status"), tr("Latency"), tr("Error")});
+    m_list->header()->setStretchLastSection(true);
+    m_list->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_list->header()->setSectionResizeMode(ErrorColumn, QHeaderView::Stretch);
+
+    auto *sides = new QSplitter(Qt::Horizontal, split);
+    m_request = makeSide(QStringLiteral("attemptRequest"), tr("Request of the chosen attempt"), sides);
+    m_response = makeSide(QStringLiteral("attemptResponse"), tr("Response of the chosen attempt"), sides);
+    sides->addWidget(titled(tr("Request"), m_request, sides));
+    sides->addWidget(titled(tr("Response"), m_response, sides));
+    split->addWidget(m_list);
+    split->addWidget(sides);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 4, 0, 0);
+    layout->addWidget(m_message);
+    layout->addWidget(split, 1);
+
+    connect(m_list, &QTreeWidget::currentItemChanged, this,
+            [this](QTreeWidgetItem *current) { showAttempt(current ? m_list->indexOfTopLevelItem(current) : -1); });
+}
+
+void AttemptLogView::setAttempts(const QJsonArray &attempts)
+{
+    m_attempts = attempts;
+    m_list->clear();
+    QList<QTreeWidgetItem *> items;
+    for (const QJsonValue &value : attempts) {
+        const QJsonObject a = value.toObject();
+        const QJsonValue status = a.value(QStringLiteral("response_status"));
+        const QJsonValue latency = a.value(QStringLiteral("latency_ms"));
+        auto *item = new QTreeWidgetItem(
+            {QString::number(a.value(QStringLiteral("attempt")).toInteger()),
+             displayTimestamp(a.value(QStringLiteral("at")).toString()),
+             status.isDouble() ? QString::number(status.toInteger()) : tr("no answer"),
+             latency.isDouble() ? tr("%1 ms").arg(latency.toInteger()) : tr("—"), errorText(a)});
+        item->setToolTip(ErrorColumn, errorText(a));
+        item->setTextAlignment(AttemptColumn, Qt::AlignRight | Qt::AlignVCenter);
+        item->setTextAlignment(LatencyColumn, Qt::AlignRight | Qt::AlignVCenter);
+        items.append(item);
+    }
+    m_list->addTopLevelItems(items);
+    setMessage(attempts.isEmpty() ? tr("No attempt yet.") : QString());
+    // The newest attempt is the one a provider looks at first.
+    if (!items.isEmpty())
+        m_list->setCurrentItem(items.constLast());
+    else
+        showAttempt(-1);
+}
+
+void AttemptLogView::setMessage(const QString &message)
+{
+    m_message->setText(message);
+    m_message->setVisible(!message.isEmpty());
+}
+
+void AttemptLogView::clear()
+{
+    m_attempts = {};
+    m_list->clear();
+    showAttempt(-1);
+    setMessage(QString());
+}
+
+int AttemptLogView::attemptCount() const
+{
+    return m_list->topLevelItemCount();
+}
+
+QString AttemptLogView::message() const
+{
+    return m_message->text();
+}
+
+QString AttemptLogView::requestText() const
+{
+    return m_request->toPlainText();
+}
+
+QString AttemptLogView::responseText() const
+{
+    return m_response->toPlainText();
+}
+
+void AttemptLogView::showAttempt(int row)
+{
+    if (row < 0 || row >= m_attempts.size()) {
+        m_request->clear();
+        m_response->clear();
+        return;
+    }
+    const QJsonObject a = m_attempts.at(row).toObject();
+    m_request->setPlainText(headerLines(a.value(QStringLiteral("request_headers"))) + QStringLiteral("\n\n")
+                            + bodyText(a.value(QStringLiteral("request_body"))));
+    const QJsonValue status = a.value(QStringLiteral("response_status"));
+    QString response;
+    if (status.isDouble()) {
+        response = tr("HTTP %1 after %2 ms").arg(status.toInteger()).arg(a.value(QStringLiteral("latency_ms")).toInteger());
+        const QString headers = headerLines(a.value(QStringLiteral("response_headers")));
+        if (!headers.isEmpty())
+            response += QLatin1Char('\n') + headers;
+        response += QStringLiteral("\n\n") + bodyText(a.value(QStringLiteral("response_body")));
+    } else {
+        // No answer: what went wrong is all there is to show.
+        response = tr("No response after %1 ms\n%2")
+                       .arg(a.value(QStringLiteral("latency_ms")).toInteger())
+                       .arg(errorText(a));
+    }
+    // An "http" error only repeats the status; anything else (a body cut off by the timeout)
+    // is news.
+    if (status.isDouble() && !errorText(a).isEmpty()
+        && a.value(QStringLiteral("error_class")).toString() != QLatin1String("http"))
+        response.append(QStringLiteral("\n\n") + errorText(a));
+    m_response->setPlainText(response);
+}
+
+} // namespace OpsDeck
