@@ -50,6 +50,7 @@ private slots:
     void lostLeaseKeepsTheState();
     void headersAreLoggedAsJson();
     void requestBodyIsKeptOnce();
+    void testEventDoesNotWaitForTheInstancesBacklog();
     void responseTextIsStoredAsValidUtf8();
     void claimGoesOnAfterTheCursor();
     void busyEndpointsAreSkipped();
@@ -334,6 +335,25 @@ void tst_DeliveryRecording::requestBodyIsKeptOnce()
     QCOMPARE(stored.size(), 2);
     QVERIFY2(stored.value(same.target.id).isNull(), qPrintable(stored.value(same.target.id).toString()));
     QCOMPARE(stored.value(other.target.id).toString(), QStringLiteral("{\"rewritten\":true}"));
+}
+
+void tst_DeliveryRecording::testEventDoesNotWaitForTheInstancesBacklog()
+{
+    seed(1);
+    // The instance's notification failed and waits an hour for its retry; a test event sent to
+    // the endpoint meanwhile goes now, and the notification still waits.
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET attempts = 1, next_attempt_at = '%1'")
+                       .arg(timestamp(QDateTime::currentDateTimeUtc().addSecs(3600)))));
+    const QString now = nowTimestamp();
+    QVERIFY(q.exec(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_test', 'opsdeck.test', 1, 1, 1, 'PENDING', '{}',"
+        " 0, '%1', '%1', '%1', 1)").arg(now)));
+    const QList<DeliveryTarget> targets = claimAll(10);
+    QCOMPARE(targets.size(), 1);
+    QCOMPARE(targets.at(0).eventType, QStringLiteral("opsdeck.test"));
+    QCOMPARE(targets.at(0).webhookId, QStringLiteral("msg_test"));
 }
 
 void tst_DeliveryRecording::responseTextIsStoredAsValidUtf8()
