@@ -33,7 +33,9 @@ void ResourceView::applyDefaultLayout()
         const FieldSpec &f = m_kind.fields.at(i);
         header->moveSection(header->visualIndex(i), i);
         header->setSectionHidden(i, !f.visibleByDefault);
-        header->resizeSection(i, f.defaultWidth * m_table->fontMetrics().averageCharWidth() / 7);
+        // Never narrower than its title with the sort arrow: a cut-off title hides what a column is.
+        header->resizeSection(i, qMax(f.defaultWidth * m_table->fontMetrics().averageCharWidth() / 7,
+                                      header->sectionSizeHint(i)));
     }
     // The state is what an operator scans for: right after the name, never scrolled off.
     const int stateColumn = m_kind.stateField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.stateField);

@@ -82,6 +82,8 @@ private slots:
     void completion();
     void columnsRemembered();
     void columnChooser();
+    void columnTitlesFit_data();
+    void columnTitlesFit();
     void sorting();
     void selectionAndCsv();
     void filteringNoteWaitsForASlowFilter();
@@ -251,6 +253,32 @@ void tst_ResourceView::columnChooser()
     std::unique_ptr<QMenu> last(view->createColumnMenu());
     QVERIFY(!last->actions().at(0)->isEnabled());
     QVERIFY(last->actions().at(1)->isEnabled());
+}
+
+void tst_ResourceView::columnTitlesFit_data()
+{
+    QTest::addColumn<QString>("kind");
+    for (const ResourceKind &kind : resourceKinds())
+        QTest::newRow(qPrintable(kind.name)) << kind.name;
+}
+
+void tst_ResourceView::columnTitlesFit()
+{
+    // "Consecutive failures" cut to "Consecutive" hid what the endpoints' column counts.
+    QFETCH(QString, kind);
+    const ResourceKind &k = *resourceKindByName(kind);
+    ResourceModel model(k);
+    FilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    ResourceView view(k);
+    view.setModel(&proxy, ResourceModel::ObjectRole);
+    QHeaderView *header = view.table()->horizontalHeader();
+    for (int i = 0; i < header->count(); ++i) {
+        if (header->isSectionHidden(i))
+            continue;
+        QVERIFY2(header->sectionSize(i) >= header->sectionSizeHint(i),
+                 qPrintable(QStringLiteral("%1: %2 < %3").arg(k.fields.at(i).title).arg(header->sectionSize(i)).arg(header->sectionSizeHint(i))));
+    }
 }
 
 void tst_ResourceView::sorting()
