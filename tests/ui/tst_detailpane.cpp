@@ -6,6 +6,7 @@
 #include "core/resourcekind.h"
 
 #include <QAction>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTest>
 #include <QToolBar>
@@ -44,6 +45,8 @@ private slots:
     void actions_data();
     void actions();
     void fields();
+    void subtitleNamesOneObject_data();
+    void subtitleNamesOneObject();
     void readOnlyDisablesEverything();
     void historyAndUpdates();
     void actionTriggers();
@@ -116,6 +119,33 @@ void tst_DetailPane::fields()
     QCOMPARE(pane.fieldText(QStringLiteral("extra_field")), QStringLiteral("kept"));
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).isEmpty());
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).contains(QLatin1Char('T')));
+}
+
+void tst_DetailPane::subtitleNamesOneObject_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QJsonObject>("object");
+    QTest::addColumn<QString>("subtitle");
+
+    QTest::newRow("instance") << "instances" << instance(QStringLiteral("RUNNING")) << "Instance #42 · version 3";
+    QTest::newRow("delivery") << "deliveries"
+                              << QJsonObject{{"id", 7}, {"event_type", "instance.status_changed"}, {"state", "FAILED"}, {"version", 2}}
+                              << "Callback delivery #7 · version 2";
+    QTest::newRow("audit entry without a version") << "audit" << QJsonObject{{"id", 9}, {"action", "stop"}}
+                                                   << "Audit entry #9";
+}
+
+void tst_DetailPane::subtitleNamesOneObject()
+{
+    // One object in the singular: "Instances #42" read as if it were a list.
+    QFETCH(QString, kind);
+    QFETCH(QJsonObject, object);
+    QFETCH(QString, subtitle);
+    DetailPane pane;
+    pane.showObject(resourceKindByName(kind), object);
+    auto *label = pane.findChild<QLabel *>(QStringLiteral("detailSubtitle"));
+    QVERIFY(label);
+    QCOMPARE(label->text(), subtitle);
 }
 
 void tst_DetailPane::readOnlyDisablesEverything()
