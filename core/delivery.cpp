@@ -13,6 +13,9 @@ const StateMachine &machine()
         QStringLiteral("delivery"), {Pending, Delivered, Failed, Superseded, Cancelled},
         {
             {Pending, QStringLiteral("deliver"), Delivered, worker, QStringLiteral("Delivered")},
+            // An attempt already in flight when the delivery was cancelled, answered 2xx: the
+            // provider has the notification, whatever the cancel meant to spare it.
+            {Cancelled, QStringLiteral("deliver"), Delivered, worker, QStringLiteral("Delivered (in flight when cancelled)")},
             {Pending, QStringLiteral("exhaust"), Failed, worker, QStringLiteral("Give up")},
             {Pending, supersede, Superseded, worker, QStringLiteral("Supersede")},
             {Failed, supersede, Superseded, worker, QStringLiteral("Supersede")},

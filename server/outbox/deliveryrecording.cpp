@@ -335,7 +335,8 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
             return result;
     } else {
         // Another worker owns it now, or it was superseded or cancelled meanwhile: the attempt is
-        // logged and counted, the state stays.
+        // logged and counted, the state stays. Except that a cancelled one this worker still held
+        // and the provider acknowledged was delivered: the cancel came too late to spare it.
         QSqlQuery &cur = m_db.query(QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
         cur.addBindValue(target.id);
         if (!cur.exec() || !cur.next()) {
@@ -343,16 +344,20 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
             cur.finish();
             return result;
         }
+        const QString state = cur.value(0).toString();
         result.leaseLost = cur.value(1).toString() != owner;
         cur.finish();
+        const bool deliveredAfterCancel = !result.leaseLost && state == Delivery::Cancelled
+                                          && outcome.verdict == AttemptOutcome::Verdict::Delivered;
         QSqlQuery &upd = m_db.query(QStringLiteral(
             "UPDATE deliveries SET attempts = attempts + 1, last_status = ?, last_error = ?,"
             " lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
-            " updated_at = ?, version = version + 1 WHERE id = ?"));
+            " state = CASE WHEN ? THEN 'DELIVERED' ELSE state END, updated_at = ?, version = version + 1 WHERE id = ?"));
         upd.addBindValue(status);
         upd.addBindValue(textOrNull(lastError));
         upd.addBindValue(!result.leaseLost);
         upd.addBindValue(!result.leaseLost);
+        upd.addBindValue(deliveredAfterCancel);
         upd.addBindValue(now);
         upd.addBindValue(target.id);
         if (!upd.exec()) {
@@ -361,6 +366,13 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
             return result;
         }
         upd.finish();
+        if (deliveredAfterCancel
+            && !m_journal.audit(workerCaller(),
+                                {QStringLiteral("deliver"), kDelivery, target.id, Delivery::Cancelled, Delivery::Delivered,
+                                 QStringLiteral("the provider acknowledged an attempt that was in flight when the delivery "
+                                                "was cancelled")},
+                                Audience{target.providerId, {}, false}, error))
+            return result;
         if (!emitDelivery(target.id, QStringLiteral("updated"), error))
             return result;
     }

@@ -88,6 +88,7 @@ const QList<Expected> &expectations()
          {QStringLiteral("DELIVERED"), QStringLiteral("SUPERSEDED")},
          {
              {QStringLiteral("PENDING"), QStringLiteral("deliver"), QStringLiteral("DELIVERED"), QStringLiteral("controller")},
+             {QStringLiteral("CANCELLED"), QStringLiteral("deliver"), QStringLiteral("DELIVERED"), QStringLiteral("controller")},
              {QStringLiteral("PENDING"), QStringLiteral("exhaust"), QStringLiteral("FAILED"), QStringLiteral("controller")},
              {QStringLiteral("PENDING"), QStringLiteral("supersede"), QStringLiteral("SUPERSEDED"), QStringLiteral("controller")},
              {QStringLiteral("FAILED"), QStringLiteral("supersede"), QStringLiteral("SUPERSEDED"), QStringLiteral("controller")},

@@ -48,6 +48,8 @@ private slots:
     void endpointHealthFollowsTheBatchInOrder();
     void batchLargerThanOneStatement();
     void lostLeaseKeepsTheState();
+    void cancelledInFlight_data();
+    void cancelledInFlight();
     void headersAreLoggedAsJson();
     void requestBodyIsKeptOnce();
     void testEventDoesNotWaitForTheInstancesBacklog();
@@ -289,6 +291,43 @@ void tst_DeliveryRecording::lostLeaseKeepsTheState()
     QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(1).id)),
              QStringLiteral("DELIVERED"));
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 2);
+}
+
+void tst_DeliveryRecording::cancelledInFlight_data()
+{
+    QTest::addColumn<QChar>("answer");
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<int>("audits");
+    // The provider acknowledged: it has the notification, the delivery is DELIVERED (and says why).
+    QTest::newRow("acknowledged") << QChar(QLatin1Char('D')) << QStringLiteral("DELIVERED") << 1;
+    // It failed: the cancel stands, no retry is scheduled.
+    QTest::newRow("failed") << QChar(QLatin1Char('R')) << QStringLiteral("CANCELLED") << 0;
+}
+
+void tst_DeliveryRecording::cancelledInFlight()
+{
+    QFETCH(QChar, answer);
+    QFETCH(QString, state);
+    QFETCH(int, audits);
+    seed(1);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    // Cancelled through the API while its attempt was in flight (the lease stays the worker's).
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET state = 'CANCELLED', version = version + 1 WHERE id = %1")
+                       .arg(targets.at(0).id)));
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(results.size(), 1);
+    QVERIFY(results.at(0).ok && !results.at(0).leaseLost);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state || ' ' || attempts || ' ' || COALESCE(lease_owner, '-')"
+                                        " FROM deliveries WHERE id = %1").arg(targets.at(0).id)),
+             state + QStringLiteral(" 1 -"));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE kind = 'delivery' AND action = 'deliver'"
+                                          " AND from_state = 'CANCELLED' AND to_state = 'DELIVERED'")),
+             audits);
 }
 
 void tst_DeliveryRecording::headersAreLoggedAsJson()
