@@ -54,6 +54,11 @@ void MainWindow::buildActions()
     findAction->setObjectName(QStringLiteral("findAction"));
     findAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
     connect(findAction, &QAction::triggered, this, &MainWindow::focusQuery);
+    // Ctrl+F goes to the page's main table: only its query line says so.
+    for (const Page &page : std::as_const(m_pages)) {
+        if (page.view)
+            page.view->setQueryShortcut(findAction->shortcut());
+    }
     QAction *refreshAction = viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"));
     refreshAction->setObjectName(QStringLiteral("refreshAction"));
     refreshAction->setShortcut(QKeySequence(Qt::Key_F5));

@@ -37,11 +37,11 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_query->setAccessibleName(tr("Filter %1").arg(kind.title));
     m_query->setClearButtonEnabled(true);
     const QStringList names = queryFieldNames(kind);
-    m_query->setPlaceholderText(
-        kind.stateField.isEmpty()
-            ? tr("Filter: words, or field:value (%1)").arg(names.mid(0, 5).join(QStringLiteral(", ")))
-            : tr("Filter: state:%1 -state:%2 age>1h words… (Ctrl+F)")
-                  .arg(kind.states.value(0).toLower(), kind.states.value(1).toLower()));
+    m_placeholder = kind.stateField.isEmpty()
+                        ? tr("Filter: words, or field:value with %1…").arg(names.mid(0, 5).join(QStringLiteral(", ")))
+                        : tr("Filter: state:%1 -state:%2 age>1h words…")
+                              .arg(kind.states.value(0).toLower(), kind.states.value(1).toLower());
+    m_query->setPlaceholderText(m_placeholder);
     m_query->setToolTip(tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
                            "age>1h (s, m, h, d, w). Quote \"several words\".")
                             .arg(names.join(QStringLiteral(", "))));
@@ -249,6 +249,13 @@ void ResourceView::setQueryText(const QString &text)
 QString ResourceView::queryError() const
 {
     return m_queryError->isHidden() ? QString() : m_queryError->text();
+}
+
+void ResourceView::setQueryShortcut(const QKeySequence &shortcut)
+{
+    m_query->setPlaceholderText(shortcut.isEmpty() ? m_placeholder
+                                                   : tr("%1 (%2)").arg(m_placeholder,
+                                                                       shortcut.toString(QKeySequence::NativeText)));
 }
 
 void ResourceView::focusQuery()

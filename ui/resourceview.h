@@ -6,6 +6,7 @@
 
 #include <QAbstractItemModel>
 #include <QJsonObject>
+#include <QKeySequence>
 #include <QPointer>
 #include <QWidget>
 
@@ -45,6 +46,9 @@ public:
     // The inline message under the query line; empty when the query is fine.
     QString queryError() const;
     void focusQuery();
+    // The window's shortcut that focuses this view's query line, named in its placeholder; only
+    // the page's main table has one.
+    void setQueryShortcut(const QKeySequence &shortcut);
 
     QJsonObject currentObject() const;
     QJsonObject objectAt(int proxyRow) const;
@@ -107,6 +111,7 @@ private:
     QPointer<QAbstractItemModel> m_model; // not owned; may go before the view
     int m_objectRole = -1;
     QLineEdit *m_query = nullptr;
+    QString m_placeholder; // the query line's placeholder without a shortcut
     QLabel *m_queryError = nullptr;
     QLabel *m_counts = nullptr;
     QLabel *m_filtering = nullptr;

@@ -48,6 +48,7 @@ private slots:
     void init();
     void navigation_data();
     void navigation();
+    void filterPlaceholdersNameTheirShortcut();
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
     void offlineFromCache();
@@ -169,6 +170,25 @@ void tst_MainWindow::navigation()
         QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
         QVERIFY(rv->queryEdit()->hasFocus());
     }
+}
+
+void tst_MainWindow::filterPlaceholdersNameTheirShortcut()
+{
+    // Every page's main filter names Ctrl+F the same way; the endpoints' filter below the
+    // callbacks does not, since Ctrl+F goes to the callbacks' own.
+    MainWindow w;
+    const QString shortcut = QKeySequence(Qt::CTRL | Qt::Key_F).toString(QKeySequence::NativeText);
+    for (const QString &name : w.viewNames()) {
+        const ResourceView *view = w.resourceView(name);
+        if (!view)
+            continue;
+        const QString placeholder = view->queryEdit()->placeholderText();
+        QVERIFY2(placeholder.endsWith(QStringLiteral("… (%1)").arg(shortcut)), qPrintable(placeholder));
+    }
+    const ResourceView *endpoints = w.resourceView(QStringLiteral("endpoints"));
+    QVERIFY(endpoints);
+    QVERIFY2(!endpoints->queryEdit()->placeholderText().contains(shortcut),
+             qPrintable(endpoints->queryEdit()->placeholderText()));
 }
 
 void tst_MainWindow::filterSortSelectAndLive()
