@@ -515,6 +515,11 @@ void DetailPane::setHistoryError(qint64 objectId, const QString &message)
     m_historyStatus->show();
 }
 
+QList<QAction *> DetailPane::objectActions() const
+{
+    return m_kind ? m_actions->actions() : QList<QAction *>();
+}
+
 QString DetailPane::fieldText(const QString &key) const
 {
     const QWidget *w = m_formHost->findChild<QWidget *>(rowObjectName(key));

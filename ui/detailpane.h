@@ -56,6 +56,10 @@ public:
     void setAttempts(qint64 deliveryId, const QJsonArray &attempts);
     void setAttemptsError(qint64 deliveryId, const QString &message);
     AttemptLogView *attemptLog() const { return m_attempts; }
+    // The shown object's actions as the pane's toolbar offers them (separators included), for
+    // the window's Actions menu: the toolbar's buttons take no keyboard focus. Empty when no
+    // object is shown.
+    QList<QAction *> objectActions() const;
 
     // The text a form row shows, for tests and screen readers (empty when the row is absent).
     QString fieldText(const QString &key) const;

@@ -64,6 +64,19 @@ void MainWindow::buildActions()
     refreshAction->setShortcut(QKeySequence(Qt::Key_F5));
     connect(refreshAction, &QAction::triggered, this, &MainWindow::refresh);
 
+    // The selected object's actions, reachable from the keyboard (Alt+A) and named in one place.
+    QMenu *actionsMenu = menuBar()->addMenu(tr("&Actions"));
+    actionsMenu->setObjectName(QStringLiteral("actionsMenu"));
+    connect(actionsMenu, &QMenu::aboutToShow, this, [this, actionsMenu] {
+        actionsMenu->clear();
+        const QList<QAction *> actions = !m_detail->isHidden() ? m_detail->objectActions() : QList<QAction *>();
+        if (actions.isEmpty()) {
+            actionsMenu->addAction(tr("Select a row to act on it"))->setEnabled(false);
+            return;
+        }
+        actionsMenu->addActions(actions);
+    });
+
     QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
     QAction *about = helpMenu->addAction(tr("&About OpsDeck"));
     connect(about, &QAction::triggered, this, [this] {

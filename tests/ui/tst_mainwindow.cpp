@@ -21,6 +21,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QRegularExpression>
@@ -51,6 +52,7 @@ private slots:
     void filterPlaceholdersNameTheirShortcut();
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
+    void actionsMenuOffersTheSelectedObjects();
     void offlineFromCache();
     void offlineCountsDown();
     void detailPaneKeptAcrossARelist();
@@ -286,6 +288,48 @@ void tst_MainWindow::actionFromTheDetailPane()
     MessageBox::setNextText(QStringLiteral("again"));
     emit detail->actionRequested(QStringLiteral("instances"), s.instances.at(2), QStringLiteral("stop"));
     QTRY_VERIFY2(MessageBox::lastText().contains(QStringLiteral("STOPPED")), qPrintable(MessageBox::lastText()));
+}
+
+void tst_MainWindow::actionsMenuOffersTheSelectedObjects()
+{
+    // The pane's toolbar buttons take no keyboard focus: the Actions menu (Alt+A) offers the same.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    seed(server);
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("menu.sqlite"))));
+    auto *menu = w.findChild<QMenu *>(QStringLiteral("actionsMenu"));
+    QVERIFY(menu);
+    QVERIFY(menu->title().contains(QStringLiteral("&A")));
+    auto stopInMenu = [menu]() -> QAction * {
+        emit menu->aboutToShow();
+        for (QAction *a : menu->actions()) {
+            if (a->objectName() == QLatin1String("action_stop"))
+                return a;
+        }
+        return nullptr;
+    };
+    // Nothing selected: the menu says how to get actions.
+    w.showView(QStringLiteral("instances"));
+    QVERIFY(!stopInMenu());
+    QCOMPARE(menu->actions().size(), 1);
+    QVERIFY(!menu->actions().first()->isEnabled());
+
+    ResourceView *view = w.resourceView(QStringLiteral("instances"));
+    QTRY_COMPARE(view->table()->model()->rowCount(), 3);
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    view->table()->selectRow(0);
+    QTRY_VERIFY(stopInMenu() && stopInMenu()->isEnabled());
+    const qint64 id = w.detailPane()->objectId();
+    MessageBox::setNextText(QStringLiteral("from the menu"));
+    stopInMenu()->trigger();
+    QTRY_COMPARE(w.detailPane()->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
+    QCOMPARE(w.detailPane()->objectId(), id);
+
+    // The dashboard has no selection: nothing to act on.
+    w.showView(QStringLiteral("dashboard"));
+    QVERIFY(!stopInMenu());
 }
 
 void tst_MainWindow::fillCache(const QString &cachePath)
