@@ -38,6 +38,27 @@ QByteArray validUtf8(const QByteArray &bytes)
     return bytes;
 }
 
+// The first `max` bytes of a response body, without the start of a character the limit (or the
+// sender's own 4 KiB cut) split: stored, it would read as U+FFFD where the provider sent none. A
+// shorter body was not cut: whatever it ends with is what the provider sent.
+QByteArray loggedBody(const QByteArray &body, qsizetype max)
+{
+    if (body.size() < max)
+        return body;
+    QByteArray head = body.left(max);
+    // The last lead byte among the final four, and whether all of its continuation bytes are there.
+    for (qsizetype back = 1; back <= std::min<qsizetype>(4, head.size()); ++back) {
+        const auto c = static_cast<unsigned char>(head.at(head.size() - back));
+        if ((c & 0xC0) == 0x80)
+            continue; // a continuation byte: its lead is further back
+        const int length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (length > back)
+            head.chop(back);
+        break;
+    }
+    return head;
+}
+
 // [["name", "value"], ...] as compact JSON, written directly: every attempt logs two of these.
 QByteArray headersJson(const HeaderPairs &headers)
 {
@@ -215,7 +236,7 @@ bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Proble
             if (attempt.status > 0)
                 log.bind(attempt.status)
                     .bindText(headersJson(attempt.responseHeaders))
-                    .bindText(validUtf8(attempt.responseBody.left(MaxLoggedBodyBytes)));
+                    .bindText(validUtf8(loggedBody(attempt.responseBody, MaxLoggedBodyBytes)));
             else
                 log.bindNull().bindNull().bindNull();
             log.bind(attempt.latencyMs).bindText(emptyAsNull(attempt.errorClass)).bindText(emptyAsNull(attempt.error));

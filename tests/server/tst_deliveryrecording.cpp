@@ -54,6 +54,8 @@ private slots:
     void requestBodyIsKeptOnce();
     void testEventDoesNotWaitForTheInstancesBacklog();
     void responseTextIsStoredAsValidUtf8();
+    void longResponseIsCutBetweenCharacters_data();
+    void longResponseIsCutBetweenCharacters();
     void claimGoesOnAfterTheCursor();
     void busyEndpointsAreSkipped();
     void leaseSharesTheBatchTransaction();
@@ -414,6 +416,40 @@ void tst_DeliveryRecording::responseTextIsStoredAsValidUtf8()
     QCOMPARE(q.value(0).toString(), QStringLiteral("[[\"x-latin1\",\"caf%1\"]]").arg(replacement));
     QCOMPARE(q.value(1).toString(), QString::fromUtf8("ok \xe2\x9c"));
     QVERIFY(q.value(1).toString().startsWith(QStringLiteral("ok ") + replacement));
+}
+
+void tst_DeliveryRecording::longResponseIsCutBetweenCharacters_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QByteArray>("stored");
+    const QByteArray a4094(4094, 'a');
+    const QByteArray a4095(4095, 'a');
+    // é is 2 bytes, ✓ 3, 🚀 4: a character the 4096-byte limit splits is left out whole.
+    QTest::newRow("2-byte split") << a4095 + "\xc3\xa9 tail" << a4095;
+    QTest::newRow("3-byte split after 1") << a4095 + "\xe2\x9c\x93" << a4095;
+    QTest::newRow("3-byte split after 2") << a4094 + "\xe2\x9c\x93" << a4094;
+    QTest::newRow("4-byte split") << a4094 + "\xf0\x9f\x9a\x80" << a4094;
+    QTest::newRow("ends on a whole character") << a4094 + "\xc3\xa9" << a4094 + "\xc3\xa9";
+    QTest::newRow("cut between ASCII") << QByteArray(5000, 'b') << QByteArray(4096, 'b');
+    QTest::newRow("short") << QByteArray("caf\xc3\xa9") << QByteArray("caf\xc3\xa9");
+    QTest::newRow("exactly the limit, split by the sender") << a4095 + "\xc3" << a4095;
+}
+
+void tst_DeliveryRecording::longResponseIsCutBetweenCharacters()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QByteArray, stored);
+    seed(1);
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    r.attempt.responseBody = body;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({r}, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    const QString logged = text(*m_db, QStringLiteral("SELECT response_body FROM delivery_attempts"));
+    QVERIFY(!logged.contains(QChar::ReplacementCharacter));
+    QCOMPARE(logged.toUtf8(), stored);
 }
 
 void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
