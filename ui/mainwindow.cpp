@@ -64,6 +64,7 @@ MainWindow::MainWindow(QWidget *parent)
     buildPages();
     buildActions();
     buildStatusBar();
+    orderFocusChain();
     restoreSettings();
     updateWindowTitle();
 
@@ -200,6 +201,29 @@ void MainWindow::buildPages()
     connect(m_detail, &DetailPane::historyRequested, this, &MainWindow::loadHistory);
     connect(m_detail, &DetailPane::actionRequested, this, &MainWindow::runAction);
     connect(m_detail, &DetailPane::attemptsRequested, this, &MainWindow::loadAttempts);
+}
+
+void MainWindow::orderFocusChain()
+{
+    // The detail pane is made before the pages it details, so its widgets came first in the
+    // focus chain and Tab went from the views to the pane, past the page. The pane's widgets go
+    // after the page's, in their own order; fields the pane adds later join at the end anyway.
+    QList<QWidget *> pane;
+    QWidget *lastOfPages = nullptr;
+    for (QWidget *w = nextInFocusChain(); w != this; w = w->nextInFocusChain()) {
+        if (w->focusPolicy() == Qt::NoFocus)
+            continue;
+        if (m_detail->isAncestorOf(w))
+            pane.append(w);
+        else if (m_stack->isAncestorOf(w))
+            lastOfPages = w;
+    }
+    for (QWidget *w : std::as_const(pane)) {
+        if (!lastOfPages)
+            break;
+        setTabOrder(lastOfPages, w);
+        lastOfPages = w;
+    }
 }
 
 void MainWindow::restoreSettings()

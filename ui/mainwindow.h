@@ -81,6 +81,7 @@ private:
     void bindModels();
     void buildPages();
     void restoreSettings();
+    void orderFocusChain();
     void onNavigation(int row);
     ResourceView *makeView(const ResourceKind &kind, QWidget *parent);
     void onCurrentObjectChanged(const QString &kindName, const QJsonObject &object);

@@ -16,6 +16,7 @@
 #include "testserver.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QFile>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -50,6 +51,7 @@ private slots:
     void navigation_data();
     void navigation();
     void filterPlaceholdersNameTheirShortcut();
+    void tabGoesFromTheViewsToThePageThenTheDetails();
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
     void actionsMenuOffersTheSelectedObjects();
@@ -191,6 +193,35 @@ void tst_MainWindow::filterPlaceholdersNameTheirShortcut()
     QVERIFY(endpoints);
     QVERIFY2(!endpoints->queryEdit()->placeholderText().contains(shortcut),
              qPrintable(endpoints->queryEdit()->placeholderText()));
+}
+
+void tst_MainWindow::tabGoesFromTheViewsToThePageThenTheDetails()
+{
+    // Tab from the list of views reaches the page's filter and table before the detail pane, on
+    // every page with a table.
+    MainWindow w;
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    auto *navigation = w.findChild<QWidget *>(QStringLiteral("navigation"));
+    QVERIFY(navigation);
+    for (const QString &name : {QStringLiteral("organizations"), QStringLiteral("instances"),
+                                QStringLiteral("deliveries"), QStringLiteral("audit")}) {
+        w.showView(name);
+        ResourceView *view = w.resourceView(name);
+        QVERIFY(view);
+        // With an object shown, as after selecting a row: its tabs and fields can take focus too.
+        w.detailPane()->showObject(&view->kind(), QJsonObject{{QStringLiteral("id"), 1}});
+        QVERIFY(!w.detailPane()->isHidden());
+        navigation->setFocus();
+        QTRY_VERIFY(navigation->hasFocus());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        QVERIFY2(view->queryEdit()->hasFocus(),
+                 qPrintable(name + QStringLiteral(": ") + QApplication::focusWidget()->metaObject()->className()
+                            + QLatin1Char(' ') + QApplication::focusWidget()->objectName()));
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        QVERIFY2(view->table()->hasFocus(), qPrintable(name + QStringLiteral(": ") + QApplication::focusWidget()->objectName()));
+    }
 }
 
 void tst_MainWindow::filterSortSelectAndLive()
