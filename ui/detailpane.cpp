@@ -384,7 +384,16 @@ void DetailPane::rebuildActions()
         if (!isUserAction(t) || seen.contains(t.action))
             continue;
         seen.append(t.action);
-        QAction *action = m_actions->addAction(t.label.isEmpty() ? t.action : t.label);
+        // The label of the transition this state would take: "Retry" from FAILED, "Retry now"
+        // from PENDING; the first in the table otherwise.
+        QString label = t.label.isEmpty() ? t.action : t.label;
+        for (const Transition &here : machine.transitions()) {
+            if (here.from == state && here.action == t.action && isUserAction(here) && !here.label.isEmpty()) {
+                label = here.label;
+                break;
+            }
+        }
+        QAction *action = m_actions->addAction(label);
         action->setObjectName(QStringLiteral("action_") + t.action);
         Refusal refusal;
         const auto allowed = machine.find(state, t.action, m_role, &refusal);
@@ -397,7 +406,7 @@ void DetailPane::rebuildActions()
                       : tr("Not possible in state %1 (%2).").arg(state, refusal.message);
         }
         action->setEnabled(allowed.has_value() && !m_readOnly);
-        action->setToolTip(why.isEmpty() ? tr("%1: %2 → %3").arg(t.label, state, allowed->to) : why);
+        action->setToolTip(why.isEmpty() ? tr("%1: %2 → %3").arg(label, state, allowed->to) : why);
         connect(action, &QAction::triggered, this,
                 [this, kindName, id, a = t.action] { emit actionRequested(kindName, id, a); });
     }

@@ -47,6 +47,8 @@ private slots:
     void fields();
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
+    void actionLabelsFollowTheState_data();
+    void actionLabelsFollowTheState();
     void readOnlyDisablesEverything();
     void historyAndUpdates();
     void actionTriggers();
@@ -146,6 +148,32 @@ void tst_DetailPane::subtitleNamesOneObject()
     auto *label = pane.findChild<QLabel *>(QStringLiteral("detailSubtitle"));
     QVERIFY(label);
     QCOMPARE(label->text(), subtitle);
+}
+
+void tst_DetailPane::actionLabelsFollowTheState_data()
+{
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<QString>("label");
+    QTest::addColumn<QString>("toolTip");
+
+    // A failed delivery is sent again with a fresh schedule: not "Retry now", a pending one's label.
+    QTest::newRow("PENDING") << "PENDING" << "Retry now" << "Retry now: PENDING → PENDING";
+    QTest::newRow("FAILED") << "FAILED" << "Retry" << "Retry: FAILED → PENDING";
+    QTest::newRow("CANCELLED") << "CANCELLED" << "Retry" << "Retry: CANCELLED → PENDING";
+}
+
+void tst_DetailPane::actionLabelsFollowTheState()
+{
+    QFETCH(QString, state);
+    QFETCH(QString, label);
+    QFETCH(QString, toolTip);
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"deliveries"),
+                    QJsonObject{{"id", 7}, {"event_type", "instance.status_changed"}, {"state", state}, {"version", 2}});
+    auto *retry = pane.findChild<QAction *>(QStringLiteral("action_retry"));
+    QVERIFY(retry);
+    QCOMPARE(retry->text(), label);
+    QCOMPARE(retry->toolTip(), toolTip);
 }
 
 void tst_DetailPane::readOnlyDisablesEverything()
