@@ -181,12 +181,9 @@ std::optional<qint64> queryId(const Request &request, const QString &key, Proble
 {
     if (!request.hasQuery(key))
         return std::nullopt;
-    bool ok = false;
-    const qint64 id = request.queryValue(key).toLongLong(&ok);
-    if (!ok || id <= 0) {
+    const std::optional<qint64> id = canonicalId(request.queryValue(key));
+    if (!id)
         *error = invalid(QLatin1Char('?') + key, QStringLiteral("expected a positive integer id"));
-        return std::nullopt;
-    }
     return id;
 }
 

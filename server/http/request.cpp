@@ -16,4 +16,13 @@ QString Request::queryValue(const QString &key) const
     return query.queryItemValue(key, QUrl::FullyDecoded);
 }
 
+std::optional<qint64> canonicalId(const QString &text)
+{
+    bool ok = false;
+    const qint64 id = text.toLongLong(&ok);
+    if (!ok || id <= 0 || text != QString::number(id))
+        return std::nullopt;
+    return id;
+}
+
 } // namespace OpsDeck

@@ -33,4 +33,8 @@ struct Request
     qint64 id(int index = 0) const { return ids.value(index); }
 };
 
+// An id written the one way the server writes it: positive decimal, no sign, no leading zero, no
+// spaces ("007", "+7" and " 7" are not the resource 7). Path segments and id filters alike.
+std::optional<qint64> canonicalId(const QString &text);
+
 } // namespace OpsDeck

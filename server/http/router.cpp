@@ -30,11 +30,9 @@ RouteMatch Router::match(const QByteArray &method, const QString &path) const
         for (int i = 0; i < parts.size() && ok; ++i) {
             const QString &seg = r.segments.at(i);
             if (seg.startsWith(QLatin1Char('{'))) {
-                bool number = false;
-                const qint64 id = parts.at(i).toLongLong(&number);
-                // Only canonical decimal ids: "007" or "+7" are not the same resource as "7".
-                ok = number && id > 0 && parts.at(i) == QString::number(id);
-                ids.append(id);
+                const std::optional<qint64> id = canonicalId(parts.at(i).toString());
+                ok = id.has_value();
+                ids.append(id.value_or(0));
             } else {
                 ok = parts.at(i) == seg;
             }

@@ -122,14 +122,13 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
                                       std::pair{QStringLiteral("endpoint"), QStringLiteral("d.endpoint_id")}}) {
         if (!has(key))
             continue;
-        bool ok = false;
-        const qint64 id = value(key).toLongLong(&ok);
-        if (!ok || id <= 0) {
+        const std::optional<qint64> id = canonicalId(value(key));
+        if (!id) {
             *error = invalid(pathPrefix + key, QStringLiteral("expected a positive integer id"));
             return std::nullopt;
         }
         where.append(column + QStringLiteral(" = ?"));
-        f.values.append(id);
+        f.values.append(*id);
     }
     if (has(QStringLiteral("status"))) {
         // "5xx" (a class), "503" (exact) or "none" (no HTTP answer: timeouts, refused connections).
