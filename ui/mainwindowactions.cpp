@@ -202,8 +202,15 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
             what = tr("%1: %2 → %3").arg(what, state, t->to);
     }
     const QString name = kind && !kind->nameField.isEmpty() ? object.value(kind->nameField).toString() : QString();
+    // Dialogs and the status bar speak of the button the user pressed ("Rotate secret"), not the
+    // route ("rotate-secret").
+    QString label = action;
+    for (const QAction *a : m_detail->objectActions()) {
+        if (a->objectName() == QLatin1String("action_") + action)
+            label = a->text().remove(QChar(0x2026));
+    }
     const std::optional<QString> reason = MessageBox::getText(
-        this, tr("Confirm %1").arg(action),
+        this, tr("Confirm: %1").arg(label),
         tr("%1%2\n\nWhy? The reason is kept in the audit log.")
             .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name)));
     if (!reason)
@@ -212,9 +219,9 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     // A test event is a new delivery, not a change of the endpoint: no version to match.
     if (object.contains(QStringLiteral("version")) && !isTest)
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
-    auto done = [this, action, objectId, isTest, isRotation](const ApiResult &result) {
+    auto done = [this, label, objectId, isTest, isRotation](const ApiResult &result) {
         if (!result.ok()) {
-            MessageBox::warning(this, tr("%1 #%2 failed").arg(action).arg(objectId), problemText(result));
+            MessageBox::warning(this, tr("%1 #%2 failed").arg(label).arg(objectId), problemText(result));
             return;
         }
         if (isRotation)
@@ -224,7 +231,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
                                          .arg(result.object().value(QStringLiteral("id")).toInteger()),
                                      8000);
         else
-            statusBar()->showMessage(tr("%1 #%2: done").arg(action).arg(objectId), 5000);
+            statusBar()->showMessage(tr("%1 #%2: done").arg(label).arg(objectId), 5000);
     };
     const QString path = QStringLiteral("/%1/%2").arg(kindName).arg(objectId);
     if (action == QLatin1String("delete")) {

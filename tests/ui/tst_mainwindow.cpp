@@ -30,6 +30,7 @@
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -357,6 +358,8 @@ void tst_MainWindow::actionsMenuOffersTheSelectedObjects()
     stopInMenu()->trigger();
     QTRY_COMPARE(w.detailPane()->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
     QCOMPARE(w.detailPane()->objectId(), id);
+    // The status bar names the button, as the menu did.
+    QTRY_COMPARE(w.statusBar()->currentMessage(), QStringLiteral("Stop #%1: done").arg(id));
 
     // The dashboard has no selection: nothing to act on.
     w.showView(QStringLiteral("dashboard"));
