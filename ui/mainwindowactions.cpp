@@ -268,7 +268,9 @@ void MainWindow::bulkRetry(qint64 deliveryId)
         }
         const std::optional<QString> reason = MessageBox::getText(
             this, tr("Confirm bulk retry"),
-            tr("Retry %n %1 deliveries to endpoint #%2.\n\nWhy? The reason is kept in the audit log.", "", int(count))
+            (count == 1 ? tr("Retry 1 %1 delivery to endpoint #%2.\n\nWhy? The reason is kept in the audit log.")
+                        : tr("Retry %n %1 deliveries to endpoint #%2.\n\nWhy? The reason is kept in the audit log.",
+                             nullptr, int(count)))
                 .arg(state)
                 .arg(endpoint));
         if (!reason)
@@ -280,8 +282,9 @@ void MainWindow::bulkRetry(qint64 deliveryId)
                 MessageBox::warning(this, tr("Bulk retry failed"), problemText(result));
                 return;
             }
-            statusBar()->showMessage(
-                tr("Retried %n deliveries", "", int(result.object().value(QStringLiteral("retried")).toInteger())), 8000);
+            const int retried = int(result.object().value(QStringLiteral("retried")).toInteger());
+            statusBar()->showMessage(retried == 1 ? tr("Retried 1 delivery") : tr("Retried %n deliveries", nullptr, retried),
+                                     8000);
         });
     });
 }

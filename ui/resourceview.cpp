@@ -337,7 +337,8 @@ void ResourceView::updateCounts()
     if (!m_model)
         return;
     const int shown = m_model->rowCount();
-    m_counts->setText(tr("%n row(s)", nullptr, shown));
+    // No English plural forms are installed: "%n row(s)" would read "1 row(s)".
+    m_counts->setText(shown == 1 ? tr("1 row") : tr("%n rows", nullptr, shown));
     if (shown == 0) {
         m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? tr("Nothing here yet.")
                                                                  : tr("No row matches the filter."));

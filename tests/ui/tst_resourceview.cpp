@@ -143,6 +143,7 @@ void tst_ResourceView::queries_data()
     QTest::newRow("negated state") << "-state:running" << 2 << "";
     QTest::newRow("owner and state") << "owner:alice state:pending" << 1 << "";
     QTest::newRow("free text") << "charl" << 1 << "";
+    QTest::newRow("no match") << "owner:zed" << 0 << "";
     QTest::newRow("unknown field") << "colour:red" << 4 << "colour";
     QTest::newRow("bad duration") << "age>soon" << 4 << "age";
     QTest::newRow("unterminated quote") << "\"abc" << 4 << "quote";
@@ -160,6 +161,10 @@ void tst_ResourceView::queries()
     QTest::keyClicks(view->queryEdit(), query);
     QTest::keyClick(view->queryEdit(), Qt::Key_Return);
     QTRY_COMPARE(f.proxy.rowCount(), rows);
+    // The count reads as English: "1 row", "2 rows", never "row(s)".
+    auto *count = view->findChild<QLabel *>(QStringLiteral("rowCount"));
+    QVERIFY(count);
+    QCOMPARE(count->text(), rows == 1 ? QStringLiteral("1 row") : QStringLiteral("%1 rows").arg(rows));
     if (error.isEmpty()) {
         QCOMPARE(view->queryError(), QString());
     } else {
