@@ -65,6 +65,7 @@ MainWindow::MainWindow(QWidget *parent)
     buildActions();
     buildStatusBar();
     orderFocusChain();
+    applyRole(m_connection.role);
     restoreSettings();
     updateWindowTitle();
 

@@ -103,6 +103,8 @@ private:
     void openConnectionDialog();
     void updateWindowTitle();
     void discoverRole();
+    // What the role changes in the window: the pane's actions, the empty tables' explanations.
+    void applyRole(Actor role);
     void onSslErrors(const QList<QSslError> &errors, const QUrl &url);
 
     // The status bar (mainwindowstatusbar.cpp).

@@ -5,6 +5,7 @@
 #include "credentialstore.h"
 #include "detailpane.h"
 #include "messagebox.h"
+#include "resourceview.h"
 
 #include "models/apiclient.h"
 #include "models/cache.h"
@@ -74,7 +75,7 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     m_connection = connection;
     updateWindowTitle();
     m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), actorName(connection.role)));
-    m_detail->setRole(connection.role);
+    applyRole(connection.role);
 
     // A fresh client, cache and engine per connection; the old ones go once the views point at
     // the new models.
@@ -139,8 +140,23 @@ void MainWindow::discoverRole()
             return;
         m_connection.role = *role;
         m_serverLabel->setText(tr("%1 · %2").arg(m_connection.baseUrl.toString(), actorName(*role)));
-        m_detail->setRole(*role);
+        applyRole(*role);
     });
+}
+
+void MainWindow::applyRole(Actor role)
+{
+    m_detail->setRole(role);
+    // An empty table says why it is empty; an owner's callbacks are empty because the server
+    // shows callbacks to operators and providers only.
+    const bool owner = role == Actor::Owner;
+    const QString hidden = tr("The owner role does not see callbacks or endpoints: they are for operators and "
+                              "the providers they are sent to.");
+    if (ResourceView *view = resourceView(QStringLiteral("deliveries")))
+        view->setEmptyText(owner ? hidden
+                                 : tr("No callbacks yet: one is queued each time a registered instance changes state."));
+    if (ResourceView *view = resourceView(QStringLiteral("endpoints")))
+        view->setEmptyText(owner ? hidden : tr("No endpoints yet: one appears when an instance registers its callback URL."));
 }
 
 void MainWindow::onSslErrors(const QList<QSslError> &errors, const QUrl &url)

@@ -97,6 +97,7 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_emptyHint = new QLabel(this);
     m_emptyHint->setObjectName(QStringLiteral("emptyHint"));
     m_emptyHint->setAlignment(Qt::AlignCenter);
+    m_emptyHint->setWordWrap(true);
     m_emptyHint->setForegroundRole(QPalette::PlaceholderText);
     m_emptyHint->hide();
 
@@ -258,6 +259,12 @@ void ResourceView::setQueryShortcut(const QKeySequence &shortcut)
                                                                        shortcut.toString(QKeySequence::NativeText)));
 }
 
+void ResourceView::setEmptyText(const QString &text)
+{
+    m_emptyText = text;
+    updateCounts();
+}
+
 void ResourceView::focusQuery()
 {
     m_query->setFocus(Qt::ShortcutFocusReason);
@@ -340,8 +347,8 @@ void ResourceView::updateCounts()
     // No English plural forms are installed: "%n row(s)" would read "1 row(s)".
     m_counts->setText(shown == 1 ? tr("1 row") : tr("%n rows", nullptr, shown));
     if (shown == 0) {
-        m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? tr("Nothing here yet.")
-                                                                 : tr("No row matches the filter."));
+        const QString empty = m_emptyText.isEmpty() ? tr("Nothing here yet.") : m_emptyText;
+        m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? empty : tr("No row matches the filter."));
         m_emptyHint->show();
     } else {
         m_emptyHint->hide();

@@ -49,6 +49,8 @@ public:
     // The window's shortcut that focuses this view's query line, named in its placeholder; only
     // the page's main table has one.
     void setQueryShortcut(const QKeySequence &shortcut);
+    // What the table says when it has no rows and no filter hides any (why it is empty).
+    void setEmptyText(const QString &text);
 
     QJsonObject currentObject() const;
     QJsonObject objectAt(int proxyRow) const;
@@ -112,6 +114,7 @@ private:
     int m_objectRole = -1;
     QLineEdit *m_query = nullptr;
     QString m_placeholder; // the query line's placeholder without a shortcut
+    QString m_emptyText;   // empty: a plain "Nothing here yet."
     QLabel *m_queryError = nullptr;
     QLabel *m_counts = nullptr;
     QLabel *m_filtering = nullptr;

@@ -62,6 +62,7 @@ private slots:
     void corruptCacheIsRebuilt();
     void serverRestartMidSession();
     void roleComesFromTheServer();
+    void emptyCallbacksSayWhy();
 
 private:
     struct Seeded
@@ -581,6 +582,30 @@ void tst_MainWindow::roleComesFromTheServer()
     auto *label = w.findChild<QLabel *>(QStringLiteral("serverLabel"));
     QVERIFY(label);
     QTRY_VERIFY2(label->text().endsWith(QStringLiteral("owner")), qPrintable(label->text()));
+
+    // The server shows an owner no callbacks: the empty tables say so rather than "nothing yet".
+    w.showView(QStringLiteral("deliveries"));
+    for (const QString &kind : {QStringLiteral("deliveries"), QStringLiteral("endpoints")}) {
+        auto *hint = w.resourceView(kind)->findChild<QLabel *>(QStringLiteral("emptyHint"));
+        QVERIFY(hint);
+        QTRY_VERIFY2(hint->isVisible() && hint->text().contains(QStringLiteral("owner role does not see callbacks")),
+                     qPrintable(hint->text()));
+    }
+}
+
+void tst_MainWindow::emptyCallbacksSayWhy()
+{
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("empty.sqlite"))));
+    w.showView(QStringLiteral("deliveries"));
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    auto *hint = w.resourceView(QStringLiteral("deliveries"))->findChild<QLabel *>(QStringLiteral("emptyHint"));
+    QVERIFY(hint);
+    QTRY_VERIFY2(hint->isVisible() && hint->text().startsWith(QStringLiteral("No callbacks yet: one is queued")),
+                 qPrintable(hint->text()));
 }
 
 QTEST_MAIN(tst_MainWindow)
