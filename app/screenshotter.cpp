@@ -63,6 +63,23 @@ void Screenshotter::save(QWidget *widget, const QString &name)
         std::printf("%s\n", qPrintable(path));
 }
 
+void Screenshotter::showTab(const QString &content, QWidget *target, const QString &name)
+{
+    // Tabs are found by what they hold: which ones a kind shows differs.
+    auto *tabs = m_window->detailPane()->findChild<QTabWidget *>(QStringLiteral("detailTabs"));
+    auto *widget = m_window->detailPane()->findChild<QWidget *>(content);
+    if (!tabs || !widget)
+        return;
+    int index = -1;
+    for (QWidget *w = widget; w && index < 0; w = w->parentWidget())
+        index = tabs->indexOf(w);
+    if (index < 0)
+        return;
+    tabs->setCurrentIndex(index);
+    save(target, name);
+    tabs->setCurrentIndex(0);
+}
+
 void Screenshotter::nextStep()
 {
     const QStringList views = m_window->viewNames();
@@ -103,11 +120,9 @@ void Screenshotter::nextStep()
             save(m_window, view == QLatin1String("deliveries") ? QStringLiteral("callbacks") : view);
             if (view == QLatin1String("instances")) {
                 save(m_window->detailPane(), QStringLiteral("detail-pane"));
-                if (auto *tabs = m_window->detailPane()->findChild<QTabWidget *>(QStringLiteral("detailTabs"))) {
-                    tabs->setCurrentIndex(1);
-                    save(m_window->detailPane(), QStringLiteral("detail-history"));
-                    tabs->setCurrentIndex(0);
-                }
+                showTab(QStringLiteral("historyList"), m_window->detailPane(), QStringLiteral("detail-history"));
+            } else if (view == QLatin1String("deliveries")) {
+                showTab(QStringLiteral("attemptLog"), m_window, QStringLiteral("callbacks-attempts"));
             }
         }
         ++m_step;

@@ -26,6 +26,8 @@ private:
     void waitForData();
     void nextStep();
     void save(QWidget *widget, const QString &name);
+    // Shows the detail pane's tab that holds the widget named content and saves target.
+    void showTab(const QString &content, QWidget *target, const QString &name);
 
     MainWindow *m_window = nullptr; // not owned
     QString m_directory;
