@@ -60,32 +60,28 @@ QString errorText(const QJsonObject &attempt)
     return error.isEmpty() ? errorClass : AttemptLogView::tr("%1: %2").arg(errorClass, error);
 }
 
-QPlainTextEdit *makeSide(const QString &objectName, const QString &accessibleName, QWidget *parent)
+// One side of an attempt: a title over read-only monospace text, added to the splitter.
+QPlainTextEdit *addSide(QSplitter *sides, const QString &title, const QString &objectName, const QString &accessibleName)
 {
-    auto *edit = new QPlainTextEdit(parent);
+    auto *box = new QWidget(sides);
+    auto *label = new QLabel(title, box);
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    auto *edit = new QPlainTextEdit(box);
     edit->setObjectName(objectName);
     edit->setAccessibleName(accessibleName);
     edit->setReadOnly(true);
     edit->setLineWrapMode(QPlainTextEdit::WidgetWidth);
     edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    return edit;
-}
-
-QWidget *titled(const QString &title, QWidget *content, QWidget *parent)
-{
-    auto *box = new QWidget(parent);
-    auto *label = new QLabel(title, box);
-    QFont bold = label->font();
-    bold.setBold(true);
-    label->setFont(bold);
-    label->setBuddy(content);
-    content->setParent(box);
+    label->setBuddy(edit);
     auto *layout = new QVBoxLayout(box);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addWidget(label);
-    layout->addWidget(content, 1);
-    return box;
+    layout->addWidget(edit, 1);
+    sides->addWidget(box);
+    return edit;
 }
 
 } // namespace
@@ -114,10 +110,8 @@ AttemptLogView::AttemptLogView(QWidget *parent)
     m_list->header()->setSectionResizeMode(ErrorColumn, QHeaderView::Stretch);
 
     auto *sides = new QSplitter(Qt::Horizontal, split);
-    m_request = makeSide(QStringLiteral("attemptRequest"), tr("Request of the chosen attempt"), sides);
-    m_response = makeSide(QStringLiteral("attemptResponse"), tr("Response of the chosen attempt"), sides);
-    sides->addWidget(titled(tr("Request"), m_request, sides));
-    sides->addWidget(titled(tr("Response"), m_response, sides));
+    m_request = addSide(sides, tr("Request"), QStringLiteral("attemptRequest"), tr("Request of the chosen attempt"));
+    m_response = addSide(sides, tr("Response"), QStringLiteral("attemptResponse"), tr("Response of the chosen attempt"));
     split->addWidget(m_list);
     split->addWidget(sides);
     split->setStretchFactor(0, 1);
