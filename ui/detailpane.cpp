@@ -117,10 +117,13 @@ DetailPane::DetailPane(QWidget *parent)
 
     m_tabs = new QTabWidget(page);
     m_tabs->setObjectName(QStringLiteral("detailTabs"));
+    m_tabs->setAccessibleName(tr("Views of the selected object"));
     m_tabs->setDocumentMode(true);
 
     // Overview: the fields and the diagram.
     auto *scroll = new QScrollArea(m_tabs);
+    scroll->setObjectName(QStringLiteral("detailOverview"));
+    scroll->setAccessibleName(tr("Fields and lifecycle"));
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     auto *overview = new QWidget(scroll);

@@ -31,6 +31,7 @@
 #include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTableView>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -53,6 +54,7 @@ private slots:
     void navigation();
     void filterPlaceholdersNameTheirShortcut();
     void tabGoesFromTheViewsToThePageThenTheDetails();
+    void focusableControlsHaveNames();
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
     void actionsMenuOffersTheSelectedObjects();
@@ -224,6 +226,31 @@ void tst_MainWindow::tabGoesFromTheViewsToThePageThenTheDetails()
         QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
         QVERIFY2(view->table()->hasFocus(), qPrintable(name + QStringLiteral(": ") + QApplication::focusWidget()->objectName()));
     }
+}
+
+void tst_MainWindow::focusableControlsHaveNames()
+{
+    // What a screen reader says when Tab lands on a control: every one on every page, with an
+    // object in the detail pane, has a name.
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QStringList unnamed;
+    for (const QString &name : w.viewNames()) {
+        w.showView(name);
+        if (ResourceView *view = w.resourceView(name))
+            w.detailPane()->showObject(&view->kind(), QJsonObject{{QStringLiteral("id"), 1}});
+        for (QWidget *widget : w.findChildren<QWidget *>()) {
+            // A tab bar names itself by its tabs.
+            if (!widget->isVisible() || !(widget->focusPolicy() & Qt::TabFocus) || qobject_cast<QTabBar *>(widget))
+                continue;
+            if (widget->accessibleName().isEmpty())
+                unnamed.append(QStringLiteral("%1: %2 %3").arg(name, QString::fromLatin1(widget->metaObject()->className()),
+                                                                widget->objectName()));
+        }
+    }
+    unnamed.removeDuplicates();
+    QVERIFY2(unnamed.isEmpty(), qPrintable(unnamed.join(QStringLiteral("; "))));
 }
 
 void tst_MainWindow::filterSortSelectAndLive()
