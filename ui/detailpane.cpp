@@ -441,14 +441,19 @@ void DetailPane::addOperations()
                                : QString()});
     } else if (m_kind->name == QLatin1String("deliveries")) {
         const bool retryable = state == Delivery::Failed || state == Delivery::Cancelled || state == Delivery::Pending;
+        const qint64 endpoint = m_object.value(QStringLiteral("endpoint_id")).toInteger();
+        QString refusal;
+        if (!retryable)
+            refusal = tr("Only pending, failed or cancelled deliveries can be retried.");
+        else if (endpoint <= 0)
+            refusal = tr("This delivery names no endpoint.");
         operations.append({QStringLiteral("bulk-retry"),
                            retryable ? tr("Retry all %1 to this endpoint…").arg(state.toLower())
                                      : tr("Retry all to this endpoint…"),
                            tr("Counts the deliveries in state %1 to endpoint #%2, then retries them together.")
                                .arg(state)
-                               .arg(m_object.value(QStringLiteral("endpoint_id")).toInteger()),
-                           retryable ? QString()
-                                     : tr("Only pending, failed or cancelled deliveries can be retried.")});
+                               .arg(endpoint),
+                           refusal});
     }
     if (operations.isEmpty())
         return;

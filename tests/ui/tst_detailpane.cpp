@@ -49,6 +49,8 @@ private slots:
     void subtitleNamesOneObject();
     void actionLabelsFollowTheState_data();
     void actionLabelsFollowTheState();
+    void bulkRetry_data();
+    void bulkRetry();
     void readOnlyDisablesEverything();
     void historyAndUpdates();
     void actionTriggers();
@@ -174,6 +176,37 @@ void tst_DetailPane::actionLabelsFollowTheState()
     QVERIFY(retry);
     QCOMPARE(retry->text(), label);
     QCOMPARE(retry->toolTip(), toolTip);
+}
+
+void tst_DetailPane::bulkRetry_data()
+{
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<QJsonValue>("endpoint");
+    QTest::addColumn<QString>("label");
+    QTest::addColumn<bool>("enabled");
+
+    QTest::newRow("failed") << "FAILED" << QJsonValue(5) << "Retry all failed to this endpoint…" << true;
+    QTest::newRow("pending") << "PENDING" << QJsonValue(5) << "Retry all pending to this endpoint…" << true;
+    QTest::newRow("delivered") << "DELIVERED" << QJsonValue(5) << "Retry all to this endpoint…" << false;
+    QTest::newRow("no endpoint") << "FAILED" << QJsonValue(QJsonValue::Null) << "Retry all failed to this endpoint…" << false;
+}
+
+void tst_DetailPane::bulkRetry()
+{
+    QFETCH(QString, state);
+    QFETCH(QJsonValue, endpoint);
+    QFETCH(QString, label);
+    QFETCH(bool, enabled);
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"deliveries"),
+                    QJsonObject{{"id", 7}, {"event_type", "instance.status_changed"}, {"state", state},
+                                {"endpoint_id", endpoint}, {"version", 2}});
+    auto *bulk = pane.findChild<QAction *>(QStringLiteral("action_bulk-retry"));
+    QVERIFY(bulk);
+    QCOMPARE(bulk->text(), label);
+    QCOMPARE(bulk->isEnabled(), enabled);
+    // Disabled, it says why; enabled, what it does.
+    QVERIFY(!bulk->toolTip().isEmpty());
 }
 
 void tst_DetailPane::readOnlyDisablesEverything()
