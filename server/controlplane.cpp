@@ -9,6 +9,7 @@
 #include "server/auth/tokenstore.h"
 #include "server/feed/changefeed.h"
 #include "server/http/httpserver.h"
+#include "server/http/requestsizeguard.h"
 #include "server/http/idempotencystore.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
@@ -23,6 +24,7 @@
 #include <QHostAddress>
 #include <QNetworkRequest>
 #include <QSslCertificate>
+#include <QSslConfiguration>
 #include <QSslKey>
 #include <QTcpServer>
 #include <QUrlQuery>
@@ -85,6 +87,9 @@ bool ControlPlane::start(Problem *error)
 
     m_http = new HttpServer(*m_db, *m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
                             m_options.maxBodyBytes, this);
+    // Our own listening socket rather than QHttpServer's, so each connection gets its request
+    // size guard before QHttpServer reads from it.
+    QTcpServer *listener = nullptr;
     if (!m_options.tlsCert.isEmpty() || !m_options.tlsKey.isEmpty()) {
         QFile certFile(m_options.tlsCert);
         QFile keyFile(m_options.tlsKey);
@@ -108,7 +113,15 @@ bool ControlPlane::start(Problem *error)
             stop();
             return false;
         }
-        m_http->sslSetup(cert, key);
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setLocalCertificate(cert);
+        tls.setPrivateKey(key);
+        tls.setProtocol(QSsl::SecureProtocols);
+        auto *server = new GuardedSslServer(m_options.maxBodyBytes, m_http);
+        server->setSslConfiguration(tls);
+        listener = server;
+    } else {
+        listener = new GuardedTcpServer(m_options.maxBodyBytes, m_http);
     }
     connect(m_http, &HttpServer::newWebSocketConnection, this, &ControlPlane::acceptWebSockets);
     QHostAddress address;
@@ -116,7 +129,9 @@ bool ControlPlane::start(Problem *error)
         address = QHostAddress::LocalHost;
     else if (!address.setAddress(m_options.host))
         address = QHostAddress::Any;
-    m_port = m_http->listen(address, m_options.port);
+    m_port = listener->listen(address, m_options.port) ? listener->serverPort() : 0;
+    if (m_port != 0)
+        m_http->bind(listener);
     if (m_port == 0) {
         if (error)
             *error = Problem::make(500, QStringLiteral("listen-failed"), QStringLiteral("Cannot listen"),

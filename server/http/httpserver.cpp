@@ -3,6 +3,7 @@
 
 #include "idempotencystore.h"
 #include "metrics.h"
+#include "requestsizeguard.h"
 #include "router.h"
 #include "server/auth/tokenstore.h"
 #include "server/storage/database.h"
@@ -66,8 +67,10 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
 {
     // WebSocket upgrades: claiming the request (true, nothing written) lets QAbstractHttpServer
     // 6.4 complete the handshake and emit newWebSocketConnection; the feed checks path and token.
-    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0)
+    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0) {
+        RequestSizeGuard::remove(socket);
         return true;
+    }
 
     QElapsedTimer timer;
     timer.start();

@@ -1,6 +1,7 @@
 // Over a hundred bad requests, each answered with the right status and problem code, never a 500.
 #include "testserver.h"
 
+#include <QTcpSocket>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -17,6 +18,7 @@ private slots:
     void badRequest();
     void oversizedBody_data();
     void oversizedBody();
+    void hugeBodyIsRefusedWhileItArrives();
     void stillHealthyAndUnchanged();
 
 private:
@@ -282,6 +284,44 @@ void tst_BadInput::oversizedBody()
     QCOMPARE(r.status, 413);
     QCOMPARE(r.code(), QStringLiteral("payload-too-large"));
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+}
+
+void tst_BadInput::hugeBodyIsRefusedWhileItArrives()
+{
+    // A client announcing 64 MiB and sending as fast as the server takes it. The server answers
+    // 413 once a little over the limit has arrived and closes the connection: it neither waits
+    // for (nor holds) the rest.
+    constexpr qint64 kAnnounced = 64 * 1024 * 1024;
+    const QUrl base = m_server->baseUrl();
+    QTcpSocket socket;
+    socket.connectToHost(base.host(), quint16(base.port()));
+    QVERIFY(socket.waitForConnected(10000));
+    socket.write("POST /api/v1/organizations HTTP/1.1\r\nHost: " + base.host().toUtf8() + "\r\nAuthorization: Bearer "
+                 + m_server->operatorToken().toUtf8() + "\r\nContent-Type: application/json\r\nContent-Length: "
+                 + QByteArray::number(kAnnounced) + "\r\n\r\n{\"name\": \"");
+    const QByteArray chunk(256 * 1024, 'x');
+    qint64 sent = 0;
+    QByteArray answer;
+    bool closed = false;
+    const auto feed = [&] {
+        while (answer.isEmpty() && !closed && sent < kAnnounced && socket.bytesToWrite() < 1024 * 1024) {
+            socket.write(chunk);
+            sent += chunk.size();
+        }
+    };
+    connect(&socket, &QTcpSocket::bytesWritten, this, feed);
+    connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
+    connect(&socket, &QTcpSocket::disconnected, this, [&] { closed = true; });
+    connect(&socket, &QTcpSocket::errorOccurred, this, [&] { closed = true; });
+    feed();
+    QTRY_VERIFY_WITH_TIMEOUT(closed || (answer.contains("\r\n\r\n") && answer.contains("}")), 60000);
+    QVERIFY2(answer.startsWith("HTTP/1.1 413"), answer.left(200).constData());
+    QVERIFY(answer.contains("application/problem+json"));
+    QVERIFY(answer.contains("payload-too-large"));
+    // Far less than announced went out before the answer came.
+    QVERIFY2(sent < 16 * 1024 * 1024, qPrintable(QStringLiteral("%1 bytes sent").arg(sent)));
+    // And the connection ends, the server's side first.
+    QTRY_VERIFY_WITH_TIMEOUT(closed, 10000);
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
