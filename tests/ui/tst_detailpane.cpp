@@ -2,6 +2,7 @@
 // when not, the history timeline, and in-place updates of the object shown.
 #include "ui/detailpane.h"
 #include "ui/statediagramwidget.h"
+#include "ui/valueformat.h"
 
 #include "core/resourcekind.h"
 
@@ -51,6 +52,8 @@ private slots:
     void actionLabelsFollowTheState();
     void bulkRetry_data();
     void bulkRetry();
+    void countdownWording_data();
+    void countdownWording();
     void readOnlyDisablesEverything();
     void historyAndUpdates();
     void actionTriggers();
@@ -207,6 +210,27 @@ void tst_DetailPane::bulkRetry()
     QCOMPARE(bulk->isEnabled(), enabled);
     // Disabled, it says why; enabled, what it does.
     QVERIFY(!bulk->toolTip().isEmpty());
+}
+
+void tst_DetailPane::countdownWording_data()
+{
+    QTest::addColumn<qint64>("ms");
+    QTest::addColumn<QString>("text");
+
+    QTest::newRow("passed") << qint64(-5000) << "now";
+    QTest::newRow("this moment") << qint64(0) << "now";
+    QTest::newRow("part of a second rounds up") << qint64(1) << "in 1 s";
+    QTest::newRow("seconds") << qint64(45000) << "in 45 s";
+    QTest::newRow("minutes") << qint64(185000) << "in 3 min 5 s";
+    QTest::newRow("hours") << qint64((2 * 3600 + 5 * 60) * 1000LL) << "in 2 h 5 min";
+    QTest::newRow("days") << qint64((3 * 86400 + 4 * 3600 + 59) * 1000LL) << "in 3 d 4 h";
+}
+
+void tst_DetailPane::countdownWording()
+{
+    QFETCH(qint64, ms);
+    QFETCH(QString, text);
+    QCOMPARE(countdownText(ms), text);
 }
 
 void tst_DetailPane::readOnlyDisablesEverything()
