@@ -33,6 +33,7 @@ ChangeFeed::ChangeFeed(Database &db, int retention, QObject *parent)
     : QObject(parent)
     , m_db(db)
     , m_retention(qMax(1, retention))
+    , m_pruneBatch(qMax(1, m_retention / 100))
 {
     // One timer for every parked long-poll: deadlines are checked a few times a second.
     auto *timer = new QTimer(this);
@@ -48,12 +49,14 @@ ChangeFeed::~ChangeFeed()
 
 qint64 ChangeFeed::lastSeq()
 {
-    QSqlQuery &q = m_db.query(QStringLiteral("SELECT MAX(seq) FROM events"));
+    // One statement: this runs after every commit that appended events.
+    QSqlQuery &q = m_db.query(QStringLiteral(
+        "SELECT COALESCE((SELECT MAX(seq) FROM events), 0), COALESCE((SELECT purged_through FROM feed_state WHERE id = 1), 0)"));
     qint64 seq = 0;
     if (q.exec() && q.next())
-        seq = q.value(0).toLongLong();
+        seq = qMax(q.value(0).toLongLong(), q.value(1).toLongLong());
     q.finish();
-    return qMax(seq, purgedThrough());
+    return seq;
 }
 
 qint64 ChangeFeed::purgedThrough()
@@ -211,8 +214,9 @@ void ChangeFeed::flush()
                 break;
         }
     }
-    prune();
-    emit appended(lastSeq());
+    const qint64 last = lastSeq();
+    prune(last);
+    emit appended(last);
 }
 
 void ChangeFeed::expire()
@@ -232,11 +236,14 @@ void ChangeFeed::expire()
     }
 }
 
-void ChangeFeed::prune()
+void ChangeFeed::prune(qint64 last)
 {
-    const qint64 last = lastSeq();
     const qint64 horizon = last - m_retention;
-    if (horizon <= purgedThrough())
+    if (m_purgedSeen >= 0 && horizon - m_purgedSeen < m_pruneBatch)
+        return;
+    // Another replica may have trimmed further meanwhile: never move purged_through back.
+    m_purgedSeen = purgedThrough();
+    if (horizon <= m_purgedSeen)
         return;
     if (!m_db.begin())
         return;
@@ -246,8 +253,8 @@ void ChangeFeed::prune()
     del.finish();
     QSqlQuery &upd = m_db.query(QStringLiteral("UPDATE feed_state SET purged_through = ? WHERE id = 1"));
     upd.addBindValue(horizon);
-    if (ok && upd.exec())
-        m_db.commit();
+    if (ok && upd.exec() && m_db.commit())
+        m_purgedSeen = horizon;
     else
         m_db.rollback();
     upd.finish();

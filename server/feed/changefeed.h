@@ -64,10 +64,15 @@ private:
     void flush();
     void expire();
     void answer(Waiter &waiter, const FeedPage &page);
-    void prune();
+    // Trims the feed to its retention, in batches: `last` is the newest sequence number.
+    void prune(qint64 last);
 
     Database &m_db;
     int m_retention;
+    // Events past the retention before a trim: the store commits thousands of times a second,
+    // and a trim each time would be a write transaction on this (the HTTP) thread each time.
+    qint64 m_pruneBatch;
+    qint64 m_purgedSeen = -1; // purged_through as last read; -1: not read yet
     bool m_flushQueued = false;
     std::list<std::unique_ptr<Waiter>> m_waiters;
     std::list<std::unique_ptr<Watcher>> m_watchers;
