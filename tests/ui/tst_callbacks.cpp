@@ -326,13 +326,23 @@ void tst_Callbacks::bulkRetryCountsFirst()
         return;
     QTRY_COMPARE(deliveryIds().size(), 3);
     const QList<qint64> ids = deliveryIds();
-    // Two of the three cancelled: a bulk retry of the cancelled ones touches those two.
+    auto field = [this](qint64 id, const QString &key) {
+        return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken())
+            .json()
+            .value(key);
+    };
+    // Each has had its first attempt; two of the three cancelled: a bulk retry of the cancelled
+    // ones touches those two.
+    for (qint64 id : ids)
+        QTRY_COMPARE(field(id, QStringLiteral("attempts")).toInt(), 1);
     for (qint64 id : {ids.at(0), ids.at(1)})
         QCOMPARE(m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id), {}, m_server->operatorToken()).status,
                  200);
     ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
     QTRY_VERIFY(select(view, ids.at(0)));
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("CANCELLED"));
+    AttemptLogView *log = m_window->detailPane()->attemptLog();
+    QTRY_COMPARE(log->attemptCount(), 1);
     QAction *bulk = paneAction(QStringLiteral("bulk-retry"));
     QVERIFY(bulk && bulk->isEnabled());
     QCOMPARE(bulk->text(), QStringLiteral("Retry all cancelled to this endpoint…"));
@@ -340,14 +350,11 @@ void tst_Callbacks::bulkRetryCountsFirst()
     bulk->trigger();
     QTRY_VERIFY2(MessageBox::lastText().startsWith(QStringLiteral("Retry 2 CANCELLED deliveries to endpoint #")),
                  qPrintable(MessageBox::lastText()));
-    auto state = [this](qint64 id) {
-        return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken())
-            .json()
-            .value(QStringLiteral("state"))
-            .toString();
-    };
-    QTRY_COMPARE(state(ids.at(0)), QStringLiteral("PENDING"));
-    QTRY_COMPARE(state(ids.at(1)), QStringLiteral("PENDING"));
+    QTRY_COMPARE(field(ids.at(0), QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    QTRY_COMPARE(field(ids.at(1), QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    // Sent again at once: the open attempt log follows without another click.
+    QTRY_COMPARE(log->attemptCount(), 2);
+    QVERIFY2(log->responseText().startsWith(QStringLiteral("HTTP 500")), qPrintable(log->responseText()));
 }
 
 QTEST_MAIN(tst_Callbacks)
