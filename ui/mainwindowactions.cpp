@@ -221,7 +221,22 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
     auto done = [this, label, objectId, isTest, isRotation](const ApiResult &result) {
         if (!result.ok()) {
-            MessageBox::warning(this, tr("%1 #%2 failed").arg(label).arg(objectId), problemText(result));
+            // A newer notification carries the current status: offer it instead of a dead end.
+            const qint64 newer = result.problem
+                                     ? result.problem->extensions.value(QStringLiteral("newer_delivery_id")).toInteger()
+                                     : 0;
+            if (newer <= 0) {
+                MessageBox::warning(this, tr("%1 #%2 failed").arg(label).arg(objectId), problemText(result));
+                return;
+            }
+            const auto answer = MessageBox::question(this, tr("%1 #%2 failed").arg(label).arg(objectId),
+                                                     tr("%1\n\nShow delivery #%2?").arg(problemText(result)).arg(newer));
+            if (answer != QMessageBox::Yes)
+                return;
+            showView(QStringLiteral("deliveries"));
+            ResourceView *view = resourceView(QStringLiteral("deliveries"));
+            if (!view || !view->selectId(newer))
+                statusBar()->showMessage(tr("Delivery #%1 is not shown: clear the filter to see it").arg(newer), 8000);
             return;
         }
         if (isRotation)

@@ -53,6 +53,9 @@ public:
     void setEmptyText(const QString &text);
 
     QJsonObject currentObject() const;
+    // Makes the row of this id the current, selected and visible one; false when no row shows it
+    // (not synced yet, or hidden by the filter).
+    bool selectId(qint64 id);
     QJsonObject objectAt(int proxyRow) const;
     // Writes the rows and columns as shown (filter, order, visible columns) to a CSV file.
     bool exportCsv(const QString &path, QString *error = nullptr) const;

@@ -20,6 +20,16 @@ qint64 ResourceView::idAt(int row) const
     return id.isValid() ? id.toLongLong() : objectAt(row).value(QStringLiteral("id")).toInteger(-1);
 }
 
+bool ResourceView::selectId(qint64 id)
+{
+    const int row = m_model ? rowOfId(id) : -1;
+    if (row < 0)
+        return false;
+    m_table->selectRow(row);
+    m_table->scrollTo(m_model->index(row, 0));
+    return true;
+}
+
 int ResourceView::rowOfId(qint64 id) const
 {
     if (const auto *proxy = qobject_cast<const FilterProxyModel *>(m_model.data()); proxy && proxy->resourceModel()) {

@@ -93,6 +93,7 @@ private slots:
     void refusedTestEventIsExplained();
     void rotateSecretShowsTheNewOne();
     void bulkRetryCountsFirst();
+    void supersededRetryOffersTheNewerOne();
 
 private:
     // A server whose failed deliveries wait an hour for their next attempt, one provider with
@@ -355,6 +356,39 @@ void tst_Callbacks::bulkRetryCountsFirst()
     // Sent again at once: the open attempt log follows without another click.
     QTRY_COMPARE(log->attemptCount(), 2);
     QVERIFY2(log->responseText().startsWith(QStringLiteral("HTTP 500")), qPrintable(log->responseText()));
+}
+
+void tst_Callbacks::supersededRetryOffersTheNewerOne()
+{
+    // STOPPED cancelled, then RUNNING: retrying STOPPED is refused, naming the RUNNING one, and
+    // the console offers to show it.
+    open(500);
+    if (QTest::currentTestFailed())
+        return;
+    const qint64 instance = m_instances.first();
+    const QString token = m_server->operatorToken();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, token).status, 200);
+    QTRY_COMPARE(deliveryIds().size(), 2);
+    const qint64 stopped = deliveryIds().last();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(stopped), {}, token).status, 200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(instance), {}, token).status, 200);
+    QTRY_COMPARE(deliveryIds().size(), 3);
+    const qint64 running = deliveryIds().last();
+
+    ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
+    QTRY_VERIFY(select(view, running)); // synced
+    QTRY_VERIFY(select(view, stopped));
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("CANCELLED"));
+    QAction *retry = paneAction(QStringLiteral("retry"));
+    QVERIFY(retry && retry->isEnabled());
+    MessageBox::setNextText(QStringLiteral("resend"));
+    MessageBox::setNextAnswer(QMessageBox::Yes);
+    retry->trigger();
+    QTRY_VERIFY2(MessageBox::lastText().endsWith(QStringLiteral("Show delivery #%1?").arg(running)),
+                 qPrintable(MessageBox::lastText()));
+    QVERIFY2(MessageBox::lastText().contains(QString::number(running)), qPrintable(MessageBox::lastText()));
+    QTRY_COMPARE(m_window->detailPane()->objectId(), running);
+    QCOMPARE(view->currentObject().value(QStringLiteral("id")).toInteger(), running);
 }
 
 QTEST_MAIN(tst_Callbacks)
