@@ -7,6 +7,9 @@
 #include <QQueue>
 #include <QtMath>
 
+#include <algorithm>
+#include <numeric>
+
 namespace OpsDeck {
 
 namespace {
@@ -30,6 +33,21 @@ QPointF borderPoint(const QRectF &rect, const QPointF &target)
     const qreal sy = qFuzzyIsNull(dy) ? 1e9 : (rect.height() / 2) / qAbs(dy);
     const qreal s = qMin(sx, sy);
     return {c.x() + dx * s, c.y() + dy * s};
+}
+
+// A long label on two lines, broken at the space nearest its middle: one line of it would
+// reach over the next column.
+QString wrapped(const QString &label)
+{
+    if (label.size() <= 24)
+        return label;
+    const qsizetype middle = label.size() / 2;
+    qsizetype best = -1;
+    for (qsizetype i = 0; i < label.size(); ++i) {
+        if (label.at(i) == QLatin1Char(' ') && (best < 0 || qAbs(i - middle) < qAbs(best - middle)))
+            best = i;
+    }
+    return best < 0 ? label : label.left(best) + QLatin1Char('\n') + label.mid(best + 1);
 }
 
 void drawArrowHead(QPainter &p, const QPointF &tip, qreal angleDegrees, const QColor &color)
@@ -98,6 +116,41 @@ QRectF StateDiagramWidget::stateRect(const QString &state) const
     return m_boxes.value(state);
 }
 
+QStringList StateDiagramWidget::orderedColumn(const QStringList &states) const
+{
+    // A vertical arrow between boxes of one column runs straight through the boxes between
+    // them (DELIVERED ← CANCELLED through FAILED and SUPERSEDED): order the column so such
+    // arrows join neighbours, keeping the table's order among equally good ones.
+    auto crossed = [this](const QStringList &order) {
+        int boxes = 0;
+        for (const Transition &t : m_machine->transitions()) {
+            const qsizetype a = order.indexOf(t.from);
+            const qsizetype b = order.indexOf(t.to);
+            if (a >= 0 && b >= 0 && a != b)
+                boxes += int(qAbs(a - b) - 1);
+        }
+        return boxes;
+    };
+    QList<int> index(states.size());
+    std::iota(index.begin(), index.end(), 0);
+    QStringList best = states;
+    int bestCrossed = crossed(states);
+    // Columns hold a handful of states; beyond eight the table's order stays.
+    if (states.size() > 8)
+        return best;
+    while (bestCrossed > 0 && std::next_permutation(index.begin(), index.end())) {
+        QStringList order;
+        for (int i : std::as_const(index))
+            order.append(states.at(i));
+        const int c = crossed(order);
+        if (c < bestCrossed) {
+            bestCrossed = c;
+            best = order;
+        }
+    }
+    return best;
+}
+
 QString StateDiagramWidget::stateLabel(const QString &state) const
 {
     QString label = state;
@@ -143,6 +196,8 @@ void StateDiagramWidget::relayout()
         columns[c].append(s);
     }
     columns.removeAll(QStringList());
+    for (QStringList &c : columns)
+        c = orderedColumn(c);
 
     QFont bold = font();
     bold.setBold(true);
@@ -253,10 +308,11 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
     for (const Transition &t : m_machine->transitions()) {
         auto it = std::find_if(edges.begin(), edges.end(),
                                [&t](const Edge &e) { return e.from == t.from && e.to == t.to; });
+        const QString label = wrapped(t.label.isEmpty() ? t.action : t.label);
         if (it == edges.end())
-            edges.append({t.from, t.to, {t.label.isEmpty() ? t.action : t.label}});
-        else if (!it->labels.contains(t.label))
-            it->labels.append(t.label.isEmpty() ? t.action : t.label);
+            edges.append({t.from, t.to, {label}});
+        else if (!it->labels.contains(label))
+            it->labels.append(label);
     }
 
     QFont labelFont = font();
@@ -326,12 +382,13 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
 
             // Several actions on one arrow stack up rather than widen the label.
             const QString label = e.labels.join(QLatin1Char('\n'));
+            const QStringList lines = label.split(QLatin1Char('\n'));
             p.setFont(hot ? boldLabelFont : labelFont);
             const QFontMetricsF fm(p.font());
             qreal labelWidth = 0;
-            for (const QString &line : e.labels)
+            for (const QString &line : lines)
                 labelWidth = qMax(labelWidth, fm.horizontalAdvance(line));
-            QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * e.labels.size() + 2));
+            QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * lines.size() + 2));
             const bool straight = e.from != e.to && !curveSlot.contains(i);
             const bool diagonal = straight && qAbs(b.center().y() - a.center().y()) > 4
                                   && qAbs(b.center().x() - a.center().x()) > 1;

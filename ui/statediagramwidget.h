@@ -41,6 +41,7 @@ private:
     void relayout();
     void updateDescription();
     QString stateLabel(const QString &state) const;
+    QStringList orderedColumn(const QStringList &states) const;
 
     const StateMachine *m_machine = nullptr; // not owned
     QString m_currentState;

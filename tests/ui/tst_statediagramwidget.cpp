@@ -1,6 +1,8 @@
 // The state diagram highlights exactly what the core/ table allows for the role in the current state.
 #include "ui/statediagramwidget.h"
 
+#include "core/delivery.h"
+#include "core/endpoint.h"
 #include "core/instance.h"
 #include "core/organization.h"
 #include "core/sandbox.h"
@@ -19,6 +21,8 @@ private slots:
     void everyStateHasABox_data();
     void everyStateHasABox();
     void paintsWithoutMachine();
+    void noArrowRunsThroughABox_data();
+    void noArrowRunsThroughABox();
 };
 
 void tst_StateDiagramWidget::highlighted_data()
@@ -107,6 +111,39 @@ void tst_StateDiagramWidget::paintsWithoutMachine()
     QVERIFY(w.highlightedTransitions().isEmpty());
     QVERIFY(w.stateRect(QStringLiteral("RUNNING")).isEmpty());
     QVERIFY(!w.grab().isNull());
+}
+
+void tst_StateDiagramWidget::noArrowRunsThroughABox_data()
+{
+    QTest::addColumn<QString>("machine");
+    for (const char *name : {"instance", "organization", "sandbox", "delivery", "endpoint"})
+        QTest::newRow(name) << QString::fromLatin1(name);
+}
+
+void tst_StateDiagramWidget::noArrowRunsThroughABox()
+{
+    // A vertical arrow between two boxes of a column passed through the boxes between them
+    // (CANCELLED → DELIVERED through FAILED and SUPERSEDED), hiding both.
+    QFETCH(QString, machine);
+    const StateMachine *m = machine == QLatin1String("instance")       ? &Instance::machine()
+                            : machine == QLatin1String("organization") ? &Organization::machine()
+                            : machine == QLatin1String("sandbox")      ? &Sandbox::machine()
+                            : machine == QLatin1String("delivery")     ? &Delivery::machine()
+                                                                       : &Endpoint::machine();
+    StateDiagramWidget w;
+    w.setMachine(m);
+    for (const Transition &t : m->transitions()) {
+        const QRectF a = w.stateRect(t.from);
+        const QRectF b = w.stateRect(t.to);
+        if (t.from == t.to || !qFuzzyCompare(a.center().x(), b.center().x()))
+            continue;
+        const QRectF between(QPointF(a.left(), qMin(a.bottom(), b.bottom())), QPointF(a.right(), qMax(a.top(), b.top())));
+        for (const QString &other : m->states()) {
+            if (other != t.from && other != t.to)
+                QVERIFY2(!w.stateRect(other).intersects(between),
+                         qPrintable(QStringLiteral("%1 → %2 runs through %3").arg(t.from, t.to, other)));
+        }
+    }
 }
 
 QTEST_MAIN(tst_StateDiagramWidget)
