@@ -17,6 +17,8 @@ namespace OpsDeck {
 
 namespace {
 
+constexpr qsizetype kKeptResponseBytes = 4096;
+
 enum Column { AttemptColumn, AtColumn, StatusColumn, LatencyColumn, ErrorColumn, ColumnCount };
 
 // Headers arrive as [[name, value], ...]; an object is accepted too.
@@ -205,7 +207,11 @@ void AttemptLogView::showAttempt(int row)
         const QString headers = headerLines(a.value(QStringLiteral("response_headers")));
         if (!headers.isEmpty())
             response += QLatin1Char('\n') + headers;
-        response += QStringLiteral("\n\n") + bodyText(a.value(QStringLiteral("response_body")));
+        const QJsonValue body = a.value(QStringLiteral("response_body"));
+        response += QStringLiteral("\n\n") + bodyText(body);
+        // The server keeps the first 4 KiB of a response: a body that long was cut there.
+        if (body.toString().toUtf8().size() >= kKeptResponseBytes)
+            response += tr("\n… (only the first 4 KiB of the response are kept)");
     } else {
         // No answer: what went wrong is all there is to show.
         response = tr("No response after %1 ms\n%2")

@@ -39,6 +39,7 @@ private slots:
     void sides_data();
     void sides();
     void choosingAnotherAttempt();
+    void cutResponseSaysSo();
     void paneSaysWhyThereIsNone_data();
     void paneSaysWhyThereIsNone();
 };
@@ -93,6 +94,18 @@ void tst_AttemptLogView::choosingAnotherAttempt()
     QCOMPARE(view.attemptCount(), 0);
     QVERIFY(view.requestText().isEmpty());
     QVERIFY(view.responseText().isEmpty());
+}
+
+void tst_AttemptLogView::cutResponseSaysSo()
+{
+    QJsonObject long4k = attempt(1, 500, "http", "HTTP 500");
+    long4k.insert("response_body", QString(4096, QLatin1Char('x')));
+    AttemptLogView view;
+    view.setAttempts({long4k});
+    QVERIFY2(view.responseText().endsWith(QStringLiteral("(only the first 4 KiB of the response are kept)")),
+             qPrintable(view.responseText().right(80)));
+    view.setAttempts({attempt(1, 500, "http", "HTTP 500")});
+    QVERIFY(!view.responseText().contains(QStringLiteral("4 KiB")));
 }
 
 void tst_AttemptLogView::paneSaysWhyThereIsNone_data()
