@@ -13,6 +13,12 @@
 
 namespace OpsDeck {
 
+namespace {
+
+constexpr int kMinClaimBatch = 128;
+
+} // namespace
+
 DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options))
@@ -235,8 +241,11 @@ void DeliveryWorker::pump()
             busy.append(it.key());
     }
     const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
-    // Batches stay bounded so one claim does not take far more than the endpoints can take now.
-    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), 64));
+    // Batches stay bounded so one claim does not take far more than the endpoints can take now
+    // (never more than the free budget). At least 128: a claim costs the store about as much
+    // for 128 rows as for 64, and passes the due rows of busy (hanging) endpoints once per batch,
+    // so larger batches leave the store more time to record (docs/benchmarks.md).
+    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), kMinClaimBatch));
     m_claimPending = true;
     m_store->claim(now, leaseUntil, batch, busy, onlyNew, this,
                    [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
