@@ -241,9 +241,12 @@ private:
             }
             break;
         }
-        case FieldSpec::Type::Number: {
+        case FieldSpec::Type::Number:
+        case FieldSpec::Type::Ratio: {
+            // A ratio reads as a percentage ("failure_rate>50%"); a bare number is the fraction.
+            const bool percent = spec.type == FieldSpec::Type::Ratio && value.endsWith(QLatin1Char('%'));
             bool ok = false;
-            const double d = value.toDouble(&ok);
+            const double d = (percent ? value.chopped(1) : value).toDouble(&ok) / (percent ? 100.0 : 1.0);
             if (!ok)
                 return fail(tr("%1 needs a number").arg(typed));
             term.values = {value};

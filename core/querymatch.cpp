@@ -63,6 +63,7 @@ bool valueMatches(const QueryTerm &term, const QueryRow &row, qint64 nowMs)
         });
     }
     case FieldSpec::Type::Number:
+    case FieldSpec::Type::Ratio:
         return !term.numbers.isEmpty() && compareValues(v.toDouble(), term.op, term.numbers.first());
     case FieldSpec::Type::Boolean:
         return !term.integers.isEmpty() && (v.toBool() ? 1 : 0) == term.integers.first();

@@ -11,6 +11,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 
 namespace OpsDeck {
 
@@ -98,11 +99,12 @@ QList<ResourceKind> buildKinds()
                    field("provider_id", TITLE("Provider"), Type::Id, true, 90, "providers"),
                    field("endpoint_id", TITLE("Endpoint"), Type::Id, false, 90, "endpoints"),
                    field("state", TITLE("State"), Type::State, true, 110),
+                   // Why it failed, next to the state: the first thing a provider looks for.
+                   field("last_status", TITLE("Last status"), Type::Integer, true, 90),
+                   field("last_error", TITLE("Last error"), Type::Text, true, 220),
                    field("attempts", TITLE("Attempts"), Type::Integer, true, 80),
                    field("next_attempt_at", TITLE("Next attempt"), Type::Timestamp, true, 160),
                    field("give_up_at", TITLE("Gives up"), Type::Timestamp, false, 160),
-                   field("last_status", TITLE("Last status"), Type::Integer, true, 90),
-                   field("last_error", TITLE("Last error"), Type::Text, true, 220),
                    field("created_at", TITLE("Created"), Type::Timestamp, false, 160),
                    field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
                    field("version", TITLE("Version"), Type::Integer, false, 70),
@@ -116,8 +118,15 @@ QList<ResourceKind> buildKinds()
                    field("state", TITLE("State"), Type::State, true, 110),
                    field("consecutive_failures", TITLE("Consecutive failures"), Type::Integer, true, 90),
                    field("last_success_at", TITLE("Last success"), Type::Timestamp, true, 160),
-                   field("failure_rate", TITLE("Failure rate"), Type::Number, true, 90),
-                   field("version", TITLE("Version"), Type::Integer, false, 70)},
+                   field("failure_rate", TITLE("Failure rate"), Type::Ratio, true, 90),
+                   field("failing_since", TITLE("Failing since"), Type::Timestamp, false, 160),
+                   field("last_failure_at", TITLE("Last failure"), Type::Timestamp, false, 160),
+                   field("success_count", TITLE("Successes"), Type::Integer, false, 90),
+                   field("failure_count", TITLE("Failures"), Type::Integer, false, 90),
+                   field("paused_at", TITLE("Paused"), Type::Timestamp, false, 160),
+                   field("version", TITLE("Version"), Type::Integer, false, 70),
+                   field("created_at", TITLE("Created"), Type::Timestamp, false, 160),
+                   field("updated_at", TITLE("Updated"), Type::Timestamp, false, 160)},
                   "url", Endpoint::machine().states());
 
     kinds << kind("audit", "", TITLE("Audit"), "", nullptr,
@@ -244,6 +253,7 @@ QVariant fieldRawValue(FieldSpec::Type type, const QJsonValue &value)
         }
         return {};
     case FieldSpec::Type::Number:
+    case FieldSpec::Type::Ratio:
         return value.isDouble() ? QVariant(value.toDouble()) : QVariant();
     case FieldSpec::Type::Boolean:
         return value.isBool() ? QVariant(value.toBool()) : QVariant();
@@ -315,6 +325,11 @@ std::optional<qint64> parseTimestamp(QStringView text)
     if (!dt.isValid() || dt.timeSpec() == Qt::LocalTime)
         return std::nullopt;
     return dt.toMSecsSinceEpoch();
+}
+
+QString percentText(double ratio)
+{
+    return QCoreApplication::translate("OpsDeck::ResourceKind", "%1 %").arg(QLocale().toString(100.0 * ratio, 'g', 3));
 }
 
 } // namespace OpsDeck

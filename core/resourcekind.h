@@ -25,7 +25,8 @@ struct FieldSpec
         Timestamp, // RFC 3339 on the wire; milliseconds since the epoch in models and queries
         Boolean,
         Json,      // an array or object shown as compact JSON
-        Number,    // a real number (e.g. a failure rate)
+        Number,    // a real number
+        Ratio,     // a fraction from 0 to 1 (a failure rate), shown and queried as a percentage
     };
 
     QString key;                   // JSON key; nested with '.', e.g. "callback.url"
@@ -78,5 +79,7 @@ QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey);
 QVariant fieldRawValue(FieldSpec::Type type, const QJsonValue &value);
 // RFC 3339 with or without milliseconds -> ms since the epoch; nullopt when malformed.
 std::optional<qint64> parseTimestamp(QStringView text);
+// A Ratio field's value as the console shows it, in the user's locale: 0.3333 -> "33.3 %".
+QString percentText(double ratio);
 
 } // namespace OpsDeck

@@ -94,6 +94,7 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
     case Qt::TextAlignmentRole: {
         const FieldSpec::Type type = m_kind.fields.at(field).type;
         const bool numeric = type == FieldSpec::Type::Integer || type == FieldSpec::Type::Number
+            || type == FieldSpec::Type::Ratio
             || (type == FieldSpec::Type::Id && m_kind.fields.at(field).references.isEmpty());
         return numeric ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
     }
@@ -446,6 +447,8 @@ QString ResourceModel::displayText(int row, int field) const
         return timestampText(raw.toLongLong());
     case FieldSpec::Type::Number:
         return QString::number(raw.toDouble(), 'g', 4);
+    case FieldSpec::Type::Ratio:
+        return percentText(raw.toDouble());
     case FieldSpec::Type::Boolean:
         return raw.toBool() ? tr("yes") : tr("no");
     case FieldSpec::Type::Text:

@@ -50,7 +50,8 @@ QVariant RowStore::raw(int row, int field) const
     case FieldSpec::Type::Integer:
     case FieldSpec::Type::Timestamp:
         return QVariant::fromValue<qint64>(qint64(c));
-    case FieldSpec::Type::Number: {
+    case FieldSpec::Type::Number:
+    case FieldSpec::Type::Ratio: {
         double d = 0;
         std::memcpy(&d, &c, sizeof d);
         return d;
@@ -82,7 +83,8 @@ int RowStore::compare(int rowA, int rowB, int field) const
         return qint64(a) < qint64(b) ? -1 : 1;
     case FieldSpec::Type::Boolean:
         return a < b ? -1 : 1;
-    case FieldSpec::Type::Number: {
+    case FieldSpec::Type::Number:
+    case FieldSpec::Type::Ratio: {
         double x = 0;
         double y = 0;
         std::memcpy(&x, &a, sizeof x);
@@ -138,7 +140,8 @@ void RowStore::encode(const QJsonObject &object, Cell *cells, const Cell *previo
             else
                 cells[f] = Cell(raw.toLongLong());
             break;
-        case FieldSpec::Type::Number: {
+        case FieldSpec::Type::Number:
+    case FieldSpec::Type::Ratio: {
             const double d = raw.toDouble();
             std::memcpy(&cells[f], &d, sizeof d);
             break;

@@ -70,6 +70,8 @@ QString displayText(FieldSpec::Type type, const QJsonValue &value)
                               : QCoreApplication::translate("OpsDeck::DetailPane", "no");
     case FieldSpec::Type::Number:
         return QLocale().toString(value.toDouble(), 'g', 4);
+    case FieldSpec::Type::Ratio:
+        return percentText(value.toDouble());
     case FieldSpec::Type::Id:
     case FieldSpec::Type::Integer:
         if (value.isDouble())

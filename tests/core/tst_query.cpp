@@ -91,6 +91,8 @@ private slots:
     void parseValid();
     void parseInvalid_data();
     void parseInvalid();
+    void ratioReadsAsPercentage_data();
+    void ratioReadsAsPercentage();
     void matchRows_data();
     void matchRows();
     void durations_data();
@@ -335,6 +337,31 @@ void tst_Query::matchRows_data()
     QTest::newRow("combined") << "state:stopped provider:acme age>1h updated<30m version>=3 billing" << failedOld
                               << true;
     QTest::newRow("combined one fails") << "state:stopped provider:acme age>4h" << failedOld << false;
+}
+
+void tst_Query::ratioReadsAsPercentage_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("expected");
+    // An endpoint failing 60 % of its attempts.
+    QTest::newRow("over a percentage") << "failure_rate>50%" << true;
+    QTest::newRow("under a percentage") << "failure_rate<50%" << false;
+    QTest::newRow("over a higher one") << "failure_rate>70%" << false;
+    QTest::newRow("fraction as stored") << "failure_rate>0.5" << true;
+    QTest::newRow("fractional percentage") << "failure_rate>=59.5%" << true;
+}
+
+void tst_Query::ratioReadsAsPercentage()
+{
+    QFETCH(QString, text);
+    QFETCH(bool, expected);
+    const ResourceKind &kind = *resourceKindByName(u"endpoints");
+    const QueryParse p = parseQuery(text, kind);
+    QVERIFY2(p.ok(), qPrintable(p.error.toString()));
+    const QJsonObject endpoint{{QStringLiteral("id"), 4}, {QStringLiteral("url"), QStringLiteral("https://hooks.example/cb")},
+                               {QStringLiteral("state"), QStringLiteral("ACTIVE")}, {QStringLiteral("failure_rate"), 0.6}};
+    QCOMPARE(matches(p.query, NamedRow(kind, endpoint), kNow), expected);
+    QVERIFY(!parseQuery(QStringLiteral("failure_rate>half%"), kind).ok());
 }
 
 void tst_Query::matchRows()

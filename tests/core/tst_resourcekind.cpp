@@ -24,6 +24,10 @@ private slots:
     void rawValues();
     void timestamps_data();
     void timestamps();
+    void endpointsCarryTheirHealth();
+    void whyADeliveryFailedSitsByItsState();
+    void percentages_data();
+    void percentages();
 };
 
 void tst_ResourceKind::kindsAreWellFormed()
@@ -175,6 +179,51 @@ void tst_ResourceKind::timestamps()
     QFETCH(QString, text);
     QFETCH(qint64, ms);
     QCOMPARE(parseTimestamp(text).value_or(-1), ms);
+}
+
+void tst_ResourceKind::endpointsCarryTheirHealth()
+{
+    // Every health field the server sends reaches the console (a model row holds listed fields only).
+    const ResourceKind &endpoints = *resourceKindByName(u"endpoints");
+    const QList<std::pair<const char *, FieldSpec::Type>> expected{
+        {"consecutive_failures", FieldSpec::Type::Integer}, {"last_success_at", FieldSpec::Type::Timestamp},
+        {"failure_rate", FieldSpec::Type::Ratio},           {"failing_since", FieldSpec::Type::Timestamp},
+        {"last_failure_at", FieldSpec::Type::Timestamp},    {"success_count", FieldSpec::Type::Integer},
+        {"failure_count", FieldSpec::Type::Integer},        {"paused_at", FieldSpec::Type::Timestamp},
+        {"created_at", FieldSpec::Type::Timestamp},         {"updated_at", FieldSpec::Type::Timestamp}};
+    for (const auto &[key, type] : expected) {
+        const FieldSpec *f = endpoints.field(QString::fromLatin1(key));
+        QVERIFY2(f, key);
+        QCOMPARE(f->type, type);
+    }
+}
+
+void tst_ResourceKind::whyADeliveryFailedSitsByItsState()
+{
+    const ResourceKind &deliveries = *resourceKindByName(u"deliveries");
+    const int state = deliveries.fieldIndex(QStringLiteral("state"));
+    QVERIFY(state > 0);
+    QCOMPARE(deliveries.fieldIndex(QStringLiteral("last_status")), state + 1);
+    QCOMPARE(deliveries.fieldIndex(QStringLiteral("last_error")), state + 2);
+    QVERIFY(deliveries.fields.at(state + 1).visibleByDefault && deliveries.fields.at(state + 2).visibleByDefault);
+}
+
+void tst_ResourceKind::percentages_data()
+{
+    QTest::addColumn<double>("ratio");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("none") << 0.0 << QStringLiteral("0 %");
+    QTest::newRow("a third") << 1.0 / 3.0 << QStringLiteral("33.3 %");
+    QTest::newRow("all") << 1.0 << QStringLiteral("100 %");
+    QTest::newRow("one in a thousand") << 0.001 << QStringLiteral("0.1 %");
+}
+
+void tst_ResourceKind::percentages()
+{
+    QFETCH(double, ratio);
+    QFETCH(QString, text);
+    QLocale::setDefault(QLocale::c());
+    QCOMPARE(percentText(ratio), text);
 }
 
 QTEST_GUILESS_MAIN(tst_ResourceKind)
