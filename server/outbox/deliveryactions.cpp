@@ -1,0 +1,237 @@
+// /api/v1/deliveries: retry and cancel one delivery, and the bulk retry by filter.
+#include "deliveryapi.h"
+
+#include "deliveryapisupport.h"
+#include "deliveryrepository.h"
+#include "writetransaction.h"
+
+#include "core/delivery.h"
+#include "server/api/apisupport.h"
+#include "server/feed/changefeed.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+
+#include <QJsonArray>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+using namespace ApiSupport;
+using namespace DeliveryApiSupport;
+
+bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
+                                QJsonObject *after, Problem *error)
+{
+    const qint64 id = before.value(QStringLiteral("id")).toInteger();
+    const qint64 version = before.value(QStringLiteral("version")).toInteger();
+    const QString from = before.value(QStringLiteral("state")).toString();
+    Refusal refusal;
+    const auto t = Delivery::machine().find(from, action, who.role, &refusal);
+    if (!t) {
+        *error = ApiSupport::refusal(refusal, kDelivery, from, action);
+        return false;
+    }
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "UPDATE deliveries SET state = ?, next_attempt_at = ?,"
+        " attempts = CASE WHEN ? THEN 0 ELSE attempts END, give_up_at = CASE WHEN ? THEN ? ELSE give_up_at END,"
+        " version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
+    const bool fresh = from != Delivery::Pending; // FAILED/CANCELLED start a fresh schedule
+    const QVariant noText(QMetaType::fromType<QString>());
+    q.addBindValue(t->to);
+    q.addBindValue(t->to == Delivery::Pending ? QVariant(now) : noText);
+    q.addBindValue(fresh);
+    q.addBindValue(fresh || t->to != Delivery::Pending);
+    q.addBindValue(t->to == Delivery::Pending ? QVariant(m_repository->giveUpAt(nowAt)) : noText);
+    q.addBindValue(now);
+    q.addBindValue(id);
+    q.addBindValue(version);
+    const bool executed = q.exec();
+    const bool updated = executed && q.numRowsAffected() == 1;
+    if (!executed)
+        *error = Database::sqlProblem(q);
+    q.finish();
+    if (!executed)
+        return false;
+    if (!updated) {
+        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                               QStringLiteral("the delivery changed meanwhile"));
+        return false;
+    }
+    const qint64 provider = before.value(QStringLiteral("provider_id")).toInteger();
+    if (!m_ctx.journal.audit(who, {action, kDelivery, id, from, t->to, reason}, Audience{provider, {}, false}, error)
+        || !m_repository->emitDelivery(id, QStringLiteral("updated"), error))
+        return false;
+    const auto o = m_repository->delivery(id, error);
+    if (!o)
+        return false;
+    *after = *o;
+    return true;
+}
+
+qint64 DeliveryApi::newerNotification(const QJsonObject &delivery, Problem *error)
+{
+    // Test events say nothing about the instance: none makes another one stale.
+    if (delivery.value(QStringLiteral("event_type")).toString() == DeliveryRepository::TestEvent)
+        return 0;
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "SELECT MAX(id) FROM deliveries WHERE instance_id = ? AND event_type = ? AND id > ?"));
+    q.addBindValue(delivery.value(QStringLiteral("instance_id")).toInteger());
+    q.addBindValue(delivery.value(QStringLiteral("event_type")).toString());
+    q.addBindValue(delivery.value(QStringLiteral("id")).toInteger());
+    if (!q.exec() || !q.next()) {
+        *error = Database::sqlProblem(q);
+        q.finish();
+        return -1;
+    }
+    const qint64 newer = q.value(0).isNull() ? 0 : q.value(0).toLongLong();
+    q.finish();
+    return newer;
+}
+
+Response DeliveryApi::retry(Request &req)
+{
+    return deliveryTransition(req, QStringLiteral("retry"));
+}
+
+Response DeliveryApi::cancel(Request &req)
+{
+    return deliveryTransition(req, QStringLiteral("cancel"));
+}
+
+Response DeliveryApi::deliveryTransition(Request &req, const QString &action)
+{
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
+    WriteTransaction tx(m_ctx.db);
+    if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
+        return Response::problem(*p);
+    Problem problem;
+    const auto before = visibleDelivery(req.who(), req.id(), &problem);
+    if (!before)
+        return Response::problem(problem);
+    if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
+        return Response::problem(*p);
+    const QString from = before->value(QStringLiteral("state")).toString();
+    if (action == QLatin1String("retry") && Delivery::machine().find(from, action, req.who().role)) {
+        const qint64 newer = newerNotification(*before, &problem);
+        if (newer < 0)
+            return Response::problem(problem);
+        if (newer > 0) {
+            Problem p = Problem::make(409, QStringLiteral("delivery-superseded"), QStringLiteral("Superseded by a newer notification"),
+                                      QStringLiteral("delivery %1 is newer for instance %2 and carries its current status; "
+                                                     "retry that one instead")
+                                          .arg(newer)
+                                          .arg(before->value(QStringLiteral("instance_id")).toInteger()));
+            p.with(QStringLiteral("newer_delivery_id"), newer);
+            p.with(QStringLiteral("state"), from);
+            return Response::problem(p);
+        }
+    }
+    QJsonObject after;
+    if (!applyDelivery(req.who(), *before, action, reason, &after, &problem) || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
+    m_ctx.feed.notifyAppended();
+    return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());
+}
+
+Response DeliveryApi::bulkRetry(Request &req)
+{
+    if (auto p = checkQuery(req, {QStringLiteral("dry_run")}))
+        return Response::problem(*p);
+    // Not a page: a limit or cursor would be ignored while the client believed it narrowed the retry.
+    for (const QString &paging : {QStringLiteral("limit"), QStringLiteral("cursor")}) {
+        if (req.hasQuery(paging))
+            return Response::problem(invalid(QLatin1Char('?') + paging, QStringLiteral("a bulk retry is not paged; narrow the filter")));
+    }
+    JsonReader r = bodyReader(req);
+    QHash<QString, QString> values;
+    for (const QString &key : filterKeys()) {
+        if (!r.object().contains(key))
+            continue;
+        const QJsonValue v = r.object().value(key);
+        // Numbers as written (1.5 stays 1.5 and is refused), so nothing widens or shifts the filter.
+        if (v.isDouble())
+            values.insert(key, QString::number(v.toDouble(), 'g', 17));
+        else if (v.isString())
+            values.insert(key, v.toString());
+        else if (v.isNull())
+            r.addError(key, QStringLiteral("null would match every delivery; leave the field out for that"));
+        else
+            r.addError(key, QStringLiteral("expected a string or an integer"));
+    }
+    const std::optional<bool> bodyDryRun = r.optBoolean(QStringLiteral("dry_run"));
+    const QString reason = readReason(r, req);
+    r.rejectUnknown(filterKeys());
+    if (!r.ok())
+        return Response::problem(r.problem());
+    bool dryRun = bodyDryRun.value_or(false);
+    if (req.hasQuery(QStringLiteral("dry_run"))) {
+        const QString q = req.queryValue(QStringLiteral("dry_run"));
+        if (q != QLatin1String("true") && q != QLatin1String("false"))
+            return Response::problem(invalid(QStringLiteral("?dry_run"), QStringLiteral("expected true or false")));
+        dryRun = dryRun || q == QLatin1String("true");
+    }
+    Problem problem;
+    const auto filter = readFilter(
+        req.who(), [&values](const QString &k) { return values.value(k); },
+        [&values](const QString &k) { return values.contains(k); }, QLatin1Char('/'), &problem);
+    if (!filter)
+        return Response::problem(problem);
+
+    // Only the states retry leaves from; DELIVERED and SUPERSEDED are never touched, nor a
+    // notification that a newer one of its instance replaces (see newerNotification()).
+    const QStringList retryable = [] {
+        QStringList states;
+        for (const Transition &t : Delivery::machine().transitions())
+            if (t.action == QLatin1String("retry") && !states.contains(t.from))
+                states.append(t.from);
+        return states;
+    }();
+    WriteTransaction tx(m_ctx.db);
+    QSqlQuery q(m_ctx.db.connection());
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
+              + filter->where + QStringLiteral(" AND d.state IN ('") + retryable.join(QStringLiteral("', '"))
+              + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
+              + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
+                               " AND n.event_type = d.event_type AND n.id > d.id)) ORDER BY d.id LIMIT ?")
+              + (m_ctx.db.backend() == Database::Backend::Postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
+    for (const QVariant &v : filter->values)
+        q.addBindValue(v);
+    q.addBindValue(kMaxBulk + 1);
+    if (!q.exec())
+        return failedQuery(q);
+    QList<QJsonObject> matches;
+    QJsonObject states;
+    while (q.next()) {
+        const QJsonObject d = DeliveryRepository::deliveryJson(q);
+        const QString state = d.value(QStringLiteral("state")).toString();
+        states.insert(state, states.value(state).toInteger() + 1);
+        matches.append(d);
+    }
+    q.finish();
+    if (matches.size() > kMaxBulk)
+        return Response::problem(Problem::make(422, QStringLiteral("too-many-matches"), QStringLiteral("Too many matches"),
+                                               QStringLiteral("more than %1 deliveries match; narrow the filter").arg(kMaxBulk)));
+    QJsonObject result{{QStringLiteral("dry_run"), dryRun},
+                       {QStringLiteral("count"), qint64(matches.size())},
+                       {QStringLiteral("states"), states}};
+    if (dryRun)
+        return Response::json(200, result);
+    for (const QJsonObject &d : std::as_const(matches)) {
+        QJsonObject after;
+        if (!applyDelivery(req.who(), d, QStringLiteral("retry"), reason, &after, &problem))
+            return Response::problem(storageFailed(problem));
+    }
+    if (!tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
+    m_ctx.feed.notifyAppended();
+    result.insert(QStringLiteral("retried"), qint64(matches.size()));
+    return Response::json(200, result);
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,324 @@
+// /api/v1/endpoints and their actions (pause, resume, a test event), and an instance's secret rotation.
+#include "deliveryapi.h"
+
+#include "deliveryapisupport.h"
+#include "deliveryrepository.h"
+#include "writetransaction.h"
+
+#include "core/endpoint.h"
+#include "core/webhooksignature.h"
+#include "server/api/apisupport.h"
+#include "server/api/instancesapi.h"
+#include "server/delivery/urlguard.h"
+#include "server/feed/changefeed.h"
+#include "server/storage/database.h"
+#include "server/storage/journal.h"
+#include "server/storage/timestamps.h"
+
+#include <QJsonArray>
+#include <QRegularExpression>
+#include <QSqlQuery>
+
+namespace OpsDeck {
+
+using namespace ApiSupport;
+using namespace DeliveryApiSupport;
+
+Response DeliveryApi::listEndpoints(Request &req)
+{
+    Problem problem;
+    if (auto p = checkQuery(req, {QStringLiteral("state"), QStringLiteral("provider")}))
+        return Response::problem(*p);
+    const auto page = readPage(req, &problem);
+    if (!page)
+        return Response::problem(problem);
+    const auto provider = queryId(req, QStringLiteral("provider"), &problem);
+    if (!problem.isNull())
+        return Response::problem(problem);
+    // Never a null QString: that would bind as SQL NULL and match nothing.
+    const QString state = req.hasQuery(QStringLiteral("state")) ? req.queryValue(QStringLiteral("state")).toUpper()
+                                                                 : QString(QLatin1String(""));
+    if (req.hasQuery(QStringLiteral("state")) && !Endpoint::machine().isState(state))
+        return Response::problem(invalid(QStringLiteral("?state"), QStringLiteral("expected one of %1")
+                                                                       .arg(Endpoint::machine().states().join(QStringLiteral(", ")))));
+    const qint64 own = req.who().role == Actor::Provider ? providerOf(req.who()) : 0;
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + DeliveryRepository::endpointColumns() + QStringLiteral(" FROM ")
+                                  + DeliveryRepository::endpointFrom()
+                                  + QStringLiteral(" WHERE e.id > ? AND (? = 0 OR e.provider_id = ?) AND (? = 0 OR e.provider_id = ?)"
+                                                   " AND (? = '' OR e.state = ?) ORDER BY e.id LIMIT ?"));
+    q.addBindValue(page->afterId);
+    q.addBindValue(own);
+    q.addBindValue(own);
+    q.addBindValue(provider.value_or(0));
+    q.addBindValue(provider.value_or(0));
+    q.addBindValue(state);
+    q.addBindValue(state);
+    q.addBindValue(page->limit);
+    return listQuery(q, page->limit, [](const QSqlQuery &row) { return DeliveryRepository::endpointJson(row); });
+}
+
+Response DeliveryApi::getEndpoint(Request &req)
+{
+    Problem problem;
+    const auto e = visibleEndpoint(req.who(), req.id(), &problem);
+    if (!e)
+        return Response::problem(problem);
+    return Response::json(200, *e).withETag(e->value(QStringLiteral("version")).toInteger());
+}
+
+Response DeliveryApi::pause(Request &req)
+{
+    return endpointTransition(req, {QStringLiteral("pause")});
+}
+
+Response DeliveryApi::resume(Request &req)
+{
+    // A disabled (410) endpoint is resumed the same way once its URL works again.
+    return endpointTransition(req, {QStringLiteral("resume"), QStringLiteral("enable")});
+}
+
+Response DeliveryApi::endpointTransition(Request &req, const QStringList &actions)
+{
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
+    WriteTransaction tx(m_ctx.db);
+    if (auto p = lockRow(QStringLiteral("endpoints"), req.id()))
+        return Response::problem(*p);
+    Problem problem;
+    const auto before = visibleEndpoint(req.who(), req.id(), &problem);
+    if (!before)
+        return Response::problem(problem);
+    const qint64 version = before->value(QStringLiteral("version")).toInteger();
+    if (auto p = checkIfMatch(req, version))
+        return Response::problem(*p);
+    const QString from = before->value(QStringLiteral("state")).toString();
+    std::optional<Transition> t;
+    Refusal refusal;
+    QString action;
+    for (const QString &a : actions) {
+        Refusal attempt;
+        t = Endpoint::machine().find(from, a, req.who().role, &attempt);
+        if (t) {
+            action = a;
+            break;
+        }
+        if (refusal.code.isEmpty())
+            refusal = attempt;
+    }
+    if (!t) {
+        // The API has no route for "enable": POST /resume enables a disabled endpoint.
+        if (refusal.allowed.contains(QLatin1String("enable"))) {
+            refusal.allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
+            refusal.allowed.removeDuplicates();
+            refusal.message.replace(QLatin1String("allowed: enable"), QLatin1String("allowed: resume"));
+        }
+        return Response::problem(ApiSupport::refusal(refusal, kEndpoint, from, actions.first()));
+    }
+    const QString now = nowTimestamp();
+    const bool activating = t->to == Endpoint::Active;
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "UPDATE endpoints SET state = ?, paused_at = CASE WHEN ? THEN ? ELSE NULL END, version = version + 1, updated_at = ?"
+        " WHERE id = ? AND version = ?"));
+    q.addBindValue(t->to);
+    q.addBindValue(t->to == Endpoint::Paused);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    q.addBindValue(req.id());
+    q.addBindValue(version);
+    if (!q.exec())
+        return failedQuery(q);
+    const bool updated = q.numRowsAffected() == 1;
+    q.finish();
+    if (!updated)
+        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                                               QStringLiteral("the endpoint changed meanwhile")));
+    if (activating) {
+        // A fresh start: the auto-pause window counts from the next failure, and what waited goes now.
+        QSqlQuery &streak = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
+        streak.addBindValue(req.id());
+        if (!streak.exec())
+            return failedQuery(streak);
+        streak.finish();
+        // Every writer locks an endpoint before its deliveries and deliveries in id order (the
+        // worker's group commit too), so this cannot deadlock with a batch being recorded.
+        if (m_ctx.db.backend() == Database::Backend::Postgres) {
+            QSqlQuery &lock = m_ctx.db.query(QStringLiteral(
+                "SELECT id FROM deliveries WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"
+                " ORDER BY id FOR UPDATE"));
+            lock.addBindValue(req.id());
+            lock.addBindValue(now);
+            if (!lock.exec())
+                return failedQuery(lock);
+            lock.finish();
+        }
+        QSqlQuery &due = m_ctx.db.query(QStringLiteral(
+            "UPDATE deliveries SET next_attempt_at = ? WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"));
+        due.addBindValue(now);
+        due.addBindValue(req.id());
+        due.addBindValue(now);
+        if (!due.exec())
+            return failedQuery(due);
+        due.finish();
+    }
+    const qint64 provider = before->value(QStringLiteral("provider_id")).toInteger();
+    if (!m_ctx.journal.audit(req.who(), {action, kEndpoint, req.id(), from, t->to, reason}, Audience{provider, {}, false}, &problem)
+        || !m_repository->emitEndpoint(req.id(), QStringLiteral("updated"), &problem))
+        return Response::problem(storageFailed(problem));
+    const auto after = m_repository->endpoint(req.id(), &problem);
+    if (!after || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
+    m_ctx.feed.notifyAppended();
+    return Response::json(200, *after).withETag(after->value(QStringLiteral("version")).toInteger());
+}
+
+Response DeliveryApi::test(Request &req)
+{
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
+    WriteTransaction tx(m_ctx.db);
+    Problem problem;
+    const auto endpoint = visibleEndpoint(req.who(), req.id(), &problem);
+    if (!endpoint)
+        return Response::problem(problem);
+    // Nothing goes to a paused or disabled endpoint: a 202 would promise a test that waits unsent.
+    const QString state = endpoint->value(QStringLiteral("state")).toString();
+    if (state != Endpoint::Active) {
+        Problem p = Problem::make(409, QStringLiteral("endpoint-not-active"), QStringLiteral("Endpoint not active"),
+                                  QStringLiteral("endpoint %1 is %2 and nothing is sent to it until it is resumed; resume it, "
+                                                 "then send the test event")
+                                      .arg(req.id())
+                                      .arg(state));
+        p.with(QStringLiteral("state"), state);
+        p.with(QStringLiteral("allowed"), QJsonArray{QStringLiteral("resume")});
+        return Response::problem(p);
+    }
+    const QString url = endpoint->value(QStringLiteral("url")).toString();
+    const Problem refused = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
+    if (!refused.isNull())
+        return Response::problem(refused);
+    // Signed with the secret of the newest instance registered on this URL: the provider checks
+    // it exactly as it checks real notifications.
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral(
+        "SELECT id FROM instances WHERE provider_id = ? AND callback_url = ? AND secret IS NOT NULL ORDER BY id DESC LIMIT 1"));
+    const qint64 provider = endpoint->value(QStringLiteral("provider_id")).toInteger();
+    q.addBindValue(provider);
+    q.addBindValue(url);
+    if (!q.exec())
+        return failedQuery(q);
+    const qint64 instance = q.next() ? q.value(0).toLongLong() : 0;
+    q.finish();
+    if (instance == 0)
+        return Response::problem(Problem::make(409, QStringLiteral("no-registered-instance"), QStringLiteral("No registered instance"),
+                                               QStringLiteral("no instance is registered with %1, so there is no secret to sign with")
+                                                   .arg(url)));
+    const QJsonObject body{{QStringLiteral("type"), DeliveryRepository::TestEvent},
+                           {QStringLiteral("endpoint_id"), req.id()},
+                           {QStringLiteral("instance_id"), instance},
+                           {QStringLiteral("sent_at"), nowTimestamp()}};
+    const auto d = m_repository->enqueue(instance, DeliveryRepository::TestEvent, body, &problem);
+    if (!d)
+        return Response::problem(storageFailed(problem));
+    const qint64 id = d->value(QStringLiteral("id")).toInteger();
+    if (!m_ctx.journal.audit(req.who(), {QStringLiteral("test"), kEndpoint, req.id(), {}, {}, reason}, Audience{provider, {}, false},
+                             &problem)
+        || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
+    m_ctx.feed.notifyAppended();
+    return Response::json(202, *d).withETag(1).withHeader(QByteArrayLiteral("Location"), "/api/v1/deliveries/" + QByteArray::number(id));
+}
+
+Response DeliveryApi::rotateSecret(Request &req)
+{
+    QString reason;
+    if (auto p = readReasonOnly(req, &reason))
+        return Response::problem(*p);
+    WriteTransaction tx(m_ctx.db);
+    // The version read below must still hold when the new secret is written (another replica
+    // stopping the instance meanwhile made this a 500).
+    if (auto p = lockRow(QStringLiteral("instances"), req.id()))
+        return Response::problem(*p);
+    QSqlQuery &q = m_ctx.db.query(
+        QStringLiteral("SELECT provider_id, callback_url, secret, version, owner, callback_signing FROM instances WHERE id = ?"));
+    q.addBindValue(req.id());
+    if (!q.exec())
+        return failedQuery(q);
+    if (!q.next() || (req.who().role == Actor::Provider && q.value(0).toLongLong() != providerOf(req.who()))) {
+        q.finish();
+        return Response::problem(notFound(kInstance, req.id()));
+    }
+    const qint64 provider = q.value(0).toLongLong();
+    const QString url = q.value(1).toString();
+    const QString oldSecret = q.value(2).toString();
+    const qint64 version = q.value(3).toLongLong();
+    const QString owner = q.value(4).toString();
+    // X-Hub-Signature carries one signature, made with the current secret: no grace to promise.
+    const bool grace = q.value(5).toString() != QLatin1String("x-hub-signature");
+    q.finish();
+    if (auto p = checkIfMatch(req, version))
+        return Response::problem(*p);
+    if (url.isEmpty() || oldSecret.isEmpty())
+        return Response::problem(Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
+                                               QStringLiteral("instance %1 has not registered a callback").arg(req.id())));
+    const Problem refused = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
+    if (!refused.isNull())
+        return Response::problem(refused);
+
+    const QDateTime nowAt = QDateTime::currentDateTimeUtc();
+    const QString now = timestamp(nowAt);
+    const QString validUntil = grace ? timestamp(nowAt.addMSecs(qint64(m_ctx.options.secretGracePeriod.count()))) : QString();
+    const QString secret = WebhookSignature::generateSecret();
+    QSqlQuery &del = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_secret_grace WHERE instance_id = ?"));
+    del.addBindValue(req.id());
+    if (!del.exec())
+        return failedQuery(del);
+    del.finish();
+    if (grace) {
+        QSqlQuery &ins = m_ctx.db.query(QStringLiteral(
+            "INSERT INTO outbox_secret_grace (instance_id, previous_secret, valid_until) VALUES (?, ?, ?)"));
+        ins.addBindValue(req.id());
+        ins.addBindValue(oldSecret);
+        ins.addBindValue(validUntil);
+        if (!ins.exec())
+            return failedQuery(ins);
+        ins.finish();
+    }
+    QSqlQuery &upd = m_ctx.db.query(QStringLiteral(
+        "UPDATE instances SET secret = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
+    upd.addBindValue(secret);
+    upd.addBindValue(now);
+    upd.addBindValue(req.id());
+    upd.addBindValue(version);
+    if (!upd.exec())
+        return failedQuery(upd);
+    const bool updated = upd.numRowsAffected() == 1;
+    upd.finish();
+    if (!updated)
+        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                                               QStringLiteral("the instance changed meanwhile")));
+    QSqlQuery &load = m_ctx.db.query(QStringLiteral("SELECT ") + InstancesApi::columns() + QStringLiteral(" FROM instances WHERE id = ?"));
+    load.addBindValue(req.id());
+    if (!load.exec() || !load.next())
+        return failedQuery(load);
+    const QJsonObject instance = InstancesApi::instanceJson(load);
+    load.finish();
+    Problem problem;
+    const Audience audience{provider, owner, false};
+    if (!m_ctx.journal.audit(req.who(),
+                             {QStringLiteral("rotate-secret"), kInstance, req.id(), {}, {},
+                              !reason.isEmpty() ? reason
+                              : grace           ? QStringLiteral("previous secret valid until %1").arg(validUntil)
+                                                : QStringLiteral("previous secret no longer valid (X-Hub-Signature)")},
+                             audience, &problem)
+        || !m_ctx.journal.event(kInstance, req.id(), version + 1, QStringLiteral("updated"), instance, audience, &problem)
+        || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
+    m_ctx.feed.notifyAppended();
+    QJsonObject body = instance;
+    body.insert(QStringLiteral("secret"), secret);
+    body.insert(QStringLiteral("previous_secret_valid_until"), grace ? QJsonValue(validUntil) : QJsonValue());
+    return Response::json(200, body).withETag(version + 1);
+}
+
+} // namespace OpsDeck
