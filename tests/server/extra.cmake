@@ -2,7 +2,7 @@
 # provide the cluster through OPSDECK_TEST_POSTGRES_URL.
 file(GLOB opsdeck_server_pg_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/server/tst_*.cpp)
 # Tests that touch no database (or only SQLite's log) need no PostgreSQL twin.
-list(FILTER opsdeck_server_pg_tests EXCLUDE REGEX "/tst_(urlguard|callbacksender|interop|walcheckpointer)\\.cpp$")
+list(FILTER opsdeck_server_pg_tests EXCLUDE REGEX "/tst_(urlguard|callbacksender|callbacksenderpooling|callbacksenderfaults|interop|walcheckpointer)\\.cpp$")
 foreach(src ${opsdeck_server_pg_tests})
     get_filename_component(name ${src} NAME_WE)
     add_test(NAME ${name}_postgres COMMAND ${name})

@@ -1,51 +1,28 @@
-// The callback sender against the real demo provider: every fault mode's classification,
-// signatures seen valid by the receiver, secret rotation, X-Hub-Signature and the URL guard;
-// against loopback servers of its own: TLS peer names, connection reuse and caps, bodies that
-// stall or never end.
+// The callback sender against the real demo provider: every answer's classification, signatures
+// seen valid by the receiver, secret rotation, X-Hub-Signature, the URL guard and the provider's
+// own counters of what it received.
 #include "server/delivery/callbacksender.h"
 
 #include "core/webhooksignature.h"
+#include "callbackfixture.h"
 #include "testsupport.h"
 
 #include <QtTest>
 
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
-#include <QSslKey>
-#include <QSslServer>
-#include <QSslSocket>
-#include <QStandardPaths>
-#include <QTcpServer>
-#include <QTcpSocket>
-
-#include <functional>
 
 using namespace OpsDeck;
-using namespace std::chrono_literals;
+using namespace OpsDeck::Test;
 
 namespace {
 
 const QByteArray SecretA = QByteArrayLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
 const QByteArray SecretB = QByteArrayLiteral("whsec_QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=");
-const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
-
-// Serves loopback clients: whenever bytes containing `marker` arrive (after they are read),
-// `answer` writes to that socket. An empty marker answers any bytes (a TLS hello is not HTTP).
-void answerRequests(QTcpServer *server, const QByteArray &marker, const std::function<void(QTcpSocket *)> &answer)
-{
-    QObject::connect(server, &QTcpServer::newConnection, server, [server, marker, answer] {
-        while (QTcpSocket *socket = server->nextPendingConnection()) {
-            QObject::connect(socket, &QTcpSocket::readyRead, socket, [socket, marker, answer] {
-                if (socket->readAll().contains(marker))
-                    answer(socket);
-            });
-        }
-    });
-}
+const QString ProviderPath = demoProviderPath();
 
 QByteArray headerValue(const AttemptResult::Headers &headers, const QByteArray &name)
 {
@@ -68,72 +45,29 @@ private slots:
     void classification_data();
     void classification();
     void vettedHostReused();
-    void connectionRefused();
     void requestHeaders();
     void rotationSendsBothSignatures();
     void hubSignature();
     void strictGuard_data();
     void strictGuard();
-    void responseBodyIsTruncated();
-    void manyConcurrentSends();
-    void callbackWithContext();
-    void abortAllReportsEveryAttempt();
-    void isolationKeepsHangsInTheirPool();
     void providerStatsMatchItsLog();
     void providerServesSeveralPorts();
-    void sequentialSendsShareOneConnection();
-    void idleConnectionsAreClosed();
-    void connectionCapIsConfigurable();
-    void stalledBodyTimesOut();
-    void endlessBodyIsCutShort();
-    void tlsPeerName_data();
-    void tlsPeerName();
-    void tlsToAPlainServer();
-    void deletedFromItsOwnCallback_data();
-    void deletedFromItsOwnCallback();
 
 private:
-    struct Provider
-    {
-        QProcess *process = nullptr;
-        QString baseUrl;
-        QString logPath;
-    };
+    using Provider = DemoProvider;
 
-    void startProvider(Provider *provider, const QString &name, const QByteArray &secret);
-    void send(CallbackSender &sender, const CallbackRequest &request, AttemptResult *result);
-    // The provider's log line for a webhook id, or an empty object when not (yet) written.
-    QJsonObject logEntry(const Provider &provider, const QByteArray &webhookId) const;
-    CallbackRequest request(const QString &url, const QByteArray &webhookId) const;
+    void send(CallbackSender &sender, const CallbackRequest &req, AttemptResult *result) { sendAndWait(sender, req, result); }
+    CallbackRequest request(const QString &url, const QByteArray &id) const { return stoppedInstanceRequest(url, id, SecretA); }
 
     Provider m_providerA; // knows SecretA
     Provider m_providerB; // knows SecretB
     int m_nextId = 1;
 };
 
-void tst_CallbackSender::startProvider(Provider *provider, const QString &name, const QByteArray &secret)
-{
-    QVERIFY2(QFileInfo::exists(ProviderPath), qPrintable(ProviderPath));
-    provider->logPath = Test::scratchDir() + QLatin1Char('/') + name + QStringLiteral(".jsonl");
-    provider->process = new QProcess(this);
-    provider->process->setProgram(ProviderPath);
-    provider->process->setArguments({QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
-                                     QStringLiteral("--secret"), QString::fromLatin1(secret),
-                                     QStringLiteral("--log"), provider->logPath,
-                                     QStringLiteral("--flush-ms"), QStringLiteral("10")});
-    provider->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    provider->process->start();
-    QVERIFY(provider->process->waitForStarted(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(provider->process->canReadLine(), 10000);
-    const QString line = QString::fromUtf8(provider->process->readLine()).trimmed();
-    QVERIFY2(line.startsWith(QLatin1String("listening on http://127.0.0.1:")), qPrintable(line));
-    provider->baseUrl = line.mid(int(qstrlen("listening on ")));
-}
-
 void tst_CallbackSender::initTestCase()
 {
-    startProvider(&m_providerA, QStringLiteral("provider-a"), SecretA);
-    startProvider(&m_providerB, QStringLiteral("provider-b"), SecretB);
+    startProvider(&m_providerA, {QString::fromLatin1(SecretA)});
+    startProvider(&m_providerB, {QString::fromLatin1(SecretB)});
 }
 
 void tst_CallbackSender::cleanupTestCase()
@@ -147,42 +81,6 @@ void tst_CallbackSender::cleanupTestCase()
         QCOMPARE(provider->process->exitStatus(), QProcess::NormalExit);
         QCOMPARE(provider->process->exitCode(), 0);
     }
-}
-
-CallbackRequest tst_CallbackSender::request(const QString &url, const QByteArray &webhookId) const
-{
-    CallbackRequest request;
-    request.url = QUrl(url);
-    request.webhookId = webhookId;
-    request.body = QByteArrayLiteral(R"({"type":"instance.status_changed","data":{"instance":{"id":"inst-1","status":"STOPPED","version":4}}})");
-    request.secrets = {SecretA};
-    return request;
-}
-
-void tst_CallbackSender::send(CallbackSender &sender, const CallbackRequest &request, AttemptResult *result)
-{
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    const quint64 id = sender.send(request);
-    QCOMPARE(spy.count(), 0); // never reported from inside send()
-    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 1, 30000);
-    QCOMPARE(spy.at(0).at(0).toULongLong(), id);
-    *result = spy.at(0).at(1).value<AttemptResult>();
-    QCOMPARE(sender.inFlight(), 0);
-}
-
-QJsonObject tst_CallbackSender::logEntry(const Provider &provider, const QByteArray &webhookId) const
-{
-    QFile file(provider.logPath);
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    const QString id = QString::fromLatin1(webhookId);
-    QJsonObject found;
-    for (const QByteArray &line : file.readAll().split('\n')) {
-        const QJsonObject entry = QJsonDocument::fromJson(line).object();
-        if (entry.value(QLatin1String("webhook_id")).toString() == id)
-            found = entry;
-    }
-    return found;
 }
 
 void tst_CallbackSender::classification_data()
@@ -307,25 +205,6 @@ void tst_CallbackSender::vettedHostReused()
     send(sender, request(QStringLiteral("http://opsdeck-test.invalid/ok"), "msg_vetted_3"), &unresolvable);
     QCOMPARE(unresolvable.errorClass, QStringLiteral("dns"));
     QCOMPARE(sender.vettedHosts(), 1);
-}
-
-void tst_CallbackSender::connectionRefused()
-{
-    // A port that was just free and is closed again: nothing listens there.
-    QTcpServer probe;
-    QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
-    const quint16 port = probe.serverPort();
-    probe.close();
-
-    CallbackSender sender(CallbackUrlGuard(true));
-    AttemptResult result;
-    send(sender, request(QStringLiteral("http://127.0.0.1:%1/ok").arg(port), "msg_refused"), &result);
-    if (QTest::currentTestFailed())
-        return;
-    QCOMPARE(result.errorClass, QStringLiteral("connect"));
-    QCOMPARE(result.httpStatus, 0);
-    QVERIFY(!result.delivered);
-    QVERIFY(!result.errorMessage.isEmpty());
 }
 
 void tst_CallbackSender::requestHeaders()
@@ -457,136 +336,6 @@ void tst_CallbackSender::strictGuard()
     QCOMPARE(logEntry(m_providerA, webhookId), QJsonObject());
 }
 
-void tst_CallbackSender::responseBodyIsTruncated()
-{
-    // A receiver answering 10 KiB: only the first 4 KiB are kept for the attempt log.
-    QTcpServer server;
-    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    answerRequests(&server, "\r\n\r\n", [](QTcpSocket *socket) {
-        const QByteArray body(10 * 1024, 'x');
-        socket->write("HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(body.size())
-                      + "\r\nConnection: close\r\n\r\n" + body);
-        socket->disconnectFromHost();
-    });
-    CallbackSender sender(CallbackUrlGuard(true));
-    AttemptResult result;
-    send(sender, request(QStringLiteral("http://127.0.0.1:%1/big").arg(server.serverPort()), "msg_big"), &result);
-    if (QTest::currentTestFailed())
-        return;
-    QVERIFY(result.delivered);
-    QCOMPARE(result.responseBody.size(), AttemptResult::MaxResponseBodyBytes);
-    QVERIFY(result.responseTruncated);
-}
-
-void tst_CallbackSender::manyConcurrentSends()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    QSet<quint64> ids;
-    constexpr int Count = 40;
-    for (int i = 0; i < Count; ++i) {
-        // Half of them hang. They share one pool with the others, so its 6 connections are
-        // taken by hangs until they time out; every attempt must still end, classified.
-        const QString path = i % 2 ? QStringLiteral("/hang/many") : QStringLiteral("/slow/50/many");
-        CallbackRequest req = request(m_providerA.baseUrl + path, "msg_many_" + QByteArray::number(i));
-        req.timeout = i % 2 ? 1s : 20s;
-        ids.insert(sender.send(req));
-    }
-    QCOMPARE(ids.size(), Count);
-    QCOMPARE(sender.inFlight(), Count);
-    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), Count, 30000);
-    int delivered = 0;
-    int timedOut = 0;
-    for (const QList<QVariant> &arguments : std::as_const(spy)) {
-        QVERIFY(ids.remove(arguments.at(0).toULongLong()));
-        const AttemptResult result = arguments.at(1).value<AttemptResult>();
-        delivered += result.delivered ? 1 : 0;
-        timedOut += result.errorClass == QLatin1String("timeout") ? 1 : 0;
-    }
-    QCOMPARE(delivered, Count / 2);
-    QCOMPARE(timedOut, Count / 2);
-    QCOMPARE(sender.inFlight(), 0);
-}
-
-void tst_CallbackSender::callbackWithContext()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    int calls = 0;
-    AttemptResult seen;
-    QObject context;
-    sender.send(request(m_providerA.baseUrl + QStringLiteral("/ok/cb"), "msg_cb_1"), &context,
-                [&calls, &seen](const AttemptResult &result) {
-                    ++calls;
-                    seen = result;
-                });
-    auto *gone = new QObject;
-    int goneCalls = 0;
-    sender.send(request(m_providerA.baseUrl + QStringLiteral("/ok/cb"), "msg_cb_2"), gone,
-                [&goneCalls](const AttemptResult &) { ++goneCalls; });
-    delete gone;
-    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, 20000);
-    QCOMPARE(calls, 1);
-    QVERIFY(seen.delivered);
-    QCOMPARE(goneCalls, 0);
-}
-
-void tst_CallbackSender::abortAllReportsEveryAttempt()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    sender.send(request(m_providerA.baseUrl + QStringLiteral("/hang/abort"), "msg_abort_1"));
-    sender.send(request(QStringLiteral("http://opsdeck-abort.invalid/x"), "msg_abort_2"));
-    // Wait until the hanging request is really at the provider before pulling the plug.
-    QTRY_VERIFY_WITH_TIMEOUT(!logEntry(m_providerA, "msg_abort_1").isEmpty() || spy.count() > 0, 10000);
-    sender.abortAll();
-    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, 10000);
-    for (const QList<QVariant> &arguments : std::as_const(spy)) {
-        const AttemptResult result = arguments.at(1).value<AttemptResult>();
-        QVERIFY(!result.delivered);
-        QVERIFY2(result.errorClass == QLatin1String("connect") || result.errorClass == QLatin1String("dns"),
-                 qPrintable(result.errorClass));
-    }
-    QCOMPARE(sender.inFlight(), 0);
-}
-
-void tst_CallbackSender::isolationKeepsHangsInTheirPool()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    QCOMPARE(sender.maxConnectionsPerPool(), 6);
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    // Eight hanging attempts of one endpoint: they fill that pool's 6 connections, 2 queue.
-    for (int i = 0; i < 8; ++i) {
-        CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/hang/isolated"),
-                                      "msg_isolated_hang_" + QByteArray::number(i));
-        req.isolationKey = QStringLiteral("endpoint-hanging");
-        req.timeout = 60s;
-        sender.send(req);
-    }
-    const auto hangsAtProvider = [this] {
-        int count = 0;
-        for (int i = 0; i < 8; ++i)
-            count += logEntry(m_providerA, "msg_isolated_hang_" + QByteArray::number(i)).isEmpty() ? 0 : 1;
-        return count;
-    };
-    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), 6, 20000);
-
-    // Another endpoint on the same host:port is not stuck behind them.
-    CallbackRequest ok = request(m_providerA.baseUrl + QStringLiteral("/ok/isolated"), "msg_isolated_ok");
-    ok.isolationKey = QStringLiteral("endpoint-healthy");
-    ok.timeout = 60s;
-    const quint64 okId = sender.send(ok);
-    QTRY_VERIFY_WITH_TIMEOUT(spy.count() >= 1, 30000);
-    QCOMPARE(spy.at(0).at(0).toULongLong(), okId);
-    QVERIFY(spy.at(0).at(1).value<AttemptResult>().delivered);
-    QCOMPARE(sender.isolatedPools(), 2);
-    QCOMPARE(sender.inFlight(), 8);
-
-    sender.abortAll();
-    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 9, 10000);
-    QCOMPARE(sender.inFlight(), 0);
-}
-
 void tst_CallbackSender::providerStatsMatchItsLog()
 {
     // GET /stats is what demos and benchmarks read; it must agree with the log written so far.
@@ -670,275 +419,6 @@ void tst_CallbackSender::providerServesSeveralPorts()
     process.terminate();
     QVERIFY(process.waitForFinished(10000));
     QCOMPARE(process.exitCode(), 0);
-}
-
-void tst_CallbackSender::sequentialSendsShareOneConnection()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    for (int i = 0; i < 5; ++i) {
-        AttemptResult result;
-        send(sender, request(m_providerA.baseUrl + QStringLiteral("/ok/reuse"), "msg_reuse_" + QByteArray::number(m_nextId++)),
-             &result);
-        if (QTest::currentTestFailed())
-            return;
-        QVERIFY2(result.delivered, qPrintable(result.errorMessage));
-        // Kept alive and reused: never more than the one connection.
-        QCOMPARE(sender.openConnections(), 1);
-    }
-    QCOMPARE(sender.pools(), 1);
-    QCOMPARE(sender.isolatedPools(), 0);
-}
-
-void tst_CallbackSender::idleConnectionsAreClosed()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    AttemptResult result;
-    CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/ok/idle"), "msg_idle");
-    req.isolationKey = QStringLiteral("endpoint-idle");
-    send(sender, req, &result);
-    if (QTest::currentTestFailed())
-        return;
-    QVERIFY(result.delivered);
-    QCOMPARE(sender.openConnections(), 1);
-    QCOMPARE(sender.isolatedPools(), 1);
-    // After IdleConnectionMs without traffic the connection is closed and its pool dropped.
-    QTRY_COMPARE_WITH_TIMEOUT(sender.pools(), 0, 4 * CallbackSender::IdleConnectionMs);
-    QCOMPARE(sender.openConnections(), 0);
-}
-
-void tst_CallbackSender::connectionCapIsConfigurable()
-{
-    CallbackSender sender(CallbackUrlGuard(true));
-    sender.setMaxConnectionsPerPool(10);
-    QCOMPARE(sender.maxConnectionsPerPool(), 10);
-    QSignalSpy spy(&sender, &CallbackSender::finished);
-    constexpr int Count = 12;
-    for (int i = 0; i < Count; ++i) {
-        CallbackRequest req = request(m_providerA.baseUrl + QStringLiteral("/hang/wide"), "msg_wide_" + QByteArray::number(i));
-        req.isolationKey = QStringLiteral("endpoint-wide");
-        req.timeout = 60s;
-        sender.send(req);
-    }
-    const auto hangsAtProvider = [this] {
-        int count = 0;
-        for (int i = 0; i < Count; ++i)
-            count += logEntry(m_providerA, "msg_wide_" + QByteArray::number(i)).isEmpty() ? 0 : 1;
-        return count;
-    };
-    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), 10, 20000);
-    QCOMPARE(sender.openConnections(), 10);
-
-    // Raised while requests wait: the pool opens more for them.
-    sender.setMaxConnectionsPerPool(Count);
-    QTRY_COMPARE_WITH_TIMEOUT(hangsAtProvider(), Count, 20000);
-    QCOMPARE(sender.openConnections(), Count);
-    QCOMPARE(spy.count(), 0);
-
-    sender.abortAll();
-    QCOMPARE(spy.count(), Count);
-    QCOMPARE(sender.openConnections(), 0);
-}
-
-void tst_CallbackSender::stalledBodyTimesOut()
-{
-    // The head and part of the body arrive, the rest never does: the whole-attempt timeout ends it.
-    QTcpServer server;
-    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    answerRequests(&server, "\r\n\r\n", [](QTcpSocket *socket) {
-        socket->write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
-    });
-    CallbackSender sender(CallbackUrlGuard(true));
-    CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/stall").arg(server.serverPort()), "msg_stall");
-    req.timeout = 1s;
-    AttemptResult result;
-    send(sender, req, &result);
-    if (QTest::currentTestFailed())
-        return;
-    QCOMPARE(result.errorClass, QStringLiteral("timeout"));
-    QVERIFY(!result.delivered);
-    QVERIFY(result.errorMessage.contains(QLatin1String("1000 ms")));
-    QCOMPARE(sender.openConnections(), 0); // a connection mid-response is not reused
-}
-
-void tst_CallbackSender::endlessBodyIsCutShort()
-{
-    // 200 with a body announced at 1 GB and streamed on and on: the status decides, 4 KiB are
-    // kept, the rest is neither read nor kept, and the connection is dropped.
-    QTcpServer server;
-    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    bool hungUp = false;
-    answerRequests(&server, "\r\n\r\n", [&hungUp](QTcpSocket *socket) {
-        connect(socket, &QTcpSocket::disconnected, socket, [&hungUp] { hungUp = true; });
-        socket->write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n");
-        auto *pump = new QTimer(socket);
-        connect(pump, &QTimer::timeout, socket, [socket] {
-            if (socket->bytesToWrite() < 256 * 1024)
-                socket->write(QByteArray(64 * 1024, 'b'));
-        });
-        pump->start(1);
-    });
-    CallbackSender sender(CallbackUrlGuard(true));
-    CallbackRequest req = request(QStringLiteral("http://127.0.0.1:%1/endless").arg(server.serverPort()), "msg_endless");
-    req.timeout = 60s;
-    AttemptResult result;
-    send(sender, req, &result);
-    if (QTest::currentTestFailed())
-        return;
-    QVERIFY2(result.delivered, qPrintable(result.errorMessage));
-    QCOMPARE(result.httpStatus, 200);
-    QCOMPARE(result.responseBody, QByteArray(AttemptResult::MaxResponseBodyBytes, 'b'));
-    QVERIFY(result.responseTruncated);
-    QCOMPARE(sender.openConnections(), 0);
-    QTRY_VERIFY(hungUp);
-}
-
-void tst_CallbackSender::tlsPeerName_data()
-{
-    QTest::addColumn<QString>("certificateName");
-    QTest::addColumn<bool>("trusted");
-    QTest::addColumn<QString>("errorClass");
-    QTest::addColumn<QString>("message");
-    // The URL names "localhost"; the sender connects to the address it resolved to, and the
-    // certificate must still be valid for the name.
-    QTest::newRow("trusted, name matches") << "localhost" << true << "" << "";
-    QTest::newRow("trusted, other name") << "other.example" << true << "tls" << "host name";
-    QTest::newRow("self-signed, not trusted") << "localhost" << false << "tls" << "self";
-}
-
-void tst_CallbackSender::tlsPeerName()
-{
-    QFETCH(QString, certificateName);
-    QFETCH(bool, trusted);
-    QFETCH(QString, errorClass);
-    QFETCH(QString, message);
-    if (!QSslSocket::supportsSsl())
-        QSKIP("no TLS backend");
-    const QString openssl = QStandardPaths::findExecutable(QStringLiteral("openssl"));
-    if (openssl.isEmpty())
-        QSKIP("openssl is needed to make a certificate");
-
-    const QString dir = Test::scratchDir();
-    const QString keyPath = dir + QStringLiteral("/tls-key.pem");
-    const QString certificatePath = dir + QStringLiteral("/tls-certificate.pem");
-    QProcess make;
-    make.start(openssl, {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("ec"),
-                         QStringLiteral("-pkeyopt"), QStringLiteral("ec_paramgen_curve:prime256v1"), QStringLiteral("-nodes"),
-                         QStringLiteral("-keyout"), keyPath, QStringLiteral("-out"), certificatePath, QStringLiteral("-days"),
-                         QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=") + certificateName,
-                         QStringLiteral("-addext"), QStringLiteral("subjectAltName=DNS:") + certificateName});
-    QVERIFY(make.waitForFinished(30000));
-    QCOMPARE(make.exitCode(), 0);
-    QFile keyFile(keyPath);
-    QFile certificateFile(certificatePath);
-    QVERIFY(keyFile.open(QIODevice::ReadOnly) && certificateFile.open(QIODevice::ReadOnly));
-    const QSslCertificate certificate(certificateFile.readAll(), QSsl::Pem);
-    const QSslKey key(keyFile.readAll(), QSsl::Ec, QSsl::Pem);
-    QVERIFY(!certificate.isNull());
-    QVERIFY(!key.isNull());
-
-    QSslConfiguration serverConfiguration = QSslConfiguration::defaultConfiguration();
-    serverConfiguration.setLocalCertificate(certificate);
-    serverConfiguration.setPrivateKey(key);
-    serverConfiguration.setPeerVerifyMode(QSslSocket::VerifyNone);
-    QSslServer server;
-    server.setSslConfiguration(serverConfiguration);
-    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    QByteArray hostSeen;
-    connect(&server, &QTcpServer::pendingConnectionAvailable, this, [&server, &hostSeen] {
-        auto *socket = qobject_cast<QSslSocket *>(server.nextPendingConnection());
-        QVERIFY(socket);
-        connect(socket, &QSslSocket::readyRead, socket, [socket, &hostSeen] {
-            const QByteArray request = socket->readAll();
-            if (!request.contains("\r\n\r\n"))
-                return;
-            for (const QByteArray &line : request.split('\n')) {
-                if (line.startsWith("Host: "))
-                    hostSeen = line.mid(6).trimmed();
-            }
-            socket->write("HTTP/1.1 204 No Content\r\n\r\n");
-        });
-    });
-
-    // The client trusts the certificate only where the row says so.
-    const QSslConfiguration original = QSslConfiguration::defaultConfiguration();
-    if (trusted) {
-        QSslConfiguration withCertificate = original;
-        withCertificate.addCaCertificate(certificate);
-        QSslConfiguration::setDefaultConfiguration(withCertificate);
-    }
-    CallbackSender sender(CallbackUrlGuard(true));
-    AttemptResult result;
-    const QString url = QStringLiteral("https://localhost:%1/hook").arg(server.serverPort());
-    send(sender, request(url, "msg_tls_" + QByteArray::number(m_nextId++)), &result);
-    QSslConfiguration::setDefaultConfiguration(original);
-    if (QTest::currentTestFailed())
-        return;
-    QCOMPARE(result.errorClass, errorClass);
-    QVERIFY2(result.errorMessage.contains(message, Qt::CaseInsensitive), qPrintable(result.errorMessage));
-    if (errorClass.isEmpty()) {
-        QVERIFY(result.delivered);
-        QCOMPARE(result.httpStatus, 204);
-        QCOMPARE(hostSeen, QStringLiteral("localhost:%1").arg(server.serverPort()).toLatin1());
-    } else {
-        QVERIFY(!result.delivered);
-        QCOMPARE(result.httpStatus, 0);
-        QVERIFY(hostSeen.isEmpty()); // not a byte of the request went out
-    }
-}
-
-void tst_CallbackSender::tlsToAPlainServer()
-{
-    // A plain HTTP server answers the TLS hello with text and hangs up: a TLS failure, not HTTP.
-    QTcpServer server;
-    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
-    answerRequests(&server, "", [](QTcpSocket *socket) {
-        socket->write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-        socket->disconnectFromHost();
-    });
-    CallbackSender sender(CallbackUrlGuard(true));
-    AttemptResult result;
-    send(sender, request(QStringLiteral("https://127.0.0.1:%1/hook").arg(server.serverPort()), "msg_tls_plain"), &result);
-    if (QTest::currentTestFailed())
-        return;
-    QCOMPARE(result.errorClass, QStringLiteral("tls"));
-    QCOMPARE(result.httpStatus, 0);
-    QVERIFY(!result.delivered);
-}
-
-void tst_CallbackSender::deletedFromItsOwnCallback_data()
-{
-    QTest::addColumn<QString>("path");
-    QTest::addColumn<bool>("delivered");
-    QTest::newRow("on a response") << "/ok/delete" << true;
-    QTest::newRow("on a failure") << "/fail/delete" << false;
-}
-
-void tst_CallbackSender::deletedFromItsOwnCallback()
-{
-    // A worker shutting down may drop its sender from inside finished(); the sockets whose
-    // signal brought it there must survive that.
-    QFETCH(QString, path);
-    QFETCH(bool, delivered);
-    auto *sender = new CallbackSender(CallbackUrlGuard(true));
-    QPointer<CallbackSender> watch(sender);
-    bool reported = false;
-    bool deliveredSeen = false;
-    QObject context;
-    // A second attempt in flight on another connection of the same pool goes down with it.
-    sender->send(request(m_providerA.baseUrl + QStringLiteral("/hang/delete"), "msg_delete_hang"));
-    sender->send(request(m_providerA.baseUrl + path, "msg_delete_" + QByteArray::number(m_nextId++)), &context,
-                 [&reported, &deliveredSeen, sender](const AttemptResult &result) {
-                     reported = true;
-                     deliveredSeen = result.delivered;
-                     delete sender;
-                 });
-    QTRY_VERIFY_WITH_TIMEOUT(reported, 20000);
-    QVERIFY(watch.isNull());
-    QCOMPARE(deliveredSeen, delivered);
-    // Let what the sender left to the event loop run; none of it may touch the sender.
-    QPointer<QObject> marker(new QObject);
-    marker->deleteLater();
-    QTRY_VERIFY(marker.isNull());
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSender)

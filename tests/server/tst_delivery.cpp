@@ -1,4 +1,6 @@
-// Callback delivery end to end: the outbox worker against the real demo provider process.
+// Callback delivery end to end: the outbox worker against the real demo provider process, on one
+// shared server: outcomes, retries, superseding, operator actions, rotation and test events.
+#include "callbackfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -6,11 +8,8 @@
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 
-#include <QFile>
-#include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcess>
-#include <QTcpServer>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -18,34 +17,7 @@ using namespace OpsDeck::Test;
 
 namespace {
 
-const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
 constexpr int Patience = 20000;
-
-// One demo provider process on a port chosen before the instance registers, so that it can be
-// started with the secret the registration returns.
-struct DemoProvider
-{
-    ~DemoProvider()
-    {
-        if (process && process->state() == QProcess::Running) {
-            process->kill();
-            process->waitForFinished(5000);
-        }
-    }
-
-    std::unique_ptr<QProcess> process;
-    quint16 port = 0;
-    QString logPath;
-
-    QString url(const QString &path) const { return QStringLiteral("http://127.0.0.1:%1%2").arg(port).arg(path); }
-};
-
-quint16 freePort()
-{
-    QTcpServer probe;
-    probe.listen(QHostAddress::LocalHost, 0);
-    return probe.serverPort();
-}
 
 } // namespace
 
@@ -60,12 +32,10 @@ private slots:
     void goneDisablesEndpoint();
     void retryAfterHonoured();
     void hangingEndpointDoesNotSlowHealthyOne();
-    void hangingEndpointsTakeNoHealthySlots();
     void redirectIsFailure();
     void supersededWhilePaused();
     void supersedeKeepsInFlightLease();
     void giveUpAtSetAtCreation();
-    void exhaustedBecomesFailedWithAlert();
     void cancelPending();
     void retryNow();
     void bulkRetryDryRun();
@@ -78,8 +48,6 @@ private:
     qint64 newInstance(const QString &name);
     // Registers the instance's callback on `path` of a fresh port; returns the secret.
     QString registerOn(qint64 instance, DemoProvider *provider, const QString &path);
-    void startProvider(DemoProvider *provider, const QStringList &secrets, const QStringList &extra = {});
-    QList<QJsonObject> logLines(const DemoProvider &provider) const;
     QJsonArray deliveries(qint64 instance);
     QJsonObject delivery(qint64 id);
     QJsonObject endpoint(qint64 id);
@@ -98,7 +66,7 @@ private:
 void tst_Delivery::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
-    QVERIFY2(QFileInfo::exists(ProviderPath), qPrintable(ProviderPath));
+    QVERIFY2(QFileInfo::exists(demoProviderPath()), qPrintable(demoProviderPath()));
     ServerOptions options;
     options.retrySchedule = QStringLiteral("300ms,300ms,500ms,1s,2s,3s,5s");
     options.deliveryTimeout = std::chrono::milliseconds(1500);
@@ -127,42 +95,6 @@ QString tst_Delivery::registerOn(qint64 instance, DemoProvider *provider, const 
     if (r.status != 200)
         qWarning() << r.status << r.body;
     return r.json().value(QStringLiteral("secret")).toString();
-}
-
-void tst_Delivery::startProvider(DemoProvider *provider, const QStringList &secrets, const QStringList &extra)
-{
-    if (provider->logPath.isEmpty())
-        provider->logPath = scratchDir() + QStringLiteral("/provider-%1.jsonl").arg(++m_counter);
-    if (provider->process && provider->process->state() == QProcess::Running) {
-        provider->process->kill();
-        provider->process->waitForFinished(5000);
-    }
-    provider->process = std::make_unique<QProcess>();
-    QStringList args{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(provider->port),
-                     QStringLiteral("--log"), provider->logPath, QStringLiteral("--flush-ms"), QStringLiteral("10")};
-    for (const QString &s : secrets)
-        args << QStringLiteral("--secret") << s;
-    provider->process->setProgram(ProviderPath);
-    provider->process->setArguments(args + extra);
-    provider->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    provider->process->start();
-    QVERIFY(provider->process->waitForStarted(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(provider->process->canReadLine(), 10000);
-    const QString line = QString::fromUtf8(provider->process->readLine()).trimmed();
-    QVERIFY2(line.startsWith(QLatin1String("listening on http://127.0.0.1:")), qPrintable(line));
-}
-
-QList<QJsonObject> tst_Delivery::logLines(const DemoProvider &provider) const
-{
-    QList<QJsonObject> lines;
-    QFile file(provider.logPath);
-    if (!file.open(QIODevice::ReadOnly))
-        return lines;
-    for (const QByteArray &line : file.readAll().split('\n')) {
-        if (!line.trimmed().isEmpty())
-            lines.append(QJsonDocument::fromJson(line).object());
-    }
-    return lines;
 }
 
 QJsonArray tst_Delivery::deliveries(qint64 instance)
@@ -338,59 +270,6 @@ void tst_Delivery::hangingEndpointDoesNotSlowHealthyOne()
                              Patience);
 }
 
-void tst_Delivery::hangingEndpointsTakeNoHealthySlots()
-{
-    // Two attempts in flight per process, both taken by endpoints that hang: a new endpoint's
-    // attempt still goes out at once (probing endpoints have a budget of their own), not after
-    // their timeout.
-    ServerOptions options;
-    options.deliveryConcurrency = 2;
-    options.deliveryTimeout = std::chrono::seconds(60);
-    options.outboxPollInterval = std::chrono::milliseconds(50);
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("budget"));
-    const qint64 provider = server.createProvider(QStringLiteral("budget"), org, {QStringLiteral("crm")});
-    QVERIFY(org > 0 && provider > 0);
-    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
-    DemoProvider hanging;
-    DemoProvider healthy;
-    hanging.port = freePort();
-    healthy.port = freePort();
-    const auto registerAt = [&](const QString &name, const QString &url) {
-        const qint64 instance = server.createInstance(name, org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
-        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                    {{QStringLiteral("callback_url"), url}}, token);
-        return std::pair(instance, r.json().value(QStringLiteral("secret")).toString());
-    };
-    const auto hang1 = registerAt(QStringLiteral("hang-a"), hanging.url(QStringLiteral("/hang/a")));
-    const auto hang2 = registerAt(QStringLiteral("hang-b"), hanging.url(QStringLiteral("/hang/b")));
-    QVERIFY(hang1.first > 0 && hang2.first > 0);
-    startProvider(&hanging, {hang1.second, hang2.second});
-
-    Database peek(server.databaseUrl());
-    QVERIFY(peek.open());
-    const auto leased = [&peek] {
-        QSqlQuery q(peek.connection());
-        return q.exec(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NOT NULL")) && q.next()
-                   ? q.value(0).toInt()
-                   : -1;
-    };
-    // Both hanging attempts are out (poll-driven claims pick them up once the provider listens).
-    QTRY_COMPARE_WITH_TIMEOUT(leased(), 2, Patience);
-
-    const auto fine = registerAt(QStringLiteral("fine"), healthy.url(QStringLiteral("/ok/fine")));
-    QVERIFY(fine.first > 0);
-    startProvider(&healthy, {fine.second});
-    const auto state = [&] {
-        const QJsonArray list = server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(fine.first),
-                                           server.operatorToken()).items();
-        return list.isEmpty() ? QString() : stateOf(list, 0);
-    };
-    QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("DELIVERED"), 10000);
-    QCOMPARE(leased(), 2); // the hanging ones are still out
-}
-
 void tst_Delivery::redirectIsFailure()
 {
     DemoProvider provider;
@@ -505,66 +384,6 @@ void tst_Delivery::giveUpAtSetAtCreation()
     }
     QCOMPARE(fromFeed, d.value(QStringLiteral("give_up_at")));
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId), {}, providerToken()).status, 200);
-}
-
-void tst_Delivery::exhaustedBecomesFailedWithAlert()
-{
-    ServerOptions options;
-    options.retrySchedule = QStringLiteral("100ms,100ms");
-    options.deliveryTimeout = std::chrono::milliseconds(1000);
-    options.outboxPollInterval = std::chrono::milliseconds(50);
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("o"));
-    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
-    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
-    DemoProvider receiver;
-    receiver.port = freePort();
-    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/fail/x"))}}, server.operatorToken());
-    QCOMPARE(reg.status, 200);
-    startProvider(&receiver, {reg.json().value(QStringLiteral("secret")).toString()});
-    const QString path = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
-    QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("FAILED"), Patience);
-    const QJsonObject d = server.get(path, server.operatorToken()).items().at(0).toObject();
-    QCOMPARE(d.value(QStringLiteral("attempts")).toInt(), 3);
-    QVERIFY(d.value(QStringLiteral("next_attempt_at")).isNull());
-
-    const QJsonArray events = server.get(QStringLiteral("/api/v1/events?after=0&limit=1000"), server.operatorToken())
-                                  .json()
-                                  .value(QStringLiteral("events"))
-                                  .toArray();
-    bool alerted = false;
-    for (const QJsonValue &e : events) {
-        const QJsonObject o = e.toObject();
-        if (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
-            && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("delivery_id")).toInteger()
-                   == d.value(QStringLiteral("id")).toInteger())
-            alerted = true;
-    }
-    QVERIFY(alerted);
-
-    // The bulk retry preview counts it without touching it, the real one starts a fresh schedule.
-    const Reply preview = server.post(QStringLiteral("/api/v1/deliveries/retry"),
-                                      {{QStringLiteral("state"), QStringLiteral("FAILED")}, {QStringLiteral("dry_run"), true}},
-                                      server.operatorToken());
-    QCOMPARE(preview.status, 200);
-    QCOMPARE(preview.json().value(QStringLiteral("count")).toInt(), 1);
-    QCOMPARE(preview.json().value(QStringLiteral("states")).toObject().value(QStringLiteral("FAILED")).toInt(), 1);
-    QCOMPARE(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("FAILED"));
-    const Reply bulk = server.post(QStringLiteral("/api/v1/deliveries/retry"),
-                                   {{QStringLiteral("state"), QStringLiteral("FAILED")}, {QStringLiteral("reason"), QStringLiteral("fixed")}},
-                                   server.operatorToken());
-    QCOMPARE(bulk.status, 200);
-    QCOMPARE(bulk.json().value(QStringLiteral("retried")).toInt(), 1);
-    QTRY_VERIFY_WITH_TIMEOUT(server.get(QStringLiteral("/api/v1/deliveries/%1").arg(d.value(QStringLiteral("id")).toInteger()),
-                                        server.operatorToken())
-                                     .json()
-                                     .value(QStringLiteral("attempt_log"))
-                                     .toArray()
-                                     .size()
-                                 > 3,
-                             Patience);
 }
 
 void tst_Delivery::cancelPending()

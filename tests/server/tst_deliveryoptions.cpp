@@ -1,0 +1,154 @@
+// Callback delivery under server options of its own, against the real demo provider process:
+// hanging endpoints within a small concurrency budget, and a short retry schedule running out.
+#include "callbackfixture.h"
+#include "testserver.h"
+
+#include "server/storage/database.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+constexpr int Patience = 20000;
+
+} // namespace
+
+class tst_DeliveryOptions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void hangingEndpointsTakeNoHealthySlots();
+    void exhaustedBecomesFailedWithAlert();
+};
+
+void tst_DeliveryOptions::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    QVERIFY2(QFileInfo::exists(demoProviderPath()), qPrintable(demoProviderPath()));
+}
+
+static QString stateOf(const QJsonArray &list, int index)
+{
+    return list.at(index).toObject().value(QStringLiteral("state")).toString();
+}
+
+void tst_DeliveryOptions::hangingEndpointsTakeNoHealthySlots()
+{
+    // Two attempts in flight per process, both taken by endpoints that hang: a new endpoint's
+    // attempt still goes out at once (probing endpoints have a budget of their own), not after
+    // their timeout.
+    ServerOptions options;
+    options.deliveryConcurrency = 2;
+    options.deliveryTimeout = std::chrono::seconds(60);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("budget"));
+    const qint64 provider = server.createProvider(QStringLiteral("budget"), org, {QStringLiteral("crm")});
+    QVERIFY(org > 0 && provider > 0);
+    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
+    DemoProvider hanging;
+    DemoProvider healthy;
+    hanging.port = freePort();
+    healthy.port = freePort();
+    const auto registerAt = [&](const QString &name, const QString &url) {
+        const qint64 instance = server.createInstance(name, org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                    {{QStringLiteral("callback_url"), url}}, token);
+        return std::pair(instance, r.json().value(QStringLiteral("secret")).toString());
+    };
+    const auto hang1 = registerAt(QStringLiteral("hang-a"), hanging.url(QStringLiteral("/hang/a")));
+    const auto hang2 = registerAt(QStringLiteral("hang-b"), hanging.url(QStringLiteral("/hang/b")));
+    QVERIFY(hang1.first > 0 && hang2.first > 0);
+    startProvider(&hanging, {hang1.second, hang2.second});
+
+    Database peek(server.databaseUrl());
+    QVERIFY(peek.open());
+    const auto leased = [&peek] {
+        QSqlQuery q(peek.connection());
+        return q.exec(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NOT NULL")) && q.next()
+                   ? q.value(0).toInt()
+                   : -1;
+    };
+    // Both hanging attempts are out (poll-driven claims pick them up once the provider listens).
+    QTRY_COMPARE_WITH_TIMEOUT(leased(), 2, Patience);
+
+    const auto fine = registerAt(QStringLiteral("fine"), healthy.url(QStringLiteral("/ok/fine")));
+    QVERIFY(fine.first > 0);
+    startProvider(&healthy, {fine.second});
+    const auto state = [&] {
+        const QJsonArray list = server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(fine.first),
+                                           server.operatorToken()).items();
+        return list.isEmpty() ? QString() : stateOf(list, 0);
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("DELIVERED"), 10000);
+    QCOMPARE(leased(), 2); // the hanging ones are still out
+}
+
+void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()
+{
+    ServerOptions options;
+    options.retrySchedule = QStringLiteral("100ms,100ms");
+    options.deliveryTimeout = std::chrono::milliseconds(1000);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("o"));
+    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    DemoProvider receiver;
+    receiver.port = freePort();
+    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/fail/x"))}}, server.operatorToken());
+    QCOMPARE(reg.status, 200);
+    startProvider(&receiver, {reg.json().value(QStringLiteral("secret")).toString()});
+    const QString path = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("FAILED"), Patience);
+    const QJsonObject d = server.get(path, server.operatorToken()).items().at(0).toObject();
+    QCOMPARE(d.value(QStringLiteral("attempts")).toInt(), 3);
+    QVERIFY(d.value(QStringLiteral("next_attempt_at")).isNull());
+
+    const QJsonArray events = server.get(QStringLiteral("/api/v1/events?after=0&limit=1000"), server.operatorToken())
+                                  .json()
+                                  .value(QStringLiteral("events"))
+                                  .toArray();
+    bool alerted = false;
+    for (const QJsonValue &e : events) {
+        const QJsonObject o = e.toObject();
+        if (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
+            && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("delivery_id")).toInteger()
+                   == d.value(QStringLiteral("id")).toInteger())
+            alerted = true;
+    }
+    QVERIFY(alerted);
+
+    // The bulk retry preview counts it without touching it, the real one starts a fresh schedule.
+    const Reply preview = server.post(QStringLiteral("/api/v1/deliveries/retry"),
+                                      {{QStringLiteral("state"), QStringLiteral("FAILED")}, {QStringLiteral("dry_run"), true}},
+                                      server.operatorToken());
+    QCOMPARE(preview.status, 200);
+    QCOMPARE(preview.json().value(QStringLiteral("count")).toInt(), 1);
+    QCOMPARE(preview.json().value(QStringLiteral("states")).toObject().value(QStringLiteral("FAILED")).toInt(), 1);
+    QCOMPARE(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("FAILED"));
+    const Reply bulk = server.post(QStringLiteral("/api/v1/deliveries/retry"),
+                                   {{QStringLiteral("state"), QStringLiteral("FAILED")}, {QStringLiteral("reason"), QStringLiteral("fixed")}},
+                                   server.operatorToken());
+    QCOMPARE(bulk.status, 200);
+    QCOMPARE(bulk.json().value(QStringLiteral("retried")).toInt(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(server.get(QStringLiteral("/api/v1/deliveries/%1").arg(d.value(QStringLiteral("id")).toInteger()),
+                                        server.operatorToken())
+                                     .json()
+                                     .value(QStringLiteral("attempt_log"))
+                                     .toArray()
+                                     .size()
+                                 > 3,
+                             Patience);
+}
+
+QTEST_MAIN(tst_DeliveryOptions)
+#include "tst_deliveryoptions.moc"
