@@ -3,6 +3,7 @@
 
 #include "models/apiclient.h"
 #include "models/cache.h"
+#include "syncfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -16,46 +17,12 @@
 #include <utility>
 
 using namespace OpsDeck;
+using namespace OpsDeck::Test;
 
 namespace {
 
 using State = ConnectionStatus::State;
 
-// An organization, a provider and `count` instances named wiki-1..wiki-N.
-struct Seed
-{
-    qint64 organization = 0;
-    qint64 provider = 0;
-    QList<qint64> instances;
-};
-
-Seed seed(Test::TestServer &server, int count)
-{
-    Seed s;
-    s.organization = server.createOrganization(QStringLiteral("acme"));
-    s.provider = server.createProvider(QStringLiteral("acme-apps"), s.organization, {QStringLiteral("wiki")});
-    for (int i = 1; i <= count; ++i)
-        s.instances << server.createInstance(QStringLiteral("wiki-%1").arg(i), s.organization, s.provider,
-                                             QStringLiteral("wiki"), QStringLiteral("alice"));
-    return s;
-}
-
-QString statusOf(SyncEngine &engine, qint64 id)
-{
-    ResourceModel *m = engine.model(QStringLiteral("instances"));
-    return m->objectById(id).value(QStringLiteral("status")).toString();
-}
-
-void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QString &token)
-{
-    client.setBaseUrl(url);
-    client.setToken(token);
-    client.setRetryPolicy(0, 10, 50);
-    client.setTimeout(5000);
-    engine.setBackoff(20, 200);
-    engine.setPageSize(10);
-    engine.setLongPollWait(2);
-}
 
 // A damage only the cache's full check sees (the header's free-page count is wrong).
 void breakFreelistCount(const QString &path)

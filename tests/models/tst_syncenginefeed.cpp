@@ -4,6 +4,7 @@
 #include "models/apiclient.h"
 #include "models/cache.h"
 #include "server/controlplane.h"
+#include "syncfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -22,47 +23,13 @@
 #include <memory>
 
 using namespace OpsDeck;
+using namespace OpsDeck::Test;
 
 namespace {
 
 using State = ConnectionStatus::State;
 using Transport = ConnectionStatus::Transport;
 
-// An organization, a provider and `count` instances named wiki-1..wiki-N.
-struct Seed
-{
-    qint64 organization = 0;
-    qint64 provider = 0;
-    QList<qint64> instances;
-};
-
-Seed seed(Test::TestServer &server, int count)
-{
-    Seed s;
-    s.organization = server.createOrganization(QStringLiteral("acme"));
-    s.provider = server.createProvider(QStringLiteral("acme-apps"), s.organization, {QStringLiteral("wiki")});
-    for (int i = 1; i <= count; ++i)
-        s.instances << server.createInstance(QStringLiteral("wiki-%1").arg(i), s.organization, s.provider,
-                                             QStringLiteral("wiki"), QStringLiteral("alice"));
-    return s;
-}
-
-QString statusOf(SyncEngine &engine, qint64 id)
-{
-    ResourceModel *m = engine.model(QStringLiteral("instances"));
-    return m->objectById(id).value(QStringLiteral("status")).toString();
-}
-
-void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QString &token)
-{
-    client.setBaseUrl(url);
-    client.setToken(token);
-    client.setRetryPolicy(0, 10, 50);
-    client.setTimeout(5000);
-    engine.setBackoff(20, 200);
-    engine.setPageSize(10);
-    engine.setLongPollWait(2);
-}
 
 // A control plane on a database of its own that can be stopped and started again at the same
 // address, as a restarted server is.
