@@ -1,0 +1,264 @@
+// Every kind's state change answers the same way: body check, 404, If-Match, refusal, audit row and feed event.
+#include "testserver.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+// Nobody listens there; with the worker off nothing is sent anyway.
+const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
+
+} // namespace
+
+class tst_Transitions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void transition_data();
+    void transition();
+
+private:
+    // The object the row starts from ("available organization", "pending delivery", ...): its
+    // resource path, or an empty string when it could not be arranged.
+    QString arrange(const QString &what);
+    qint64 registeredInstance();
+    QJsonObject object(const QString &path);
+    qint64 lastSeq();
+    // The feed events of `kind` about `id` after `seq`.
+    QJsonArray eventsOf(qint64 seq, const QString &kind, qint64 id);
+    QJsonArray auditOf(const QString &kind, qint64 id);
+    Reply send(const QByteArray &method, const QString &path, const QJsonObject &body, const HeaderList &headers = {});
+
+    std::unique_ptr<TestServer> m_server;
+    qint64 m_org = 0;
+    qint64 m_provider = 0;
+    int m_counter = 0;
+};
+
+void tst_Transitions::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    ServerOptions options;
+    options.deliveryWorker = false; // delivery states are the test's to arrange
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    m_org = m_server->createOrganization(QStringLiteral("acme"));
+    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
+    QVERIFY(m_org > 0 && m_provider > 0);
+}
+
+void tst_Transitions::cleanupTestCase()
+{
+    m_server.reset();
+}
+
+Reply tst_Transitions::send(const QByteArray &method, const QString &path, const QJsonObject &body, const HeaderList &headers)
+{
+    return m_server->request(method, path, QJsonDocument(body).toJson(QJsonDocument::Compact), m_server->operatorToken(),
+                             headers);
+}
+
+qint64 tst_Transitions::registeredInstance()
+{
+    const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org, m_provider,
+                                                     QStringLiteral("crm"), QStringLiteral("alice"));
+    const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                   {{QStringLiteral("callback_url"), Nowhere}}, m_server->operatorToken());
+    return r.status == 200 ? instance : 0;
+}
+
+QString tst_Transitions::arrange(const QString &what)
+{
+    const QString name = QStringLiteral("t%1").arg(++m_counter);
+    if (what.endsWith(QLatin1String("organization"))) {
+        const qint64 id = m_server->createOrganization(name);
+        const QString path = QStringLiteral("/api/v1/organizations/%1").arg(id);
+        if (id == 0 || (what.startsWith(QLatin1String("deleted")) && send("DELETE", path, {}).status != 200))
+            return {};
+        return path;
+    }
+    if (what.endsWith(QLatin1String("instance"))) {
+        const qint64 id = m_server->createInstance(name, m_org, m_provider, QStringLiteral("crm"), QStringLiteral("alice"));
+        const QString path = QStringLiteral("/api/v1/instances/%1").arg(id);
+        if (id == 0 || (what.startsWith(QLatin1String("stopped")) && send("POST", path + QStringLiteral("/stop"), {}).status != 200))
+            return {};
+        return path;
+    }
+    const qint64 instance = registeredInstance();
+    const QJsonArray deliveries =
+        m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), m_server->operatorToken()).items();
+    if (instance == 0 || deliveries.size() != 1)
+        return {};
+    const QString path = QStringLiteral("/api/v1/deliveries/%1").arg(deliveries.first().toObject().value(QStringLiteral("id")).toInteger());
+    if (what.startsWith(QLatin1String("cancelled")) && send("POST", path + QStringLiteral("/cancel"), {}).status != 200)
+        return {};
+    return path;
+}
+
+QJsonObject tst_Transitions::object(const QString &path)
+{
+    return m_server->get(path, m_server->operatorToken()).json();
+}
+
+qint64 tst_Transitions::lastSeq()
+{
+    return m_server->get(QStringLiteral("/api/v1/events"), m_server->operatorToken()).json().value(QStringLiteral("last_seq")).toInteger();
+}
+
+QJsonArray tst_Transitions::eventsOf(qint64 seq, const QString &kind, qint64 id)
+{
+    const QJsonArray events = m_server->get(QStringLiteral("/api/v1/events?after=%1&limit=1000").arg(seq), m_server->operatorToken())
+                                  .json()
+                                  .value(QStringLiteral("events"))
+                                  .toArray();
+    QJsonArray matching;
+    for (const QJsonValue &e : events) {
+        if (e[QStringLiteral("kind")].toString() == kind && e[QStringLiteral("id")].toInteger() == id)
+            matching.append(e);
+    }
+    return matching;
+}
+
+QJsonArray tst_Transitions::auditOf(const QString &kind, qint64 id)
+{
+    return m_server->get(QStringLiteral("/api/v1/audit?kind=%1&object_id=%2&limit=1000").arg(kind).arg(id), m_server->operatorToken())
+        .items();
+}
+
+void tst_Transitions::transition_data()
+{
+    QTest::addColumn<QString>("start");        // what arrange() builds
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("route");        // after the object's path
+    QTest::addColumn<QJsonObject>("body");     // what the action needs besides a reason
+    QTest::addColumn<QString>("kind");         // in audit rows and feed events
+    QTest::addColumn<QString>("stateField");
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<QString>("to");
+    QTest::addColumn<QString>("op");           // the feed event's
+    QTest::addColumn<int>("repeatStatus");     // the same action once more
+    QTest::addColumn<QStringList>("extra");    // answer fields the object itself does not carry
+
+    const QJsonObject none;
+    const QJsonObject callback{{QStringLiteral("callback_url"), Nowhere}};
+    const QString org = QStringLiteral("organization");
+    const QString inst = QStringLiteral("instance");
+    const QString del = QStringLiteral("delivery");
+    const QString status = QStringLiteral("status");
+    const QString state = QStringLiteral("state");
+    QTest::newRow("organization delete") << "available organization" << QByteArray("DELETE") << QString() << none << org << status
+                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList();
+    QTest::newRow("organization restore") << "deleted organization" << QByteArray("POST") << "/restore" << none << org << status
+                                          << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList();
+    QTest::newRow("instance stop") << "pending instance" << QByteArray("POST") << "/stop" << none << inst << status << "PENDING"
+                                   << "STOPPED" << "updated" << 409 << QStringList();
+    QTest::newRow("instance start") << "stopped instance" << QByteArray("POST") << "/start" << none << inst << status << "STOPPED"
+                                    << "RUNNING" << "updated" << 409 << QStringList();
+    QTest::newRow("instance register") << "pending instance" << QByteArray("POST") << "/register" << callback << inst << status
+                                       << "PENDING" << "RUNNING" << "updated" << 409 << QStringList{QStringLiteral("secret")};
+    QJsonObject asStopped = callback;
+    asStopped.insert(QStringLiteral("status"), QStringLiteral("STOPPED"));
+    QTest::newRow("instance register as stopped") << "pending instance" << QByteArray("POST") << "/register" << asStopped << inst
+                                                  << status << "PENDING" << "STOPPED" << "updated" << 409
+                                                  << QStringList{QStringLiteral("secret")};
+    QTest::newRow("delivery cancel") << "pending delivery" << QByteArray("POST") << "/cancel" << none << del << state << "PENDING"
+                                     << "CANCELLED" << "updated" << 409 << QStringList();
+    // Retry leaves PENDING for PENDING: "send now" once more is allowed.
+    QTest::newRow("delivery retry") << "cancelled delivery" << QByteArray("POST") << "/retry" << none << del << state << "CANCELLED"
+                                    << "PENDING" << "updated" << 200 << QStringList();
+}
+
+void tst_Transitions::transition()
+{
+    QFETCH(QString, start);
+    QFETCH(QByteArray, method);
+    QFETCH(QString, route);
+    QFETCH(QJsonObject, body);
+    QFETCH(QString, kind);
+    QFETCH(QString, stateField);
+    QFETCH(QString, from);
+    QFETCH(QString, to);
+    QFETCH(QString, op);
+    QFETCH(int, repeatStatus);
+    QFETCH(QStringList, extra);
+
+    const QString path = arrange(start);
+    QVERIFY2(!path.isEmpty(), qPrintable(start));
+    const qint64 id = path.section(QLatin1Char('/'), -1).toLongLong();
+    const QString action = path + route;
+    const QJsonObject before = object(path);
+    QCOMPARE(before.value(stateField).toString(), from);
+    const qint64 version = before.value(QStringLiteral("version")).toInteger();
+    const qsizetype auditRows = auditOf(kind, id).size();
+
+    // Refused before anything is read: a field the action does not take.
+    QJsonObject unknown = body;
+    unknown.insert(QStringLiteral("colour"), QStringLiteral("red"));
+    const Reply bad = send(method, action, unknown);
+    QVERIFY2(bad.status == 400, bad.body.constData());
+    QCOMPARE(bad.code(), QStringLiteral("invalid-request"));
+    QCOMPARE(bad.json().value(QStringLiteral("errors")).toArray().first()[QStringLiteral("path")].toString(), QStringLiteral("/colour"));
+
+    const QString missingPath = path.section(QLatin1Char('/'), 0, -2) + QLatin1Char('/') + QString::number(id + 100000);
+    const Reply missing = send(method, missingPath + route, body);
+    QVERIFY2(missing.status == 404, missing.body.constData());
+    QCOMPARE(missing.code(), QStringLiteral("not-found"));
+
+    const Reply stale = send(method, action, body, {{QByteArray("If-Match"), QByteArray("\"99\"")}});
+    QVERIFY2(stale.status == 412, stale.body.constData());
+    QCOMPARE(stale.code(), QStringLiteral("precondition-failed"));
+    QCOMPARE(stale.json().value(QStringLiteral("current_version")).toInteger(), version);
+    QCOMPARE(object(path).value(QStringLiteral("version")).toInteger(), version);
+
+    const qint64 seq = lastSeq();
+    QJsonObject withReason = body;
+    withReason.insert(QStringLiteral("reason"), QStringLiteral("row %1").arg(QString::fromLatin1(QTest::currentDataTag())));
+    const Reply done = send(method, action, withReason, {{QByteArray("If-Match"), '"' + QByteArray::number(version) + '"'}});
+    QVERIFY2(done.status == 200, done.body.constData());
+    QCOMPARE(done.header("ETag"), '"' + QByteArray::number(version + 1) + '"');
+    QJsonObject answer = done.json();
+    QCOMPARE(answer.value(stateField).toString(), to);
+    QCOMPARE(answer.value(QStringLiteral("version")).toInteger(), version + 1);
+    for (const QString &key : std::as_const(extra)) {
+        QVERIFY2(answer.contains(key), qPrintable(key));
+        answer.remove(key);
+    }
+    QJsonObject stored = object(path);
+    stored.remove(QStringLiteral("attempt_log")); // a delivery's GET adds its attempts
+    QCOMPARE(answer, stored);
+
+    const QJsonArray audit = auditOf(kind, id);
+    QCOMPARE(audit.size(), auditRows + 1);
+    const QJsonObject row = audit.last().toObject();
+    QCOMPARE(row.value(QStringLiteral("action")).toString(), route.isEmpty() ? QStringLiteral("delete") : route.mid(1));
+    QCOMPARE(row.value(QStringLiteral("from")).toString(), from);
+    QCOMPARE(row.value(QStringLiteral("to")).toString(), to);
+    QCOMPARE(row.value(QStringLiteral("reason")).toString(), withReason.value(QStringLiteral("reason")).toString());
+
+    const QJsonArray events = eventsOf(seq, kind, id);
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.first()[QStringLiteral("version")].toInteger(), version + 1);
+    QCOMPARE(events.first()[QStringLiteral("op")].toString(), op);
+    QCOMPARE(events.first()[QStringLiteral("object")].toObject(), stored);
+
+    const Reply again = send(method, action, body);
+    QVERIFY2(again.status == repeatStatus, again.body.constData());
+    if (repeatStatus != 409)
+        return;
+    QCOMPARE(again.code(), QStringLiteral("invalid-transition"));
+    QCOMPARE(again.json().value(QStringLiteral("state")).toString(), to);
+    QVERIFY(again.json().value(QStringLiteral("allowed")).isArray());
+    // A refusal writes nothing.
+    QCOMPARE(auditOf(kind, id).size(), auditRows + 1);
+    QCOMPARE(eventsOf(seq, kind, id).size(), 1);
+    QCOMPARE(object(path).value(QStringLiteral("version")).toInteger(), version + 1);
+}
+
+QTEST_GUILESS_MAIN(tst_Transitions)
+#include "tst_transitions.moc"
