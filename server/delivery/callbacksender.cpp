@@ -196,14 +196,18 @@ void CallbackSender::start(Job &job)
 
     const QString host = request.url.host();
     const QHostAddress literal(host);
+    // With the address known, the request goes out now: a connection reports whatever befalls
+    // it on a later turn, so nothing completes from inside send(). Written at once, a request sent
+    // from a finished attempt's callback reaches the provider while the sender is still reading
+    // the other responses of that turn.
     if (!literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
-        postLater(id, literal);
+        post(job, literal);
         return;
     }
     const auto vetted = m_vettedHosts.constFind(host);
     if (vetted != m_vettedHosts.cend() && vetted->expiresAt > m_monotonic.elapsed()) {
-        postLater(id, vetted->address);
+        post(job, vetted->address);
         return;
     }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
@@ -261,12 +265,6 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
         m_vettedHosts.clear();
     m_vettedHosts.insert(j->request.url.host(), {chosen, m_monotonic.elapsed() + VettedHostMs});
     post(*j, chosen);
-}
-
-void CallbackSender::postLater(quint64 id, const QHostAddress &address)
-{
-    QMetaObject::invokeMethod(
-        this, [this, id, address] { if (Job *j = findJob(id)) post(*j, address); }, Qt::QueuedConnection);
 }
 
 void CallbackSender::post(Job &job, const QHostAddress &address)

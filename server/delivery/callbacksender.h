@@ -103,8 +103,6 @@ private:
     void start(Job &job);
     void onResolved(quint64 id, const QHostInfo &info);
     void post(Job &job, const QHostAddress &address);
-    // post() on the next event-loop turn: send() never completes from inside itself.
-    void postLater(quint64 id, const QHostAddress &address);
     void onResponse(quint64 id, const HttpResponse &response);
     void onPoolFailed(quint64 id, const QString &errorClass, const QString &message);
     // Classifies a response and completes the attempt.

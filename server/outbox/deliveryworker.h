@@ -60,6 +60,10 @@ private:
     void poll();
     void onClaimed(const QList<DeliveryTarget> &targets, int batch, const QDateTime &leaseUntil, const Problem &problem);
     void send(const DeliveryTarget &target);
+    struct Claimed;
+    // Sends from an endpoint's queue while it has free slots; what could no longer finish inside
+    // its lease goes to `expired`, to be released.
+    void sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired);
     void finish(const DeliveryTarget &target, const AttemptResult &result);
     // Hands every attempt that finished since the last turn to the store, which records it.
     void flushDone();

@@ -9,6 +9,8 @@
 
 #include <QJsonObject>
 #include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -32,6 +34,7 @@ private slots:
     void abortAllReportsEveryAttempt();
     void isolationKeepsHangsInTheirPool();
     void sequentialSendsShareOneConnection();
+    void knownAddressIsWrittenFromInsideSend();
     void idleConnectionsAreClosed();
     void connectionCapIsConfigurable();
     void deletedFromItsOwnCallback_data();
@@ -185,6 +188,42 @@ void tst_CallbackSenderPooling::sequentialSendsShareOneConnection()
     }
     QCOMPARE(sender.pools(), 1);
     QCOMPARE(sender.isolatedPools(), 0);
+}
+
+void tst_CallbackSenderPooling::knownAddressIsWrittenFromInsideSend()
+{
+    // A plain listener in place of the provider, to watch the wire: once a kept-alive connection
+    // to the address is up, a request is on it when send() returns, before the sender's event
+    // loop turns again. A worker refilling a slot from a finished attempt's callback relies on it
+    // to keep the provider busy while the other responses of that turn are read.
+    QTcpServer listener;
+    QVERIFY(listener.listen(QHostAddress::LocalHost));
+    const QString url = QStringLiteral("http://127.0.0.1:%1/wire").arg(listener.serverPort());
+    CallbackSender sender(CallbackUrlGuard(true));
+    QSignalSpy finished(&sender, &CallbackSender::finished);
+    const QByteArray ok = QByteArrayLiteral("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+
+    sender.send(request(url, "msg_wire_1"));
+    QTRY_VERIFY(listener.hasPendingConnections());
+    std::unique_ptr<QTcpSocket> peer(listener.nextPendingConnection());
+    QByteArray first;
+    QTRY_VERIFY((first += peer->readAll()).contains("msg_wire_1") && first.endsWith('}'));
+    peer->write(ok);
+    QTRY_COMPARE(finished.count(), 1);
+
+    sender.send(request(url, "msg_wire_2"));
+    QCOMPARE(finished.count(), 1); // still never reported from inside send()
+    // Waits on this socket alone: the sender's events are not processed meanwhile.
+    QVERIFY2(peer->waitForReadyRead(5000), "the request was left for a later turn of the event loop");
+    QByteArray second = peer->readAll();
+    while (!second.endsWith('}') && peer->waitForReadyRead(5000))
+        second += peer->readAll();
+    QVERIFY(second.startsWith("POST /wire HTTP/1.1\r\n"));
+    QVERIFY(second.contains("webhook-id: msg_wire_2\r\n"));
+    QVERIFY(!listener.hasPendingConnections()); // on the kept-alive connection
+    peer->write(ok);
+    QTRY_COMPARE(finished.count(), 2);
+    QVERIFY(finished.at(1).at(1).value<AttemptResult>().delivered);
 }
 
 void tst_CallbackSenderPooling::idleConnectionsAreClosed()
