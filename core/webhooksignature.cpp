@@ -161,12 +161,28 @@ bool startsWithIgnoringCase(QByteArrayView text, QByteArrayView lowerCase)
 QByteArray redactValue(const QByteArray &name, const QByteArray &value)
 {
     if (equalsIgnoringCase(name, "webhook-signature")) {
-        QList<QByteArray> parts;
-        for (const QByteArray &part : value.simplified().split(' ')) {
-            const qsizetype comma = part.indexOf(',');
-            parts.append(comma < 0 ? Redacted : part.left(comma + 1) + Redacted);
+        // "v1,<sig> v1,<sig>": each space-separated part keeps its version, written in one pass
+        // (every attempt logs this header).
+        QByteArray out;
+        out.reserve(value.size());
+        const auto isSpace = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+        for (qsizetype i = 0; i < value.size();) {
+            if (isSpace(value.at(i))) {
+                ++i;
+                continue;
+            }
+            qsizetype end = i;
+            while (end < value.size() && !isSpace(value.at(end)))
+                ++end;
+            const qsizetype comma = QByteArrayView(value).sliced(i, end - i).indexOf(',');
+            if (!out.isEmpty())
+                out.append(' ');
+            if (comma >= 0)
+                out.append(value.constData() + i, comma + 1);
+            out.append(Redacted);
+            i = end;
         }
-        return parts.join(' ');
+        return out.isEmpty() ? Redacted : out;
     }
     if (startsWithIgnoringCase(name, "x-hub-signature")) {
         const qsizetype equals = value.indexOf('=');

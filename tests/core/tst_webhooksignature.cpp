@@ -304,6 +304,11 @@ void tst_WebhookSignature::redaction_data()
                                    << QByteArray("v1,[redacted]");
     QTest::newRow("rotation") << QByteArray("Webhook-Signature") << VectorSignature + ' ' + VectorSignature
                               << QByteArray("v1,[redacted] v1,[redacted]");
+    QTest::newRow("rotation, odd spacing") << QByteArray("webhook-signature") << QByteArray("  v1,abc= \t v1a,def=\r\n")
+                                           << QByteArray("v1,[redacted] v1a,[redacted]");
+    QTest::newRow("part without a version") << QByteArray("webhook-signature") << QByteArray("abc v1,def")
+                                            << QByteArray("[redacted] v1,[redacted]");
+    QTest::newRow("empty signature") << QByteArray("webhook-signature") << QByteArray() << QByteArray("[redacted]");
     QTest::newRow("hub") << QByteArray("X-Hub-Signature") << QByteArray("sha1=b34ceac4516ff23a143e61d79d0fa7a4fbe5f266")
                          << QByteArray("sha1=[redacted]");
     QTest::newRow("authorization") << QByteArray("authorization") << QByteArray("Bearer abc.def")
