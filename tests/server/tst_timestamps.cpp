@@ -1,0 +1,84 @@
+// Storage and wire timestamps: the text written directly is the text QDateTime writes, and it
+// reads back as the same instant.
+#include "server/storage/timestamps.h"
+
+#include <QtTest>
+
+#include <QRandomGenerator>
+
+using namespace OpsDeck;
+
+class tst_Timestamps final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void sameTextAsQt_data();
+    void sameTextAsQt();
+    void sameTextAsQtAcrossTheRange();
+    void roundTrips();
+};
+
+void tst_Timestamps::sameTextAsQt_data()
+{
+    QTest::addColumn<QDateTime>("at");
+    QTest::addColumn<QString>("text");
+    const auto utc = [](int y, int mo, int d, int h, int mi, int s, int ms) {
+        return QDateTime(QDate(y, mo, d), QTime(h, mi, s, ms), Qt::UTC);
+    };
+    QTest::newRow("epoch") << utc(1970, 1, 1, 0, 0, 0, 0) << QStringLiteral("1970-01-01T00:00:00.000Z");
+    QTest::newRow("leap day of a century divisible by 400")
+        << utc(2000, 2, 29, 23, 59, 59, 999) << QStringLiteral("2000-02-29T23:59:59.999Z");
+    QTest::newRow("March after a leap day") << utc(2024, 3, 1, 0, 0, 0, 1) << QStringLiteral("2024-03-01T00:00:00.001Z");
+    QTest::newRow("no leap day in 2100") << utc(2100, 3, 1, 12, 0, 0, 0) << QStringLiteral("2100-03-01T12:00:00.000Z");
+    QTest::newRow("end of a year") << utc(2026, 12, 31, 23, 59, 59, 999) << QStringLiteral("2026-12-31T23:59:59.999Z");
+    QTest::newRow("last instant of four-digit years")
+        << utc(9999, 12, 31, 23, 59, 59, 999) << QStringLiteral("9999-12-31T23:59:59.999Z");
+    QTest::newRow("local time is written in UTC")
+        << QDateTime(QDate(2026, 11, 30), QTime(10, 0), Qt::OffsetFromUTC, 2 * 3600)
+        << QStringLiteral("2026-11-30T08:00:00.000Z");
+    // Outside the fast path: whatever Qt writes.
+    QTest::newRow("before the epoch") << utc(1969, 12, 31, 23, 59, 59, 500)
+                                      << utc(1969, 12, 31, 23, 59, 59, 500).toString(Qt::ISODateWithMs);
+    QTest::newRow("invalid") << QDateTime() << QString();
+}
+
+void tst_Timestamps::sameTextAsQt()
+{
+    QFETCH(QDateTime, at);
+    QFETCH(QString, text);
+    QCOMPARE(timestamp(at), text);
+    QCOMPARE(timestamp(at), at.toUTC().toString(Qt::ISODateWithMs));
+}
+
+void tst_Timestamps::sameTextAsQtAcrossTheRange()
+{
+    // Fixed seed: a failure names an instant that fails again.
+    QRandomGenerator random(20261130);
+    constexpr qint64 end = 253402300800000; // 10000-01-01T00:00:00Z
+    for (int i = 0; i < 200000; ++i) {
+        const qint64 ms = qint64(random.bounded(quint64(end)));
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC);
+        const QString expected = at.toString(Qt::ISODateWithMs);
+        if (timestamp(at) != expected)
+            QFAIL(qPrintable(QStringLiteral("%1 ms: %2, expected %3").arg(ms).arg(timestamp(at), expected)));
+    }
+    // Every day of a 400-year cycle, at its last millisecond.
+    for (qint64 day = 0; day < 146097; ++day) {
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(day * 86400000 + 86399999, Qt::UTC);
+        if (timestamp(at) != at.toString(Qt::ISODateWithMs))
+            QFAIL(qPrintable(QStringLiteral("day %1: %2, expected %3").arg(day).arg(timestamp(at), at.toString(Qt::ISODateWithMs))));
+    }
+}
+
+void tst_Timestamps::roundTrips()
+{
+    const QDateTime at = QDateTime::fromMSecsSinceEpoch(1796025600123, Qt::UTC);
+    const auto back = parseTimestamp(timestamp(at));
+    QVERIFY(back.has_value());
+    QCOMPARE(*back, at);
+    QCOMPARE(parseTimestamp(nowTimestamp())->timeSpec(), Qt::UTC);
+}
+
+QTEST_GUILESS_MAIN(tst_Timestamps)
+#include "tst_timestamps.moc"
