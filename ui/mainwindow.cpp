@@ -4,6 +4,7 @@
 
 #include "dashboardpage.h"
 #include "detailpane.h"
+#include "pluralforms.h"
 #include "resourceview.h"
 #include "unavailablepage.h"
 
@@ -16,6 +17,7 @@
 #include "models/syncengine.h"
 
 #include <QCloseEvent>
+#include <QCoreApplication>
 #include <QListWidget>
 #include <QSettings>
 #include <QSplitter>
@@ -26,6 +28,14 @@ static void initResources()
 {
     Q_INIT_RESOURCE(icons);
 }
+
+// While the application is being constructed: before main() installs the translation of the
+// user's locale, which then takes precedence over the English forms.
+static void installPluralForms()
+{
+    OpsDeck::PluralForms::install();
+}
+Q_COREAPP_STARTUP_FUNCTION(installPluralForms)
 
 namespace OpsDeck {
 

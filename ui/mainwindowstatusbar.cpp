@@ -39,7 +39,7 @@ void MainWindow::buildStatusBar()
 void MainWindow::setPendingOperations(int count)
 {
     m_pendingOperations = count;
-    m_pendingLabel->setText(count == 0 ? tr("No pending operations") : count == 1 ? tr("1 pending operation") : tr("%n pending operations", nullptr, count));
+    m_pendingLabel->setText(count == 0 ? tr("No pending operations") : tr("%n pending operation(s)", nullptr, count));
 }
 
 QString MainWindow::connectionStatusText() const

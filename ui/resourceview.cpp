@@ -344,8 +344,7 @@ void ResourceView::updateCounts()
     if (!m_model)
         return;
     const int shown = m_model->rowCount();
-    // No English plural forms are installed: "%n row(s)" would read "1 row(s)".
-    m_counts->setText(shown == 1 ? tr("1 row") : tr("%n rows", nullptr, shown));
+    m_counts->setText(tr("%n row(s)", nullptr, shown));
     if (shown == 0) {
         const QString empty = m_emptyText.isEmpty() ? tr("Nothing here yet.") : m_emptyText;
         m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? empty : tr("No row matches the filter."));

@@ -1,6 +1,7 @@
 // A resource view over the real models: query errors inline, completion, remembered query and
 // columns, sorting, selection (kept across resets), CSV export and the note shown while a slow
 // filter runs.
+#include "ui/pluralforms.h"
 #include "ui/resourceview.h"
 
 #include "models/filterproxymodel.h"
@@ -116,6 +117,8 @@ void tst_ResourceView::initTestCase()
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("OpsDeckTest"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_resourceview"));
+    // The row count's "1 row" and "2 rows" come from the console's English plural forms.
+    QVERIFY(PluralForms::install());
 }
 
 void tst_ResourceView::init()
