@@ -6,7 +6,6 @@
 #include "statediagramwidget.h"
 #include "valueformat.h"
 
-#include "core/delivery.h"
 #include "core/endpoint.h"
 #include "core/statemachine.h"
 
@@ -440,20 +439,12 @@ void DetailPane::addOperations()
                                ? tr("No callback is registered: there is no secret to rotate.")
                                : QString()});
     } else if (m_kind->name == QLatin1String("deliveries")) {
-        const bool retryable = state == Delivery::Failed || state == Delivery::Cancelled || state == Delivery::Pending;
-        const qint64 endpoint = m_object.value(QStringLiteral("endpoint_id")).toInteger();
-        QString refusal;
-        if (!retryable)
-            refusal = tr("Only pending, failed or cancelled deliveries can be retried.");
-        else if (endpoint <= 0)
-            refusal = tr("This delivery names no endpoint.");
-        operations.append({QStringLiteral("bulk-retry"),
-                           retryable ? tr("Retry all %1 to this endpoint…").arg(state.toLower())
-                                     : tr("Retry all to this endpoint…"),
-                           tr("Counts the deliveries in state %1 to endpoint #%2, then retries them together.")
-                               .arg(state)
-                               .arg(endpoint),
-                           refusal});
+        // Any delivery can start a bulk retry: the dialog starts from its state and its endpoint,
+        // and offers other states, its provider's endpoints or every endpoint as well.
+        operations.append({QStringLiteral("bulk-retry"), tr("Bulk retry…"),
+                           tr("Choose states and an endpoint or provider, see how many callbacks that is, "
+                              "then retry them together."),
+                           QString()});
     }
     if (operations.isEmpty())
         return;

@@ -94,8 +94,8 @@ private:
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
     void loadAttempts(qint64 deliveryId);
-    // Retries every delivery in the same state to the same endpoint as this one, after saying
-    // how many that is (the server's dry run).
+    // Opens the bulk retry, starting from this delivery's state and endpoint: the operator
+    // chooses states and scope and sees how many that is (the server's dry run) before retrying.
     void bulkRetry(qint64 deliveryId);
     void showNewSecret(const QJsonObject &instance);
 

@@ -1,6 +1,7 @@
 // The main window's menus and toolbar, and what their actions and the detail pane's ask of the server.
 #include "mainwindow.h"
 
+#include "bulkretrydialog.h"
 #include "detailpane.h"
 #include "messagebox.h"
 #include "resourceview.h"
@@ -262,46 +263,28 @@ void MainWindow::bulkRetry(qint64 deliveryId)
 {
     const ResourceModel *model = resourceModel(QStringLiteral("deliveries"));
     const QJsonObject delivery = model ? model->objectById(deliveryId) : QJsonObject();
-    const QString state = delivery.value(QStringLiteral("state")).toString();
-    const qint64 endpoint = delivery.value(QStringLiteral("endpoint_id")).toInteger();
-    if (state.isEmpty() || endpoint <= 0)
-        return;
-    const QJsonObject filter{{QStringLiteral("state"), state}, {QStringLiteral("endpoint"), endpoint}};
-    QJsonObject preview = filter;
-    preview.insert(QStringLiteral("dry_run"), true);
-    // The count first: a bulk action says how much it touches before anyone confirms it.
-    m_api->post(QStringLiteral("/deliveries/retry"), preview, this, [this, filter, state, endpoint](const ApiResult &counted) {
-        if (!counted.ok()) {
-            MessageBox::warning(this, tr("Bulk retry failed"), problemText(counted));
-            return;
-        }
-        const qint64 count = counted.object().value(QStringLiteral("count")).toInteger();
-        if (count == 0) {
-            MessageBox::information(this, tr("Bulk retry"),
-                                    tr("No %1 delivery to endpoint #%2 can be retried.").arg(state).arg(endpoint));
-            return;
-        }
-        const std::optional<QString> reason = MessageBox::getText(
-            this, tr("Confirm bulk retry"),
-            (count == 1 ? tr("Retry 1 %1 delivery to endpoint #%2.\n\nWhy? The reason is kept in the audit log.")
-                        : tr("Retry %n %1 deliveries to endpoint #%2.\n\nWhy? The reason is kept in the audit log.",
-                             nullptr, int(count)))
-                .arg(state)
-                .arg(endpoint));
-        if (!reason)
-            return;
-        QJsonObject body = filter;
-        body.insert(QStringLiteral("reason"), *reason);
-        m_api->post(QStringLiteral("/deliveries/retry"), body, this, [this](const ApiResult &result) {
-            if (!result.ok()) {
-                MessageBox::warning(this, tr("Bulk retry failed"), problemText(result));
-                return;
-            }
-            const int retried = int(result.object().value(QStringLiteral("retried")).toInteger());
-            statusBar()->showMessage(retried == 1 ? tr("Retried 1 delivery") : tr("Retried %n deliveries", nullptr, retried),
-                                     8000);
-        });
+    BulkRetryScope scope;
+    scope.state = delivery.value(QStringLiteral("state")).toString();
+    scope.endpointId = delivery.value(QStringLiteral("endpoint_id")).toInteger();
+    if (scope.endpointId > 0) {
+        const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));
+        const QString url = endpoints ? endpoints->objectById(scope.endpointId).value(QStringLiteral("url")).toString()
+                                      : QString();
+        scope.endpointText = url.isEmpty() ? tr("#%1").arg(scope.endpointId) : tr("#%1 (%2)").arg(scope.endpointId).arg(url);
+    }
+    scope.providerId = delivery.value(QStringLiteral("provider_id")).toInteger();
+    if (scope.providerId > 0) {
+        const ResourceModel *providers = resourceModel(QStringLiteral("providers"));
+        const QString name = providers ? providers->nameOfId(scope.providerId) : QString();
+        scope.providerText = name.isEmpty() ? tr("#%1").arg(scope.providerId) : tr("%1 (#%2)").arg(name).arg(scope.providerId);
+    }
+    // Not exec(): the dialog counts while it is open, and the window goes on showing the feed.
+    auto *dialog = new BulkRetryDialog(m_api, scope, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &BulkRetryDialog::retried, this, [this](qint64 count) {
+        statusBar()->showMessage(tr("Retried %n callback(s)", nullptr, int(count)), 8000);
     });
+    dialog->open();
 }
 
 void MainWindow::showNewSecret(const QJsonObject &instance)

@@ -2,6 +2,7 @@
 // that delivers to a real receiver on loopback: the attempts side by side, the countdown to the
 // next one, the endpoint's and the instance's own requests, the bulk retry and the server's refusals.
 #include "ui/attemptlogview.h"
+#include "ui/bulkretrydialog.h"
 #include "ui/detailpane.h"
 #include "ui/mainwindow.h"
 #include "ui/messagebox.h"
@@ -12,6 +13,8 @@
 #include "testserver.h"
 
 #include <QAction>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
@@ -346,13 +349,20 @@ void tst_Callbacks::bulkRetryCountsFirst()
     QTRY_COMPARE(log->attemptCount(), 1);
     QAction *bulk = paneAction(QStringLiteral("bulk-retry"));
     QVERIFY(bulk && bulk->isEnabled());
-    QCOMPARE(bulk->text(), QStringLiteral("Retry all cancelled to this endpoint…"));
-    MessageBox::setNextText(QStringLiteral("receiver fixed"));
     bulk->trigger();
-    QTRY_VERIFY2(MessageBox::lastText().startsWith(QStringLiteral("Retry 2 CANCELLED deliveries to endpoint #")),
-                 qPrintable(MessageBox::lastText()));
+    // The dialog starts from the delivery: its state, its endpoint, and the server's count.
+    auto *dialog = m_window->findChild<BulkRetryDialog *>(QStringLiteral("bulkRetryDialog"));
+    QVERIFY(dialog && dialog->isVisible());
+    QCOMPARE(dialog->checkedStates(), QStringList{QStringLiteral("CANCELLED")});
+    QCOMPARE(dialog->scopeFilter().value(QStringLiteral("endpoint")).toInteger(), endpointId());
+    QTRY_COMPARE(dialog->count(), qint64(2));
+    dialog->findChild<QLineEdit *>(QStringLiteral("bulkRetryReason"))->setText(QStringLiteral("receiver fixed"));
+    auto *retry = dialog->findChild<QPushButton *>(QStringLiteral("bulkRetryButton"));
+    QCOMPARE(retry->text(), QStringLiteral("Retry 2 callbacks"));
+    QTest::mouseClick(retry, Qt::LeftButton);
     QTRY_COMPARE(field(ids.at(0), QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
     QTRY_COMPARE(field(ids.at(1), QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    QTRY_VERIFY(!m_window->findChild<BulkRetryDialog *>());
     // Sent again at once: the open attempt log follows without another click.
     QTRY_COMPARE(log->attemptCount(), 2);
     QVERIFY2(log->responseText().startsWith(QStringLiteral("HTTP 500")), qPrintable(log->responseText()));

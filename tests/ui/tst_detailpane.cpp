@@ -185,28 +185,33 @@ void tst_DetailPane::bulkRetry_data()
 {
     QTest::addColumn<QString>("state");
     QTest::addColumn<QJsonValue>("endpoint");
-    QTest::addColumn<QString>("label");
+    QTest::addColumn<int>("role");
     QTest::addColumn<bool>("enabled");
 
-    QTest::newRow("failed") << "FAILED" << QJsonValue(5) << "Retry all failed to this endpoint…" << true;
-    QTest::newRow("pending") << "PENDING" << QJsonValue(5) << "Retry all pending to this endpoint…" << true;
-    QTest::newRow("delivered") << "DELIVERED" << QJsonValue(5) << "Retry all to this endpoint…" << false;
-    QTest::newRow("no endpoint") << "FAILED" << QJsonValue(QJsonValue::Null) << "Retry all failed to this endpoint…" << false;
+    // The dialog chooses states and scope: any delivery can open it, starting from its own, for
+    // the roles that may retry.
+    QTest::newRow("failed") << "FAILED" << QJsonValue(5) << int(Actor::Operator) << true;
+    QTest::newRow("pending") << "PENDING" << QJsonValue(5) << int(Actor::Operator) << true;
+    QTest::newRow("delivered") << "DELIVERED" << QJsonValue(5) << int(Actor::Operator) << true;
+    QTest::newRow("no endpoint") << "FAILED" << QJsonValue(QJsonValue::Null) << int(Actor::Operator) << true;
+    QTest::newRow("provider") << "CANCELLED" << QJsonValue(5) << int(Actor::Provider) << true;
+    QTest::newRow("owner") << "FAILED" << QJsonValue(5) << int(Actor::Owner) << false;
 }
 
 void tst_DetailPane::bulkRetry()
 {
     QFETCH(QString, state);
     QFETCH(QJsonValue, endpoint);
-    QFETCH(QString, label);
+    QFETCH(int, role);
     QFETCH(bool, enabled);
     DetailPane pane;
+    pane.setRole(Actor(role));
     pane.showObject(resourceKindByName(u"deliveries"),
                     QJsonObject{{"id", 7}, {"event_type", "instance.status_changed"}, {"state", state},
                                 {"endpoint_id", endpoint}, {"version", 2}});
     auto *bulk = pane.findChild<QAction *>(QStringLiteral("action_bulk-retry"));
     QVERIFY(bulk);
-    QCOMPARE(bulk->text(), label);
+    QCOMPARE(bulk->text(), QStringLiteral("Bulk retry…"));
     QCOMPARE(bulk->isEnabled(), enabled);
     // Disabled, it says why; enabled, what it does.
     QVERIFY(!bulk->toolTip().isEmpty());

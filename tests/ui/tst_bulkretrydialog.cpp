@@ -1,0 +1,266 @@
+// The bulk retry dialog against a real control plane: the states and the endpoint, provider or
+// every endpoint chosen, the server's count of that choice (one dry run per state, summed, asked
+// again on every change), the retry of exactly that, and the English plural forms of its words.
+#include "ui/bulkretrydialog.h"
+#include "ui/mainwindow.h"
+#include "ui/resourceview.h"
+
+#include "models/apiclient.h"
+
+#include "testserver.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+#include <QTranslator>
+
+#include <memory>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+class tst_BulkRetryDialog : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void countsTheChosenStatesAndScope_data();
+    void countsTheChosenStatesAndScope();
+    void retriesEachChosenState();
+    void pluralFormsComeWithTheConsole();
+
+private:
+    // The delivery of this instance as the server lists it.
+    QJsonObject delivery(qint64 instance);
+    // The dialog as the console opens it from the delivery of this instance.
+    std::unique_ptr<BulkRetryDialog> dialogFrom(qint64 instance);
+    // Checks exactly these states and picks the scope ("endpoint", "provider" or "" for every
+    // endpoint), without waiting in between: only the last choice's count may show.
+    static void choose(BulkRetryDialog *dialog, const QStringList &states, const QString &scope);
+    QStringList retriedReasons(qint64 deliveryId);
+
+    std::unique_ptr<TestServer> m_server;
+    std::unique_ptr<ApiClient> m_api;
+    QTcpServer m_hanging; // accepts and never answers: its deliveries stay PENDING
+    QList<QTcpSocket *> m_held;
+    QHash<QString, qint64> m_instances; // "a1", "a2", "b1", "b2", "c1"
+};
+
+void tst_BulkRetryDialog::initTestCase()
+{
+    // Endpoints a (two instances) and b (two) of provider Ledger, c (one) of provider Mail. a and c
+    // refuse connections and soon give up (FAILED); b hangs, one of its two is cancelled.
+    QTcpServer closed;
+    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
+    const quint16 refused = closed.serverPort();
+    closed.close();
+    QVERIFY(m_hanging.listen(QHostAddress::LocalHost, 0));
+    connect(&m_hanging, &QTcpServer::newConnection, this, [this] {
+        while (QTcpSocket *socket = m_hanging.nextPendingConnection())
+            m_held.append(socket);
+    });
+
+    ServerOptions options;
+    options.retrySchedule = QStringLiteral("100ms");
+    options.deliveryTimeout = std::chrono::milliseconds(120000);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    const qint64 org = m_server->createOrganization(QStringLiteral("Acme Hosting"));
+    const qint64 ledger = m_server->createProvider(QStringLiteral("Ledger Inc"), org, {QStringLiteral("ledger")});
+    const qint64 mail = m_server->createProvider(QStringLiteral("Mail Co"), org, {QStringLiteral("mail")});
+    const QString refusing = QStringLiteral("http://127.0.0.1:%1/").arg(refused);
+    const QString hanging = QStringLiteral("http://127.0.0.1:%1/").arg(m_hanging.serverPort());
+    const struct
+    {
+        const char *name;
+        qint64 provider;
+        QString url;
+    } instances[] = {{"a1", ledger, refusing + QStringLiteral("a")},
+                     {"a2", ledger, refusing + QStringLiteral("a")},
+                     {"b1", ledger, hanging + QStringLiteral("b")},
+                     {"b2", ledger, hanging + QStringLiteral("b")},
+                     {"c1", mail, refusing + QStringLiteral("c")}};
+    for (const auto &i : instances) {
+        const QString name = QString::fromLatin1(i.name);
+        const qint64 id = m_server->createInstance(name, org, i.provider,
+                                                   i.provider == mail ? QStringLiteral("mail") : QStringLiteral("ledger"),
+                                                   QStringLiteral("alice"));
+        QVERIFY(id > 0);
+        const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(id),
+                                       {{QStringLiteral("callback_url"), i.url}}, m_server->operatorToken());
+        QVERIFY2(r.status == 200, r.body.constData());
+        m_instances.insert(name, id);
+    }
+    for (const char *name : {"a1", "a2", "c1"})
+        QTRY_COMPARE_WITH_TIMEOUT(delivery(m_instances.value(QLatin1String(name))).value(QStringLiteral("state")).toString(),
+                                  QStringLiteral("FAILED"), 30000);
+    const qint64 b1 = delivery(m_instances.value(QStringLiteral("b1"))).value(QStringLiteral("id")).toInteger();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(b1), {}, m_server->operatorToken()).status, 200);
+    QCOMPARE(delivery(m_instances.value(QStringLiteral("b2"))).value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+
+    m_api = std::make_unique<ApiClient>();
+    m_api->setBaseUrl(m_server->baseUrl());
+    m_api->setToken(m_server->operatorToken());
+}
+
+void tst_BulkRetryDialog::cleanupTestCase()
+{
+    m_api.reset();
+    m_server.reset();
+    qDeleteAll(m_held);
+}
+
+QJsonObject tst_BulkRetryDialog::delivery(qint64 instance)
+{
+    const QJsonArray items = m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance),
+                                           m_server->operatorToken())
+                                 .items();
+    return items.isEmpty() ? QJsonObject() : items.first().toObject();
+}
+
+std::unique_ptr<BulkRetryDialog> tst_BulkRetryDialog::dialogFrom(qint64 instance)
+{
+    const QJsonObject d = delivery(instance);
+    BulkRetryScope scope;
+    scope.state = d.value(QStringLiteral("state")).toString();
+    scope.endpointId = d.value(QStringLiteral("endpoint_id")).toInteger();
+    scope.endpointText = QStringLiteral("#%1").arg(scope.endpointId);
+    scope.providerId = d.value(QStringLiteral("provider_id")).toInteger();
+    scope.providerText = QStringLiteral("#%1").arg(scope.providerId);
+    auto dialog = std::make_unique<BulkRetryDialog>(m_api.get(), scope);
+    dialog->show();
+    return dialog;
+}
+
+void tst_BulkRetryDialog::choose(BulkRetryDialog *dialog, const QStringList &states, const QString &scope)
+{
+    // Everything first, as an operator trying choices out would: answers to those must not show.
+    for (QCheckBox *box : dialog->findChildren<QCheckBox *>())
+        box->setChecked(true);
+    for (QCheckBox *box : dialog->findChildren<QCheckBox *>()) {
+        const QString state = box->objectName().section(QLatin1Char('_'), 1);
+        if (!states.contains(state))
+            QTest::mouseClick(box, Qt::LeftButton, {}, QPoint(4, box->height() / 2));
+    }
+    auto *combo = dialog->findChild<QComboBox *>(QStringLiteral("bulkRetryScope"));
+    for (int i = 0; i < combo->count(); ++i) {
+        if (combo->itemData(i, Qt::UserRole).toString() == scope)
+            combo->setCurrentIndex(i);
+    }
+}
+
+QStringList tst_BulkRetryDialog::retriedReasons(qint64 deliveryId)
+{
+    QStringList reasons;
+    const QJsonArray entries = m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1&limit=200").arg(deliveryId),
+                                             m_server->operatorToken())
+                                   .items();
+    for (const QJsonValue &e : entries) {
+        if (e.toObject().value(QStringLiteral("action")).toString() == QLatin1String("retry"))
+            reasons.append(e.toObject().value(QStringLiteral("reason")).toString());
+    }
+    return reasons;
+}
+
+void tst_BulkRetryDialog::countsTheChosenStatesAndScope_data()
+{
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<QStringList>("states");
+    QTest::addColumn<QString>("scope");
+    QTest::addColumn<qint64>("count");
+    QTest::addColumn<QString>("text");
+
+    QTest::newRow("failed to endpoint a") << "a1" << QStringList{"FAILED"} << "endpoint" << qint64(2) << "2 callbacks";
+    QTest::newRow("failed of provider Mail") << "c1" << QStringList{"FAILED"} << "provider" << qint64(1) << "1 callback";
+    QTest::newRow("cancelled to endpoint a")
+        << "a1" << QStringList{"CANCELLED"} << "endpoint" << qint64(0) << "No callback matches: there is nothing to retry.";
+    QTest::newRow("failed and cancelled of provider Ledger")
+        << "b1" << QStringList{"FAILED", "CANCELLED"} << "provider" << qint64(3) << "3 callbacks (2 failed, 1 cancelled)";
+    QTest::newRow("failed and cancelled to every endpoint")
+        << "b1" << QStringList{"FAILED", "CANCELLED"} << "" << qint64(4) << "4 callbacks (3 failed, 1 cancelled)";
+    QTest::newRow("every state to endpoint b")
+        << "b2" << QStringList{"PENDING", "FAILED", "CANCELLED"} << "endpoint" << qint64(2)
+        << "2 callbacks (1 pending, 1 cancelled)";
+    QTest::newRow("no state") << "a1" << QStringList{} << "endpoint" << qint64(-1) << "Choose at least one state.";
+}
+
+void tst_BulkRetryDialog::countsTheChosenStatesAndScope()
+{
+    QFETCH(QString, from);
+    QFETCH(QStringList, states);
+    QFETCH(QString, scope);
+    QFETCH(qint64, count);
+    QFETCH(QString, text);
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(from));
+    // It opens on the delivery's own state and endpoint, and counts that at once.
+    const QString own = delivery(m_instances.value(from)).value(QStringLiteral("state")).toString();
+    QCOMPARE(dialog->checkedStates(), QStringList{own});
+    QVERIFY(dialog->scopeFilter().contains(QStringLiteral("endpoint")));
+    QTRY_VERIFY(dialog->count() >= 0);
+
+    choose(dialog.get(), states, scope);
+    QCOMPARE(dialog->checkedStates(), states);
+    QCOMPARE(dialog->scopeFilter().keys(), scope.isEmpty() ? QStringList() : QStringList{scope});
+    QTRY_COMPARE(dialog->countText(), text);
+    QCOMPARE(dialog->count(), count);
+    // A round trip later, no answer to an earlier choice has overwritten it.
+    m_server->get(QStringLiteral("/api/v1/deliveries?limit=1"), m_server->operatorToken());
+    QCOMPARE(dialog->countText(), text);
+    auto *retry = dialog->findChild<QPushButton *>(QStringLiteral("bulkRetryButton"));
+    QCOMPARE(retry->isEnabled(), count > 0);
+    if (count > 0)
+        QCOMPARE(retry->text(), count == 1 ? QStringLiteral("Retry 1 callback") : QStringLiteral("Retry %1 callbacks").arg(count));
+}
+
+void tst_BulkRetryDialog::retriesEachChosenState()
+{
+    // FAILED and CANCELLED of provider Ledger: a1, a2 and b1, each once, with the reason; c1 (Mail)
+    // and b2 (PENDING) untouched.
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("b1")));
+    choose(dialog.get(), {QStringLiteral("FAILED"), QStringLiteral("CANCELLED")}, QStringLiteral("provider"));
+    QTRY_COMPARE(dialog->count(), qint64(3));
+    QSignalSpy retried(dialog.get(), &BulkRetryDialog::retried);
+    // From the keyboard: the reason, then Enter on the default button.
+    auto *reason = dialog->findChild<QLineEdit *>(QStringLiteral("bulkRetryReason"));
+    reason->setFocus();
+    QTest::keyClicks(reason, QStringLiteral("receiver fixed"));
+    QTest::keyClick(reason, Qt::Key_Return);
+    QTRY_COMPARE(retried.size(), 1);
+    QCOMPARE(retried.first().first().toLongLong(), qint64(3));
+    QCOMPARE(dialog->result(), int(QDialog::Accepted));
+    QVERIFY(dialog->errorText().isEmpty());
+    for (const char *name : {"a1", "a2", "b1"}) {
+        const qint64 id = delivery(m_instances.value(QLatin1String(name))).value(QStringLiteral("id")).toInteger();
+        QCOMPARE(retriedReasons(id), QStringList{QStringLiteral("receiver fixed")});
+    }
+    for (const char *name : {"b2", "c1"}) {
+        const qint64 id = delivery(m_instances.value(QLatin1String(name))).value(QStringLiteral("id")).toInteger();
+        QVERIFY(retriedReasons(id).isEmpty());
+    }
+}
+
+void tst_BulkRetryDialog::pluralFormsComeWithTheConsole()
+{
+    // Linking the console's window installs its English plural forms as the application starts:
+    // nothing in this test asked for them.
+    QVERIFY(QCoreApplication::instance()->findChild<QTranslator *>(QStringLiteral("opsdeckPluralForms")));
+    QCOMPARE(QCoreApplication::translate("OpsDeck::BulkRetryDialog", "%n callback(s)", nullptr, 1), QStringLiteral("1 callback"));
+    QCOMPARE(QCoreApplication::translate("OpsDeck::BulkRetryDialog", "%n callback(s)", nullptr, 2), QStringLiteral("2 callbacks"));
+    // The window, not yet connected, counts its empty tables with them.
+    MainWindow window;
+    const QLabel *rows = window.resourceView(QStringLiteral("instances"))->findChild<QLabel *>(QStringLiteral("rowCount"));
+    QVERIFY(rows);
+    QCOMPARE(rows->text(), QStringLiteral("0 rows"));
+}
+
+QTEST_MAIN(tst_BulkRetryDialog)
+#include "tst_bulkretrydialog.moc"

@@ -1,0 +1,301 @@
+// The bulk retry dialog: states and scope, the dry-run count of that choice, then the retry.
+#include "bulkretrydialog.h"
+
+#include "core/delivery.h"
+#include "core/statemachine.h"
+#include "models/apiclient.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace OpsDeck {
+
+namespace {
+
+constexpr int kScopeKeyRole = Qt::UserRole;
+constexpr int kScopeIdRole = Qt::UserRole + 1;
+
+QString problemText(const ApiResult &result)
+{
+    if (!result.problem)
+        return BulkRetryDialog::tr("HTTP %1").arg(result.status);
+    return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
+}
+
+QString stateLabel(const QString &state)
+{
+    if (state == Delivery::Failed)
+        return BulkRetryDialog::tr("&Failed");
+    if (state == Delivery::Cancelled)
+        return BulkRetryDialog::tr("&Cancelled");
+    if (state == Delivery::Pending)
+        return BulkRetryDialog::tr("&Pending (attempt now)");
+    return state;
+}
+
+} // namespace
+
+QStringList BulkRetryDialog::retryableStates()
+{
+    // The server retries exactly the states the machine lets retry leave from.
+    QStringList states;
+    for (const Transition &t : Delivery::machine().transitions()) {
+        if (t.action == QLatin1String("retry") && !states.contains(t.from))
+            states.append(t.from);
+    }
+    return states;
+}
+
+BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QWidget *parent)
+    : QDialog(parent)
+    , m_api(api)
+{
+    setObjectName(QStringLiteral("bulkRetryDialog"));
+    setWindowTitle(tr("Retry callbacks"));
+    setAccessibleName(tr("Retry callbacks"));
+
+    auto *intro = new QLabel(tr("Every callback in the chosen states and scope gets a fresh schedule "
+                                "(pending ones are attempted now). The count is the server's, for this "
+                                "choice."),
+                             this);
+    intro->setWordWrap(true);
+
+    auto *statesRow = new QHBoxLayout;
+    const QStringList states = retryableStates();
+    const QString initial = states.contains(scope.state) ? scope.state : Delivery::Failed;
+    for (const QString &state : states) {
+        auto *box = new QCheckBox(stateLabel(state), this);
+        box->setObjectName(QStringLiteral("bulkRetryState_") + state);
+        box->setAccessibleName(tr("Retry %1 callbacks").arg(state.toLower()));
+        box->setChecked(state == initial);
+        connect(box, &QCheckBox::toggled, this, &BulkRetryDialog::recount);
+        statesRow->addWidget(box);
+        m_states.insert(state, box);
+    }
+    statesRow->addStretch(1);
+
+    m_scope = new QComboBox(this);
+    m_scope->setObjectName(QStringLiteral("bulkRetryScope"));
+    m_scope->setAccessibleName(tr("Scope"));
+    if (scope.endpointId > 0) {
+        m_scope->addItem(tr("Endpoint %1").arg(scope.endpointText));
+        m_scope->setItemData(m_scope->count() - 1, QStringLiteral("endpoint"), kScopeKeyRole);
+        m_scope->setItemData(m_scope->count() - 1, scope.endpointId, kScopeIdRole);
+    }
+    if (scope.providerId > 0) {
+        m_scope->addItem(tr("Every endpoint of provider %1").arg(scope.providerText));
+        m_scope->setItemData(m_scope->count() - 1, QStringLiteral("provider"), kScopeKeyRole);
+        m_scope->setItemData(m_scope->count() - 1, scope.providerId, kScopeIdRole);
+    }
+    m_scope->addItem(tr("Every endpoint"));
+    connect(m_scope, &QComboBox::currentIndexChanged, this, &BulkRetryDialog::recount);
+
+    m_count = new QLabel(this);
+    m_count->setObjectName(QStringLiteral("bulkRetryCount"));
+    m_count->setWordWrap(true);
+    m_count->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_count->setFocusPolicy(Qt::TabFocus);
+    m_count->setAccessibleName(tr("Callbacks that match"));
+    QFont bold = m_count->font();
+    bold.setBold(true);
+    m_count->setFont(bold);
+
+    m_error = new QLabel(this);
+    m_error->setObjectName(QStringLiteral("bulkRetryError"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_error->setFocusPolicy(Qt::TabFocus);
+    m_error->setAccessibleName(tr("Retry failure"));
+    m_error->hide();
+
+    m_reason = new QLineEdit(this);
+    m_reason->setObjectName(QStringLiteral("bulkRetryReason"));
+    m_reason->setAccessibleName(tr("Reason"));
+    m_reason->setPlaceholderText(tr("Why? The reason is kept in the audit log."));
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("States:"), statesRow);
+    auto *scopeLabel = new QLabel(tr("Sc&ope:"), this);
+    scopeLabel->setBuddy(m_scope);
+    form->addRow(scopeLabel, m_scope);
+    form->addRow(tr("Matching:"), m_count);
+    auto *reasonLabel = new QLabel(tr("Re&ason:"), this);
+    reasonLabel->setBuddy(m_reason);
+    form->addRow(reasonLabel, m_reason);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    m_buttons->button(QDialogButtonBox::Ok)->setObjectName(QStringLiteral("bulkRetryButton"));
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &BulkRetryDialog::retry);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &BulkRetryDialog::reject);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(intro);
+    layout->addLayout(form);
+    layout->addWidget(m_error);
+    layout->addStretch(1);
+    layout->addWidget(m_buttons);
+    setMinimumWidth(520);
+
+    recount();
+}
+
+QStringList BulkRetryDialog::checkedStates() const
+{
+    QStringList states;
+    for (const QString &state : retryableStates()) {
+        if (m_states.value(state)->isChecked())
+            states.append(state);
+    }
+    return states;
+}
+
+QJsonObject BulkRetryDialog::scopeFilter() const
+{
+    const QString key = m_scope->currentData(kScopeKeyRole).toString();
+    if (key.isEmpty())
+        return {};
+    return {{key, m_scope->currentData(kScopeIdRole).toLongLong()}};
+}
+
+QString BulkRetryDialog::countText() const
+{
+    return m_count->text();
+}
+
+QString BulkRetryDialog::errorText() const
+{
+    return m_error->text();
+}
+
+void BulkRetryDialog::recount()
+{
+    // A new choice: whatever the older one's dry runs answer no longer counts.
+    ++m_generation;
+    m_counts.clear();
+    m_total = -1;
+    m_countFailed = false;
+    const QStringList states = checkedStates();
+    if (states.isEmpty()) {
+        m_count->setText(tr("Choose at least one state."));
+        updateButtons();
+        return;
+    }
+    if (!m_api) {
+        m_count->setText(tr("Not connected."));
+        updateButtons();
+        return;
+    }
+    m_count->setText(tr("Counting…"));
+    updateButtons();
+    // The server filters by one state at a time: one dry run per chosen state, summed.
+    for (const QString &state : states) {
+        QJsonObject body = scopeFilter();
+        body.insert(QStringLiteral("state"), state);
+        body.insert(QStringLiteral("dry_run"), true);
+        m_api->post(QStringLiteral("/deliveries/retry"), body, this,
+                    [this, generation = m_generation, state](const ApiResult &result) {
+                        onCounted(generation, state, result);
+                    });
+    }
+}
+
+void BulkRetryDialog::onCounted(int generation, const QString &state, const ApiResult &result)
+{
+    if (generation != m_generation || m_countFailed)
+        return;
+    if (!result.ok()) {
+        // One state's count failing leaves the sum unknown: nothing to confirm.
+        m_countFailed = true;
+        m_count->setText(tr("The count failed: %1").arg(problemText(result)));
+        updateButtons();
+        return;
+    }
+    m_counts.insert(state, result.object().value(QStringLiteral("count")).toInteger());
+    const QStringList states = checkedStates();
+    if (m_counts.size() < states.size())
+        return;
+    qint64 total = 0;
+    QStringList parts;
+    for (const QString &s : states) {
+        total += m_counts.value(s);
+        if (m_counts.value(s) > 0)
+            parts.append(tr("%1 %2").arg(m_counts.value(s)).arg(s.toLower()));
+    }
+    m_total = total;
+    if (total == 0)
+        m_count->setText(tr("No callback matches: there is nothing to retry."));
+    else if (states.size() == 1)
+        m_count->setText(tr("%n callback(s)", nullptr, int(total)));
+    else
+        m_count->setText(tr("%1 (%2)").arg(tr("%n callback(s)", nullptr, int(total)), parts.join(QStringLiteral(", "))));
+    updateButtons();
+}
+
+void BulkRetryDialog::retry()
+{
+    if (m_total <= 0 || m_retriesOpen > 0 || !m_api)
+        return;
+    const QStringList states = checkedStates();
+    setBusy(true);
+    m_retriedTotal = 0;
+    m_retryErrors.clear();
+    m_error->clear();
+    m_error->hide();
+    m_retriesOpen = int(states.size());
+    m_count->setText(tr("Retrying…"));
+    for (const QString &state : states) {
+        QJsonObject body = scopeFilter();
+        body.insert(QStringLiteral("state"), state);
+        if (!m_reason->text().trimmed().isEmpty())
+            body.insert(QStringLiteral("reason"), m_reason->text().trimmed());
+        m_api->post(QStringLiteral("/deliveries/retry"), body, this,
+                    [this, state](const ApiResult &result) { onRetried(state, result); });
+    }
+}
+
+void BulkRetryDialog::onRetried(const QString &state, const ApiResult &result)
+{
+    if (result.ok())
+        m_retriedTotal += result.object().value(QStringLiteral("retried")).toInteger();
+    else
+        m_retryErrors.append(tr("%1: %2").arg(state, problemText(result)));
+    if (--m_retriesOpen > 0)
+        return;
+    setBusy(false);
+    if (m_retriedTotal > 0 || m_retryErrors.isEmpty())
+        emit retried(m_retriedTotal);
+    if (m_retryErrors.isEmpty()) {
+        accept();
+        return;
+    }
+    // Each state is its own request: the others may have gone through. Count what is left.
+    m_error->setText(tr("Retried %n callback(s), but not all: %1", nullptr, int(m_retriedTotal))
+                         .arg(m_retryErrors.join(QStringLiteral("; "))));
+    m_error->show();
+    recount();
+}
+
+void BulkRetryDialog::setBusy(bool busy)
+{
+    for (QCheckBox *box : std::as_const(m_states))
+        box->setEnabled(!busy);
+    m_scope->setEnabled(!busy);
+    m_reason->setEnabled(!busy);
+    updateButtons();
+}
+
+void BulkRetryDialog::updateButtons()
+{
+    QPushButton *ok = m_buttons->button(QDialogButtonBox::Ok);
+    ok->setEnabled(m_total > 0 && m_retriesOpen == 0);
+    ok->setText(m_total > 0 ? tr("Retry %n callback(s)", nullptr, int(m_total)) : tr("Retry"));
+}
+
+} // namespace OpsDeck

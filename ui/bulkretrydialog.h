@@ -1,0 +1,83 @@
+// The bulk retry of callbacks: which states, to which endpoint or provider (or all), how many that
+// is (the server's dry run, asked again on every change), why, and then the retry itself.
+#pragma once
+
+#include <QDialog>
+#include <QHash>
+#include <QJsonObject>
+#include <QPointer>
+#include <QStringList>
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+
+namespace OpsDeck {
+
+class ApiClient;
+struct ApiResult;
+
+// What the dialog starts from: the delivery the operator was looking at.
+struct BulkRetryScope
+{
+    QString state;            // checked at first when retry leaves from it, else FAILED is
+    qint64 endpointId = 0;    // 0: no endpoint scope is offered
+    QString endpointText;     // "#5 https://provider.example/hook"
+    qint64 providerId = 0;    // 0: no provider scope is offered
+    QString providerText;     // "Ledger Inc (#3)"
+};
+
+class BulkRetryDialog final : public QDialog
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(BulkRetryDialog)
+
+public:
+    // api: not owned; should a new connection replace it, the dialog asks nothing more.
+    BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QWidget *parent = nullptr);
+
+    // The states retry leaves from, in the state machine's order (PENDING, FAILED, CANCELLED).
+    static QStringList retryableStates();
+
+    QStringList checkedStates() const;
+    // The filter the server gets, without the state: {"endpoint": 5}, {"provider": 3} or {}.
+    QJsonObject scopeFilter() const;
+    // The last dry run's total over the checked states; -1 while it is being counted or failed.
+    qint64 count() const { return m_total; }
+    QString countText() const;
+    // Why the last retry went through only in part; empty when it did not fail.
+    QString errorText() const;
+
+signals:
+    // Everything asked for was retried (the dialog then closes).
+    void retried(qint64 count);
+
+private:
+    void recount();
+    void onCounted(int generation, const QString &state, const ApiResult &result);
+    void retry();
+    void onRetried(const QString &state, const ApiResult &result);
+    void setBusy(bool busy);
+    void updateButtons();
+
+    QPointer<ApiClient> m_api; // not owned
+    QHash<QString, QCheckBox *> m_states;
+    QComboBox *m_scope = nullptr;
+    QLabel *m_count = nullptr;
+    QLabel *m_error = nullptr; // a retry that went through only in part
+    QLineEdit *m_reason = nullptr;
+    QDialogButtonBox *m_buttons = nullptr;
+    // The dry runs of the current choice: answers to an older choice are dropped.
+    int m_generation = 0;
+    QHash<QString, qint64> m_counts; // by state, of the current generation
+    qint64 m_total = -1;
+    bool m_countFailed = false;
+    // The retry: one request per checked state (the server filters by one state at a time).
+    int m_retriesOpen = 0;
+    qint64 m_retriedTotal = 0;
+    QStringList m_retryErrors;
+};
+
+} // namespace OpsDeck
