@@ -7,7 +7,10 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QMainWindow>
+#include <QPointer>
 #include <QSslError>
+
+#include <functional>
 
 class QLabel;
 class QListWidget;
@@ -24,6 +27,7 @@ class SyncEngine;
 class DashboardPage;
 class DetailPane;
 class FilterProxyModel;
+class PendingSelection;
 class ResourceModel;
 class ResourceView;
 
@@ -94,6 +98,9 @@ private:
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
     void loadAttempts(qint64 deliveryId);
+    // Selects a test event's new delivery once it arrives in the deliveries view, while unmoved()
+    // says the operator is still where the test was sent from.
+    void followTestEvent(qint64 deliveryId, const std::function<bool()> &unmoved);
     // Opens the bulk retry, starting from this delivery's state and endpoint: the operator
     // chooses states and scope and sees how many that is (the server's dry run) before retrying.
     void bulkRetry(qint64 deliveryId);
@@ -129,6 +136,7 @@ private:
     QLabel *m_pendingLabel = nullptr;
     QLabel *m_serverLabel = nullptr;
     QLabel *m_cacheNotice = nullptr;
+    QPointer<PendingSelection> m_followedDelivery; // child; the test event waiting for its row
     int m_pendingOperations = 0;
     bool m_sslAsked = false;
 };

@@ -4,6 +4,7 @@
 #include "bulkretrydialog.h"
 #include "detailpane.h"
 #include "messagebox.h"
+#include "pendingselection.h"
 #include "resourceview.h"
 #include "valueformat.h"
 
@@ -216,11 +217,19 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
             .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name)));
     if (!reason)
         return;
+    // Whether the operator is still where the test event was sent from when its delivery arrives.
+    const QString page = currentViewName();
+    const QString shownKind = m_detail->kind() ? m_detail->kind()->name : QString();
+    const qint64 shownId = m_detail->objectId();
+    const std::function<bool()> unmoved = [this, page, shownKind, shownId] {
+        return currentViewName() == page && m_detail->kind() && m_detail->kind()->name == shownKind
+               && m_detail->objectId() == shownId;
+    };
     RequestOptions options;
     // A test event is a new delivery, not a change of the endpoint: no version to match.
     if (object.contains(QStringLiteral("version")) && !isTest)
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
-    auto done = [this, label, objectId, isTest, isRotation](const ApiResult &result) {
+    auto done = [this, label, objectId, isTest, isRotation, unmoved](const ApiResult &result) {
         if (!result.ok()) {
             // A newer notification carries the current status: offer it instead of a dead end.
             const qint64 newer = result.problem
@@ -243,9 +252,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         if (isRotation)
             showNewSecret(result.object());
         else if (isTest)
-            statusBar()->showMessage(tr("Test event queued as delivery #%1")
-                                         .arg(result.object().value(QStringLiteral("id")).toInteger()),
-                                     8000);
+            followTestEvent(result.object().value(QStringLiteral("id")).toInteger(), unmoved);
         else
             statusBar()->showMessage(tr("%1 #%2: done").arg(label).arg(objectId), 5000);
     };
@@ -257,6 +264,26 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         m_api->post(path + QLatin1Char('/') + routeOf(kindName, action),
                     QJsonObject{{QStringLiteral("reason"), *reason}}, this, done, options);
     }
+}
+
+void MainWindow::followTestEvent(qint64 deliveryId, const std::function<bool()> &unmoved)
+{
+    statusBar()->showMessage(tr("Test event queued as delivery #%1").arg(deliveryId), 8000);
+    ResourceView *view = resourceView(QStringLiteral("deliveries"));
+    delete m_followedDelivery;
+    if (!view || deliveryId <= 0 || !unmoved())
+        return;
+    // Its row comes with the change feed (or the next list page), usually after this answer.
+    m_followedDelivery = new PendingSelection(view, deliveryId, unmoved, this);
+    // Whatever the operator selects or opens meanwhile wins over the arriving row.
+    for (const Page &p : std::as_const(m_pages)) {
+        for (ResourceView *v : {p.view, p.secondary}) {
+            if (v)
+                connect(v, &ResourceView::currentObjectChanged, m_followedDelivery, &PendingSelection::check);
+        }
+    }
+    connect(m_navigation, &QListWidget::currentRowChanged, m_followedDelivery, &PendingSelection::check);
+    m_followedDelivery->start();
 }
 
 void MainWindow::bulkRetry(qint64 deliveryId)

@@ -93,6 +93,8 @@ private slots:
     void attemptsSideBySide();
     void disabledEndpointIsEnabledByResume();
     void testEventFromTheEndpoint();
+    void testEventIsSelectedOnArrival_data();
+    void testEventIsSelectedOnArrival();
     void refusedTestEventIsExplained();
     void rotateSecretShowsTheNewOne();
     void bulkRetryCountsFirst();
@@ -283,6 +285,65 @@ void tst_Callbacks::testEventFromTheEndpoint()
         return false;
     };
     QTRY_VERIFY(hasTestEvent());
+}
+
+void tst_Callbacks::testEventIsSelectedOnArrival_data()
+{
+    QTest::addColumn<QString>("meanwhile");
+    QTest::addColumn<bool>("selected");
+
+    QTest::newRow("still on the endpoint") << QString() << true;
+    QTest::newRow("another delivery chosen") << QStringLiteral("delivery") << false;
+    QTest::newRow("another page opened") << QStringLiteral("page") << false;
+}
+
+void tst_Callbacks::testEventIsSelectedOnArrival()
+{
+    // The new delivery is shown once the feed brings it, unless the operator has moved on; the
+    // keyboard stays where it was either way.
+    QFETCH(QString, meanwhile);
+    QFETCH(bool, selected);
+    open(200);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(endpointId() > 0);
+    QTRY_COMPARE(deliveryIds().size(), 1);
+    const qint64 registration = deliveryIds().first();
+    ResourceView *deliveries = m_window->resourceView(QStringLiteral("deliveries"));
+    ResourceView *endpoints = m_window->resourceView(QStringLiteral("endpoints"));
+    const ResourceModel *model = m_window->resourceModel(QStringLiteral("deliveries"));
+    QTRY_VERIFY(model->rowOfId(registration) >= 0);
+    QTRY_VERIFY(select(endpoints, endpointId()));
+    QTRY_COMPARE(m_window->detailPane()->objectId(), endpointId());
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    endpoints->table()->setFocus();
+    QTRY_VERIFY(endpoints->table()->hasFocus());
+
+    QTRY_VERIFY(paneAction(QStringLiteral("test")) && paneAction(QStringLiteral("test"))->isEnabled());
+    MessageBox::setNextText(QStringLiteral("checking the receiver"));
+    paneAction(QStringLiteral("test"))->trigger();
+    // Before the server has even answered.
+    if (meanwhile == QLatin1String("delivery"))
+        QVERIFY(select(deliveries, registration));
+    else if (meanwhile == QLatin1String("page"))
+        m_window->showView(QStringLiteral("audit"));
+
+    QTRY_COMPARE(deliveryIds().size(), 2);
+    const qint64 test = deliveryIds().last();
+    QTRY_VERIFY(model->rowOfId(test) >= 0);
+    if (!selected) {
+        m_window->showView(QStringLiteral("deliveries"));
+        QVERIFY(deliveries->currentObject().value(QStringLiteral("id")).toInteger() != test);
+        QVERIFY(m_window->detailPane()->objectId() != test);
+        return;
+    }
+    QTRY_COMPARE(deliveries->currentObject().value(QStringLiteral("id")).toInteger(), test);
+    QCOMPARE(m_window->detailPane()->kind()->name, QStringLiteral("deliveries"));
+    QCOMPARE(m_window->detailPane()->objectId(), test);
+    QCOMPARE(m_window->detailPane()->fieldText(QStringLiteral("event_type")), QStringLiteral("opsdeck.test"));
+    const QModelIndex current = deliveries->table()->currentIndex();
+    QVERIFY(deliveries->table()->viewport()->rect().intersects(deliveries->table()->visualRect(current)));
+    QVERIFY(endpoints->table()->hasFocus());
 }
 
 void tst_Callbacks::refusedTestEventIsExplained()
