@@ -66,13 +66,14 @@ std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
 }
 
 std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
-                                            const QString &kind, const QString &action, Problem *error)
+                                            const QString &kind, const QString &action, Problem *error,
+                                            const QString &stateField)
 {
     if (auto p = checkIfMatch(request, object.value(QStringLiteral("version")).toInteger())) {
         *error = *p;
         return std::nullopt;
     }
-    const QString from = object.value(QStringLiteral("status")).toString();
+    const QString from = object.value(stateField).toString();
     Refusal why;
     auto t = machine.find(from, action, request.who().role, &why);
     if (!t)
@@ -105,6 +106,13 @@ std::optional<Problem> readReasonOnly(const Request &request, QString *reason)
     if (!r.ok())
         return r.problem();
     return std::nullopt;
+}
+
+Response objectResponse(const std::optional<QJsonObject> &object, const Problem &problem)
+{
+    if (!object)
+        return Response::problem(problem);
+    return Response::json(200, *object).withETag(object->value(QStringLiteral("version")).toInteger());
 }
 
 std::optional<Problem> checkQuery(const Request &request, const QStringList &allowed)
@@ -147,6 +155,15 @@ std::optional<PageRequest> readPage(const Request &request, Problem *error)
     return page;
 }
 
+std::optional<PageRequest> readListQuery(const Request &request, const QStringList &allowed, Problem *error)
+{
+    if (auto p = checkQuery(request, allowed)) {
+        *error = *p;
+        return std::nullopt;
+    }
+    return readPage(request, error);
+}
+
 QString cursorAfter(qint64 id)
 {
     return QString::fromLatin1(("a:" + QByteArray::number(id))
@@ -175,6 +192,44 @@ Response listQuery(QSqlQuery &query, int limit, const std::function<QJsonObject(
     }
     query.finish();
     return listResponse(items, limit, last);
+}
+
+std::optional<QJsonObject> loadRow(QSqlQuery &query, const std::function<QJsonObject(const QSqlQuery &)> &json,
+                                   const QString &kind, qint64 id, Problem *error)
+{
+    std::optional<QJsonObject> o;
+    if (!query.exec())
+        *error = Database::sqlProblem(query);
+    else if (query.next())
+        o = json(query);
+    else
+        *error = notFound(kind, id);
+    query.finish();
+    return o;
+}
+
+bool updateVersioned(QSqlQuery &query, const QString &kind, Problem *error)
+{
+    const bool executed = query.exec();
+    const bool updated = executed && query.numRowsAffected() == 1;
+    if (!executed)
+        *error = Database::sqlProblem(query);
+    query.finish();
+    if (executed && !updated)
+        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                               QStringLiteral("the %1 changed meanwhile").arg(kind));
+    return updated;
+}
+
+std::optional<qint64> insertedId(QSqlQuery &query, Problem *error)
+{
+    std::optional<qint64> id;
+    if (query.exec() && query.next())
+        id = query.value(0).toLongLong();
+    else
+        *error = Database::sqlProblem(query);
+    query.finish();
+    return id;
 }
 
 std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error)

@@ -25,10 +25,11 @@ Problem refusal(const Refusal &refusal, const QString &kind, const QString &stat
 // 412 when If-Match is present and names another version ("*" matches anything).
 std::optional<Problem> checkIfMatch(const Request &request, qint64 version);
 // What a state change checks before it writes: the caller's If-Match against the object's
-// "version", then whether the caller's role may take `action` from its "status". The
-// transition, or the problem (412, 409 or 403) in *error.
+// "version", then whether the caller's role may take `action` from its state (the value at
+// `stateField`). The transition, or the problem (412, 409 or 403) in *error.
 std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
-                                            const QString &kind, const QString &action, Problem *error);
+                                            const QString &kind, const QString &action, Problem *error,
+                                            const QString &stateField = QStringLiteral("status"));
 
 // The request body as an object; an empty body reads as {} so body-less mutations work.
 JsonReader bodyReader(const Request &request);
@@ -44,15 +45,31 @@ struct PageRequest
     int limit = 100;
 };
 
+// 200 with the object and its ETag, or `problem` when there is no object.
+Response objectResponse(const std::optional<QJsonObject> &object, const Problem &problem);
+
 // Validates the query: only `allowed` (plus limit and cursor) may appear, each at most once.
 std::optional<Problem> checkQuery(const Request &request, const QStringList &allowed);
 std::optional<PageRequest> readPage(const Request &request, Problem *error);
+// What a list route reads first: checkQuery() with `allowed`, then readPage().
+std::optional<PageRequest> readListQuery(const Request &request, const QStringList &allowed, Problem *error);
 QString cursorAfter(qint64 id);
 // {"items": [...], "next": cursor|null}; next is set when the page is full.
 Response listResponse(const QJsonArray &items, int limit, qint64 lastId);
 // Runs a prepared page query whose first column is the id and answers with its rows as `row`
 // turns them into JSON (or the storage problem).
 Response listQuery(QSqlQuery &query, int limit, const std::function<QJsonObject(const QSqlQuery &)> &row);
+
+// Runs a prepared query for one row: the row as `json` reads it, or in *error the storage problem
+// or a 404 naming `kind` and `id`. The statement is finished either way.
+std::optional<QJsonObject> loadRow(QSqlQuery &query, const std::function<QJsonObject(const QSqlQuery &)> &json,
+                                   const QString &kind, qint64 id, Problem *error);
+// Runs a prepared UPDATE … WHERE id = ? AND version = ?: false with the storage problem, or with
+// a 412 when no row matched (another writer changed the `kind` first). The statement is finished.
+bool updateVersioned(QSqlQuery &query, const QString &kind, Problem *error);
+// Runs a prepared INSERT … RETURNING id: the new row's id, or nullopt with the storage problem
+// in *error. The statement is finished either way.
+std::optional<qint64> insertedId(QSqlQuery &query, Problem *error);
 
 std::optional<qint64> queryId(const Request &request, const QString &key, Problem *error);
 

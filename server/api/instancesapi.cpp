@@ -144,17 +144,17 @@ void InstancesApi::addRoutes(Router &router)
     router.add("GET", QStringLiteral("/api/v1/instances/{id}"), kUserRoles, false, [this](Request &r) { return get(r); });
     router.add("POST", QStringLiteral("/api/v1/instances/{id}/register"), registrars, true,
                [this](Request &r) { return registerInstance(r); });
-    router.add("POST", QStringLiteral("/api/v1/instances/{id}/stop"), users, true, [this](Request &r) { return stop(r); });
-    router.add("POST", QStringLiteral("/api/v1/instances/{id}/start"), users, true, [this](Request &r) { return start(r); });
+    router.add("POST", QStringLiteral("/api/v1/instances/{id}/stop"), users, true,
+               [this](Request &r) { return runTransition(m_ctx, r, transitions(), QStringLiteral("stop")); });
+    router.add("POST", QStringLiteral("/api/v1/instances/{id}/start"), users, true,
+               [this](Request &r) { return runTransition(m_ctx, r, transitions(), QStringLiteral("start")); });
 }
 
 Response InstancesApi::list(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, {QStringLiteral("organization"), QStringLiteral("provider"), QStringLiteral("status"),
-                                  QStringLiteral("owner"), QStringLiteral("updated_after")}))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, {QStringLiteral("organization"), QStringLiteral("provider"), QStringLiteral("status"),
+                                          QStringLiteral("owner"), QStringLiteral("updated_after")}, &problem);
     if (!page)
         return Response::problem(problem);
     const auto org = queryId(req, QStringLiteral("organization"), &problem);
@@ -222,15 +222,7 @@ std::optional<QJsonObject> InstancesApi::loadVisible(const Caller &who, qint64 i
                                   + visibility(who));
     q.addBindValue(id);
     bindVisibility(q, who);
-    std::optional<QJsonObject> o;
-    if (!q.exec())
-        *error = Database::sqlProblem(q);
-    else if (q.next())
-        o = instanceJson(q);
-    else
-        *error = notFound(kInstance, id);
-    q.finish();
-    return o;
+    return loadRow(q, instanceJson, kInstance, id, error);
 }
 
 Response InstancesApi::get(Request &req)
@@ -310,14 +302,11 @@ Response InstancesApi::create(Request &req)
     q.addBindValue(now);
     q.addBindValue(now);
     q.addBindValue(now);
-    if (!q.exec() || !q.next()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    const qint64 id = q.value(0).toLongLong();
-    q.finish();
     Problem problem;
+    const auto inserted = insertedId(q, &problem);
+    if (!inserted)
+        return Response::problem(problem);
+    const qint64 id = *inserted;
     const Caller system{Actor::Operator, {}, 0};
     const auto o = loadVisible(system, id, &problem);
     if (!o || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kInstance, id, {}, Instance::Pending, reason}, audienceOf(*o), &problem)
@@ -344,25 +333,32 @@ Response InstancesApi::registerInstance(Request &req)
     }
     if (!r.ok())
         return Response::problem(r.problem());
+    TransitionSpec spec = transitions();
+    spec.write = [this, url, signing, status](TransitionStep &step, QJsonObject *after, Problem *error) {
+        return writeRegistration(step, url, signing, status, after, error);
+    };
+    return runTransition(m_ctx, req, spec, QStringLiteral("register"), reason);
+}
 
-    Transaction tx(m_ctx.db);
-    Problem problem;
-    const auto before = loadVisible(req.who(), req.id(), &problem);
-    if (!before)
-        return Response::problem(problem);
-    if (!allowedTransition(req, *before, Instance::machine(), kInstance, QStringLiteral("register"), &problem))
-        return Response::problem(problem);
+TransitionSpec InstancesApi::transitions()
+{
+    TransitionSpec spec;
+    spec.kind = kInstance;
+    spec.machine = &Instance::machine();
+    spec.load = [this](const Caller &who, qint64 id, Problem *error) { return loadVisible(who, id, error); };
+    spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) {
+        return writeStatus(step.request, step.before, step.transition.to, step.action, step.reason, after, error);
+    };
+    return spec;
+}
 
+bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, const QString &signing, const QString &status,
+                                     QJsonObject *after, Problem *error)
+{
     const QString secret = WebhookSignature::generateSecret();
-    const qint64 providerId = before->value(QStringLiteral("provider_id")).toInteger();
+    const qint64 providerId = step.before.value(QStringLiteral("provider_id")).toInteger();
     const QString now = nowTimestamp();
-    QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
-    ep.addBindValue(providerId);
-    ep.addBindValue(url);
-    ep.exec();
-    const bool endpointExists = ep.next();
-    ep.finish();
-    if (!endpointExists) {
+    if (endpointId(providerId, url) == 0) {
         QSqlQuery &ins = m_ctx.db.query(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at,"
                                                        " updated_at) VALUES (?, ?, ?, 1, ?, ?)"));
         ins.addBindValue(providerId);
@@ -372,60 +368,28 @@ Response InstancesApi::registerInstance(Request &req)
         ins.addBindValue(now);
         const bool ok = ins.exec();
         if (!ok)
-            problem = Database::sqlProblem(ins);
+            *error = Database::sqlProblem(ins);
         ins.finish();
         if (!ok)
-            return Response::problem(problem);
+            return false;
     }
     QSqlQuery &cb = m_ctx.db.query(QStringLiteral("UPDATE instances SET callback_url = ?, callback_signing = ?, secret = ?"
                                                   " WHERE id = ?"));
     cb.addBindValue(url);
     cb.addBindValue(signing);
     cb.addBindValue(secret);
-    cb.addBindValue(req.id());
+    cb.addBindValue(step.request.id());
     const bool ok = cb.exec();
     cb.finish();
-    if (!ok)
-        return Response::problem(internal(QStringLiteral("cannot store the callback")));
-    QJsonObject withCallback = *before;
+    if (!ok) {
+        *error = internal(QStringLiteral("cannot store the callback"));
+        return false;
+    }
+    QJsonObject withCallback = step.before;
     withCallback.insert(QStringLiteral("callback"), QJsonObject{{QStringLiteral("url"), url}, {QStringLiteral("signing"), signing}});
-    QJsonObject after;
-    if (!writeStatus(req, withCallback, status, QStringLiteral("register"), reason, &after, &problem) || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
-    m_ctx.feed.notifyAppended();
-    QJsonObject body = after;
-    body.insert(QStringLiteral("secret"), secret);
-    return Response::json(200, body).withETag(after.value(QStringLiteral("version")).toInteger());
-}
-
-Response InstancesApi::stop(Request &req)
-{
-    return changeStatus(req, QStringLiteral("stop"));
-}
-
-Response InstancesApi::start(Request &req)
-{
-    return changeStatus(req, QStringLiteral("start"));
-}
-
-Response InstancesApi::changeStatus(Request &req, const QString &action)
-{
-    QString reason;
-    if (auto p = readReasonOnly(req, &reason))
-        return Response::problem(*p);
-    Transaction tx(m_ctx.db);
-    Problem problem;
-    const auto before = loadVisible(req.who(), req.id(), &problem);
-    if (!before)
-        return Response::problem(problem);
-    const auto t = allowedTransition(req, *before, Instance::machine(), kInstance, action, &problem);
-    if (!t)
-        return Response::problem(problem);
-    QJsonObject after;
-    if (!writeStatus(req, *before, t->to, action, reason, &after, &problem) || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
-    m_ctx.feed.notifyAppended();
-    return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());
+    step.answerExtra.insert(QStringLiteral("secret"), secret);
+    // The body's status, not the machine's first register target: register may end in RUNNING or STOPPED.
+    return writeStatus(step.request, withCallback, status, step.action, step.reason, after, error);
 }
 
 bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, const QString &to, const QString &action,
@@ -447,18 +411,8 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
     q.addBindValue(destroyAfter);
     q.addBindValue(id);
     q.addBindValue(version);
-    const bool executed = q.exec();
-    const bool updated = executed && q.numRowsAffected() == 1;
-    if (!executed)
-        *error = Database::sqlProblem(q);
-    q.finish();
-    if (!executed)
+    if (!updateVersioned(q, kInstance, error))
         return false;
-    if (!updated) {
-        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                               QStringLiteral("the instance changed meanwhile"));
-        return false;
-    }
     const Caller everyone{Actor::Operator, {}, 0};
     const auto o = loadVisible(everyone, id, error);
     if (!o)
@@ -469,6 +423,17 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
            && (from == to || enqueueCallback(*o, from, error));
 }
 
+qint64 InstancesApi::endpointId(qint64 providerId, const QString &url)
+{
+    QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
+    ep.addBindValue(providerId);
+    ep.addBindValue(url);
+    ep.exec();
+    const qint64 id = ep.next() ? ep.value(0).toLongLong() : 0;
+    ep.finish();
+    return id;
+}
+
 bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error)
 {
     const QJsonObject callback = instance.value(QStringLiteral("callback")).toObject();
@@ -476,13 +441,8 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
         return true;
     const qint64 id = instance.value(QStringLiteral("id")).toInteger();
     const qint64 providerId = instance.value(QStringLiteral("provider_id")).toInteger();
-    QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
-    ep.addBindValue(providerId);
-    ep.addBindValue(callback.value(QStringLiteral("url")).toString());
-    ep.exec();
-    const qint64 endpointId = ep.next() ? ep.value(0).toLongLong() : 0;
-    ep.finish();
-    if (endpointId == 0) {
+    const qint64 endpoint = endpointId(providerId, callback.value(QStringLiteral("url")).toString());
+    if (endpoint == 0) {
         *error = internal(QStringLiteral("the instance's callback endpoint is missing"));
         return false;
     }
@@ -539,7 +499,7 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
     q.addBindValue(Instance::StatusChangedEvent);
     q.addBindValue(id);
     q.addBindValue(providerId);
-    q.addBindValue(endpointId);
+    q.addBindValue(endpoint);
     q.addBindValue(Delivery::Pending);
     q.addBindValue(QString::fromUtf8(QJsonDocument(body).toJson(QJsonDocument::Compact)));
     q.addBindValue(now);
@@ -559,7 +519,7 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
                                {QStringLiteral("event_type"), Instance::StatusChangedEvent},
                                {QStringLiteral("instance_id"), id},
                                {QStringLiteral("provider_id"), providerId},
-                               {QStringLiteral("endpoint_id"), endpointId},
+                               {QStringLiteral("endpoint_id"), endpoint},
                                {QStringLiteral("state"), Delivery::Pending},
                                {QStringLiteral("attempts"), 0},
                                {QStringLiteral("next_attempt_at"), now},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "apicontext.h"
+#include "transitionhandler.h"
 
 #include "core/retryschedule.h"
 #include "server/http/request.h"
@@ -34,15 +35,19 @@ private:
     Response get(Request &request);
     Response create(Request &request);
     Response registerInstance(Request &request);
-    Response stop(Request &request);
-    Response start(Request &request);
 
     // The instance if `who` may see it; 404 otherwise (another provider's instance is not found).
     std::optional<QJsonObject> loadVisible(const Caller &who, qint64 id, Problem *error);
-    Response changeStatus(Request &request, const QString &action);
+    // Stop and start as runTransition() runs them; register replaces the write.
+    TransitionSpec transitions();
+    // Register's write: the endpoint, the callback and its new secret, then writeStatus() to `status`.
+    bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, const QString &status,
+                           QJsonObject *after, Problem *error);
     // Status change, audit, feed event and outbox delivery; inside the caller's transaction.
     bool writeStatus(const Request &request, const QJsonObject &before, const QString &to, const QString &action,
                      const QString &reason, QJsonObject *after, Problem *error);
+    // The provider's endpoint at `url`; 0 when it has none (or the lookup failed).
+    qint64 endpointId(qint64 providerId, const QString &url);
     bool enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error);
 
     ApiContext m_ctx;

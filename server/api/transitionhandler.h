@@ -1,0 +1,60 @@
+// A kind's state change as a description, and the one sequence every kind's transition route runs.
+#pragma once
+
+#include "apicontext.h"
+
+#include "core/problem.h"
+#include "core/statemachine.h"
+#include "server/http/request.h"
+#include "server/http/response.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace OpsDeck {
+
+// What a description's hooks see of the change under way.
+struct TransitionStep
+{
+    const Request &request;
+    QString action;
+    QString reason;
+    QJsonObject before;    // the object as `load` found it
+    Transition transition; // what the machine allows from before's state
+    QJsonObject answerExtra; // fields `write` adds to the answer besides the object (a new secret)
+};
+
+// What differs between kinds; runTransition() holds what does not. A new kind's transitions are a
+// new description, not a copy of the sequence.
+struct TransitionSpec
+{
+    enum class Scope {
+        Transaction,      // server/storage's Transaction: a failed commit answers 500
+        WriteTransaction, // rows the outbox store writes too: a failed commit answers with its storage problem
+    };
+
+    QString kind;                          // "instance": in problems and audit rows
+    const StateMachine *machine = nullptr; // not owned; a static table from core/
+    QString stateField = QStringLiteral("status");
+    Scope scope = Scope::Transaction;
+    // Runs first inside the transaction, before the object is read (a PostgreSQL row lock); none when empty.
+    std::function<std::optional<Problem>(qint64 id)> lock;
+    // The object as `who` may see it, or the problem (404 for one that is not there or not theirs).
+    std::function<std::optional<QJsonObject>(const Caller &who, qint64 id, Problem *error)> load;
+    // Refusals of the kind's own once If-Match and the machine agreed; none when empty.
+    std::function<std::optional<Problem>(const TransitionStep &step)> check;
+    // The new state, its audit row, feed event and side effects, inside the transaction; the
+    // object as it is now in *after.
+    std::function<bool(TransitionStep &step, QJsonObject *after, Problem *error)> write;
+};
+
+// Reason, transaction, lock, load, If-Match, machine, check, write, commit, feed notification,
+// then 200 with the object (and the step's answerExtra) and its ETag. `reason` is the one the
+// caller read with the rest of its body; without it the body may hold nothing but a reason.
+Response runTransition(const ApiContext &context, const Request &request, const TransitionSpec &spec, const QString &action,
+                       const std::optional<QString> &reason = std::nullopt);
+
+} // namespace OpsDeck
