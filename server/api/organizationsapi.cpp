@@ -65,9 +65,14 @@ void OrganizationsApi::addRoutes(Router &router)
     router.add("GET", QStringLiteral("/api/v1/organizations"), kUserRoles, false, [this](Request &r) { return list(r); });
     router.add("POST", QStringLiteral("/api/v1/organizations"), operators, true, [this](Request &r) { return create(r); });
     router.add("GET", QStringLiteral("/api/v1/organizations/{id}"), kUserRoles, false, [this](Request &r) { return get(r); });
-    router.add("DELETE", QStringLiteral("/api/v1/organizations/{id}"), operators, true, [this](Request &r) { return remove(r); });
-    router.add("POST", QStringLiteral("/api/v1/organizations/{id}/restore"), operators, true,
-               [this](Request &r) { return restore(r); });
+    router.add("DELETE", QStringLiteral("/api/v1/organizations/{id}"), operators, true, [this](Request &r) {
+        TransitionSpec remove = transitions(QStringLiteral("deleted"));
+        remove.check = [this](const TransitionStep &step) { return deletionBlocked(step.request.id()); };
+        return runTransition(m_ctx, r, remove, QStringLiteral("delete"));
+    });
+    router.add("POST", QStringLiteral("/api/v1/organizations/{id}/restore"), operators, true, [this](Request &r) {
+        return runTransition(m_ctx, r, transitions(QStringLiteral("updated")), QStringLiteral("restore"));
+    });
     router.add("GET", QStringLiteral("/api/v1/providers"), kUserRoles, false, [this](Request &r) { return listProviders(r); });
     router.add("POST", QStringLiteral("/api/v1/providers"), operators, true, [this](Request &r) { return createProvider(r); });
     router.add("GET", QStringLiteral("/api/v1/providers/{id}"), kUserRoles, false, [this](Request &r) { return getProvider(r); });
@@ -76,9 +81,7 @@ void OrganizationsApi::addRoutes(Router &router)
 Response OrganizationsApi::list(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, {QStringLiteral("status")}))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, {QStringLiteral("status")}, &problem);
     if (!page)
         return Response::problem(problem);
     const QString status = req.queryValue(QStringLiteral("status"));
@@ -99,24 +102,14 @@ std::optional<QJsonObject> OrganizationsApi::load(qint64 id, Problem *error)
 {
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kOrgColumns + QStringLiteral(" FROM organizations WHERE id = ?"));
     q.addBindValue(id);
-    std::optional<QJsonObject> o;
-    if (!q.exec())
-        *error = Database::sqlProblem(q);
-    else if (q.next())
-        o = organizationJson(q);
-    else
-        *error = notFound(kOrganization, id);
-    q.finish();
-    return o;
+    return loadRow(q, organizationJson, kOrganization, id, error);
 }
 
 Response OrganizationsApi::get(Request &req)
 {
     Problem problem;
     const auto o = load(req.id(), &problem);
-    if (!o)
-        return Response::problem(problem);
-    return Response::json(200, *o).withETag(o->value(QStringLiteral("version")).toInteger());
+    return objectResponse(o, problem);
 }
 
 Response OrganizationsApi::create(Request &req)
@@ -138,112 +131,98 @@ Response OrganizationsApi::create(Request &req)
     q.addBindValue(Organization::Available);
     q.addBindValue(now);
     q.addBindValue(now);
-    if (!q.exec() || !q.next()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    const qint64 id = q.value(0).toLongLong();
-    q.finish();
     Problem problem;
-    const auto o = load(id, &problem);
-    if (!o || !m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kOrganization, id, {}, Organization::Available, reason}, {}, &problem)
-        || !m_ctx.journal.event(kOrganization, id, 1, QStringLiteral("created"), *o, {}, &problem) || !tx.commit())
+    const auto id = insertedId(q, &problem);
+    if (!id)
+        return Response::problem(problem);
+    const auto o = load(*id, &problem);
+    if (!o || !m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kOrganization, *id, {}, Organization::Available, reason}, {}, &problem)
+        || !m_ctx.journal.event(kOrganization, *id, 1, QStringLiteral("created"), *o, {}, &problem) || !tx.commit())
         return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
     m_ctx.feed.notifyAppended();
     return Response::json(201, *o).withETag(1).withHeader(QByteArrayLiteral("Location"),
-                                                          "/api/v1/organizations/" + QByteArray::number(id));
+                                                          "/api/v1/organizations/" + QByteArray::number(*id));
 }
 
-Response OrganizationsApi::remove(Request &req)
+TransitionSpec OrganizationsApi::transitions(const QString &op)
 {
-    return transition(req, QStringLiteral("delete"));
+    TransitionSpec spec;
+    spec.kind = kOrganization;
+    spec.machine = &Organization::machine();
+    // Operators only (the routes say so), and they see every organization.
+    spec.load = [this](const Caller &, qint64 id, Problem *error) { return load(id, error); };
+    spec.write = [this, op](TransitionStep &step, QJsonObject *after, Problem *error) {
+        return writeStatus(step, op, after, error);
+    };
+    return spec;
 }
 
-Response OrganizationsApi::restore(Request &req)
+std::optional<Problem> OrganizationsApi::deletionBlocked(qint64 id)
 {
-    return transition(req, QStringLiteral("restore"));
+    QSqlQuery &blocking = m_ctx.db.query(QStringLiteral(
+        "SELECT id, name, status FROM instances WHERE organization_id = ? AND status NOT IN ('STOPPED', 'DESTROYED')"
+        " ORDER BY id LIMIT 1000"));
+    blocking.addBindValue(id);
+    blocking.exec();
+    QJsonArray instances;
+    while (blocking.next())
+        instances.append(QJsonObject{{QStringLiteral("id"), blocking.value(0).toLongLong()},
+                                     {QStringLiteral("name"), blocking.value(1).toString()},
+                                     {QStringLiteral("status"), blocking.value(2).toString()}});
+    blocking.finish();
+    if (!instances.isEmpty())
+        return Problem::make(409, Organization::HasInstancesCode, QStringLiteral("Organization has instances"),
+                             QStringLiteral("%1 instance(s) of this organization are not stopped; stop them first")
+                                 .arg(instances.size()))
+            .with(QStringLiteral("blocking_instances"), instances);
+    QSqlQuery &providers = m_ctx.db.query(QStringLiteral("SELECT id, name FROM providers WHERE organization_id = ? ORDER BY id"));
+    providers.addBindValue(id);
+    providers.exec();
+    QJsonArray list;
+    while (providers.next())
+        list.append(QJsonObject{{QStringLiteral("id"), providers.value(0).toLongLong()},
+                                {QStringLiteral("name"), providers.value(1).toString()}});
+    providers.finish();
+    if (!list.isEmpty())
+        return Problem::make(409, Organization::ProvidesApplicationsCode, QStringLiteral("Organization provides applications"),
+                             QStringLiteral("this organization still provides applications"))
+            .with(QStringLiteral("providers"), list);
+    return std::nullopt;
 }
 
-Response OrganizationsApi::transition(Request &req, const QString &action)
+bool OrganizationsApi::writeStatus(const TransitionStep &step, const QString &op, QJsonObject *after, Problem *error)
 {
-    QString reason;
-    if (auto p = readReasonOnly(req, &reason))
-        return Response::problem(*p);
-
-    Transaction tx(m_ctx.db);
-    Problem problem;
-    const auto o = load(req.id(), &problem);
-    if (!o)
-        return Response::problem(problem);
-    const auto t = allowedTransition(req, *o, Organization::machine(), kOrganization, action, &problem);
-    if (!t)
-        return Response::problem(problem);
-    const qint64 version = o->value(QStringLiteral("version")).toInteger();
-    const QString &from = t->from;
-
-    if (action == QLatin1String("delete")) {
-        QSqlQuery &blocking = m_ctx.db.query(QStringLiteral(
-            "SELECT id, name, status FROM instances WHERE organization_id = ? AND status NOT IN ('STOPPED', 'DESTROYED')"
-            " ORDER BY id LIMIT 1000"));
-        blocking.addBindValue(req.id());
-        blocking.exec();
-        QJsonArray instances;
-        while (blocking.next())
-            instances.append(QJsonObject{{QStringLiteral("id"), blocking.value(0).toLongLong()},
-                                         {QStringLiteral("name"), blocking.value(1).toString()},
-                                         {QStringLiteral("status"), blocking.value(2).toString()}});
-        blocking.finish();
-        if (!instances.isEmpty())
-            return Response::problem(Problem::make(409, Organization::HasInstancesCode, QStringLiteral("Organization has instances"),
-                                                   QStringLiteral("%1 instance(s) of this organization are not stopped; stop them first")
-                                                       .arg(instances.size()))
-                                         .with(QStringLiteral("blocking_instances"), instances));
-        QSqlQuery &providers = m_ctx.db.query(QStringLiteral("SELECT id, name FROM providers WHERE organization_id = ? ORDER BY id"));
-        providers.addBindValue(req.id());
-        providers.exec();
-        QJsonArray list;
-        while (providers.next())
-            list.append(QJsonObject{{QStringLiteral("id"), providers.value(0).toLongLong()},
-                                    {QStringLiteral("name"), providers.value(1).toString()}});
-        providers.finish();
-        if (!list.isEmpty())
-            return Response::problem(Problem::make(409, Organization::ProvidesApplicationsCode,
-                                                   QStringLiteral("Organization provides applications"),
-                                                   QStringLiteral("this organization still provides applications"))
-                                         .with(QStringLiteral("providers"), list));
-    }
-
+    const qint64 id = step.request.id();
+    const qint64 version = step.before.value(QStringLiteral("version")).toInteger();
+    const Transition &t = step.transition;
     const QString now = nowTimestamp();
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("UPDATE organizations SET status = ?, version = version + 1, updated_at = ?,"
                                                  " deleted_at = ? WHERE id = ? AND version = ?"));
-    q.addBindValue(t->to);
+    q.addBindValue(t.to);
     q.addBindValue(now);
-    q.addBindValue(t->to == Organization::Deleted ? QVariant(now) : QVariant(QMetaType::fromType<QString>()));
-    q.addBindValue(req.id());
+    q.addBindValue(t.to == Organization::Deleted ? QVariant(now) : QVariant(QMetaType::fromType<QString>()));
+    q.addBindValue(id);
     q.addBindValue(version);
+    // Not updateVersioned(): a failed statement answers 412 here as well, not with its storage problem.
     const bool updated = q.exec() && q.numRowsAffected() == 1;
     q.finish();
-    if (!updated)
-        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                                               QStringLiteral("the organization changed meanwhile")));
-    const auto after = load(req.id(), &problem);
-    if (!after || !m_ctx.journal.audit(*req.caller, {action, kOrganization, req.id(), from, t->to, reason}, {}, &problem)
-        || !m_ctx.journal.event(kOrganization, req.id(), version + 1,
-                                action == QLatin1String("delete") ? QStringLiteral("deleted") : QStringLiteral("updated"),
-                                *after, {}, &problem)
-        || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
-    m_ctx.feed.notifyAppended();
-    return Response::json(200, *after).withETag(version + 1);
+    if (!updated) {
+        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
+                               QStringLiteral("the organization changed meanwhile"));
+        return false;
+    }
+    const auto o = load(id, error);
+    if (!o)
+        return false;
+    *after = *o;
+    return m_ctx.journal.audit(step.request.who(), {step.action, kOrganization, id, t.from, t.to, step.reason}, {}, error)
+           && m_ctx.journal.event(kOrganization, id, version + 1, op, *o, {}, error);
 }
 
 Response OrganizationsApi::listProviders(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, {QStringLiteral("organization")}))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, {QStringLiteral("organization")}, &problem);
     if (!page)
         return Response::problem(problem);
     const auto org = queryId(req, QStringLiteral("organization"), &problem);
@@ -263,18 +242,9 @@ Response OrganizationsApi::getProvider(Request &req)
 {
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + kProviderColumns + QStringLiteral(" FROM providers WHERE id = ?"));
     q.addBindValue(req.id());
-    if (!q.exec()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    if (!q.next()) {
-        q.finish();
-        return Response::problem(notFound(kProvider, req.id()));
-    }
-    const QJsonObject o = providerJson(q);
-    q.finish();
-    return Response::json(200, o).withETag(o.value(QStringLiteral("version")).toInteger());
+    Problem problem;
+    const auto o = loadRow(q, providerJson, kProvider, req.id(), &problem);
+    return objectResponse(o, problem);
 }
 
 Response OrganizationsApi::createProvider(Request &req)
@@ -307,13 +277,10 @@ Response OrganizationsApi::createProvider(Request &req)
     q.addBindValue(QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(applications)).toJson(QJsonDocument::Compact)));
     q.addBindValue(now);
     q.addBindValue(now);
-    if (!q.exec() || !q.next()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return Response::problem(p);
-    }
-    const qint64 id = q.value(0).toLongLong();
-    q.finish();
+    const auto inserted = insertedId(q, &problem);
+    if (!inserted)
+        return Response::problem(problem);
+    const qint64 id = *inserted;
     const QJsonObject o{{QStringLiteral("id"), id},
                         {QStringLiteral("name"), name.trimmed()},
                         {QStringLiteral("organization_id"), orgId},

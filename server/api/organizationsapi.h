@@ -2,6 +2,7 @@
 #pragma once
 
 #include "apicontext.h"
+#include "transitionhandler.h"
 #include "server/http/request.h"
 #include "server/http/response.h"
 
@@ -28,14 +29,16 @@ private:
     Response list(Request &request);
     Response get(Request &request);
     Response create(Request &request);
-    Response remove(Request &request);
-    Response restore(Request &request);
     Response listProviders(Request &request);
     Response getProvider(Request &request);
     Response createProvider(Request &request);
 
     std::optional<QJsonObject> load(qint64 id, Problem *error);
-    Response transition(Request &request, const QString &action);
+    // Delete and restore as runTransition() runs them; the feed event's op is `op`.
+    TransitionSpec transitions(const QString &op);
+    // Why the organization may not be deleted yet: instances not stopped, or providers it hosts.
+    std::optional<Problem> deletionBlocked(qint64 id);
+    bool writeStatus(const TransitionStep &step, const QString &op, QJsonObject *after, Problem *error);
 
     ApiContext m_ctx;
 };
