@@ -48,18 +48,8 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     q.addBindValue(now);
     q.addBindValue(id);
     q.addBindValue(version);
-    const bool executed = q.exec();
-    const bool updated = executed && q.numRowsAffected() == 1;
-    if (!executed)
-        *error = Database::sqlProblem(q);
-    q.finish();
-    if (!executed)
+    if (!updateVersioned(q, kDelivery, error))
         return false;
-    if (!updated) {
-        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                               QStringLiteral("the delivery changed meanwhile"));
-        return false;
-    }
     const qint64 provider = before.value(QStringLiteral("provider_id")).toInteger();
     if (!m_ctx.journal.audit(who, {action, kDelivery, id, from, t->to, reason}, Audience{provider, {}, false}, error)
         || !m_repository->emitDelivery(id, QStringLiteral("updated"), error))
@@ -93,49 +83,47 @@ qint64 DeliveryApi::newerNotification(const QJsonObject &delivery, Problem *erro
 
 Response DeliveryApi::retry(Request &req)
 {
-    return deliveryTransition(req, QStringLiteral("retry"));
+    TransitionSpec retry = deliveryTransitions();
+    retry.check = [this](const TransitionStep &step) { return retrySuperseded(step.before); };
+    return runTransition(m_ctx, req, retry, QStringLiteral("retry"));
 }
 
 Response DeliveryApi::cancel(Request &req)
 {
-    return deliveryTransition(req, QStringLiteral("cancel"));
+    return runTransition(m_ctx, req, deliveryTransitions(), QStringLiteral("cancel"));
 }
 
-Response DeliveryApi::deliveryTransition(Request &req, const QString &action)
+TransitionSpec DeliveryApi::deliveryTransitions()
 {
-    QString reason;
-    if (auto p = readReasonOnly(req, &reason))
-        return Response::problem(*p);
-    WriteTransaction tx(m_ctx.db);
-    if (auto p = lockRow(QStringLiteral("deliveries"), req.id()))
-        return Response::problem(*p);
+    TransitionSpec spec;
+    spec.kind = kDelivery;
+    spec.machine = &Delivery::machine();
+    spec.stateField = QStringLiteral("state");
+    spec.scope = TransitionSpec::Scope::WriteTransaction;
+    spec.lock = [this](qint64 id) { return lockRow(QStringLiteral("deliveries"), id); };
+    spec.load = [this](const Caller &who, qint64 id, Problem *error) { return visibleDelivery(who, id, error); };
+    spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) {
+        return applyDelivery(step.request.who(), step.before, step.action, step.reason, after, error);
+    };
+    return spec;
+}
+
+std::optional<Problem> DeliveryApi::retrySuperseded(const QJsonObject &delivery)
+{
     Problem problem;
-    const auto before = visibleDelivery(req.who(), req.id(), &problem);
-    if (!before)
-        return Response::problem(problem);
-    if (auto p = checkIfMatch(req, before->value(QStringLiteral("version")).toInteger()))
-        return Response::problem(*p);
-    const QString from = before->value(QStringLiteral("state")).toString();
-    if (action == QLatin1String("retry") && Delivery::machine().find(from, action, req.who().role)) {
-        const qint64 newer = newerNotification(*before, &problem);
-        if (newer < 0)
-            return Response::problem(problem);
-        if (newer > 0) {
-            Problem p = Problem::make(409, QStringLiteral("delivery-superseded"), QStringLiteral("Superseded by a newer notification"),
-                                      QStringLiteral("delivery %1 is newer for instance %2 and carries its current status; "
-                                                     "retry that one instead")
-                                          .arg(newer)
-                                          .arg(before->value(QStringLiteral("instance_id")).toInteger()));
-            p.with(QStringLiteral("newer_delivery_id"), newer);
-            p.with(QStringLiteral("state"), from);
-            return Response::problem(p);
-        }
-    }
-    QJsonObject after;
-    if (!applyDelivery(req.who(), *before, action, reason, &after, &problem) || !tx.commit(&problem))
-        return Response::problem(storageFailed(problem));
-    m_ctx.feed.notifyAppended();
-    return Response::json(200, after).withETag(after.value(QStringLiteral("version")).toInteger());
+    const qint64 newer = newerNotification(delivery, &problem);
+    if (newer < 0)
+        return problem;
+    if (newer == 0)
+        return std::nullopt;
+    Problem p = Problem::make(409, QStringLiteral("delivery-superseded"), QStringLiteral("Superseded by a newer notification"),
+                              QStringLiteral("delivery %1 is newer for instance %2 and carries its current status; "
+                                             "retry that one instead")
+                                  .arg(newer)
+                                  .arg(delivery.value(QStringLiteral("instance_id")).toInteger()));
+    p.with(QStringLiteral("newer_delivery_id"), newer);
+    p.with(QStringLiteral("state"), delivery.value(QStringLiteral("state")).toString());
+    return p;
 }
 
 Response DeliveryApi::bulkRetry(Request &req)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "server/api/apicontext.h"
+#include "server/api/transitionhandler.h"
 #include "server/http/request.h"
 #include "server/http/response.h"
 
@@ -62,8 +63,11 @@ private:
     // One delivery transition inside the caller's transaction: state, audit and feed event.
     bool applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
                        QJsonObject *after, Problem *error);
-    // Retry or cancel one delivery: reason, row lock, visibility, If-Match, then applyDelivery().
-    Response deliveryTransition(Request &request, const QString &action);
+    // Retry and cancel of one delivery as runTransition() runs them: the row locked before it is
+    // read, a write transaction (the outbox store writes deliveries too), applyDelivery() to write.
+    TransitionSpec deliveryTransitions();
+    // A retry's refusal (409 delivery-superseded) when newerNotification() finds one; the storage problem when it fails.
+    std::optional<Problem> retrySuperseded(const QJsonObject &delivery);
     Response endpointTransition(Request &request, const QStringList &actions);
 
     ApiContext m_ctx;
