@@ -15,6 +15,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -44,12 +46,14 @@ QString stateLabel(const QString &state)
 
 QStringList BulkRetryDialog::retryableStates()
 {
-    // The server retries exactly the states the machine lets retry leave from.
+    // The server retries exactly the states the machine lets retry leave from. Pending ones are
+    // only hurried, not given up on: they come last.
     QStringList states;
     for (const Transition &t : Delivery::machine().transitions()) {
         if (t.action == QLatin1String("retry") && !states.contains(t.from))
             states.append(t.from);
     }
+    std::stable_partition(states.begin(), states.end(), [](const QString &s) { return s != Delivery::Pending; });
     return states;
 }
 
@@ -61,9 +65,9 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     setWindowTitle(tr("Retry callbacks"));
     setAccessibleName(tr("Retry callbacks"));
 
-    auto *intro = new QLabel(tr("Every callback in the chosen states and scope gets a fresh schedule "
-                                "(pending ones are attempted now). The count is the server's, for this "
-                                "choice."),
+    auto *intro = new QLabel(tr("Every callback in the chosen states and scope starts a fresh schedule; "
+                                "pending ones are attempted now. The server counts them first, again "
+                                "whenever the choice changes."),
                              this);
     intro->setWordWrap(true);
 
@@ -140,6 +144,7 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     layout->addLayout(form);
     layout->addWidget(m_error);
     layout->addStretch(1);
+    layout->addSpacing(6);
     layout->addWidget(m_buttons);
     setMinimumWidth(520);
 

@@ -38,7 +38,7 @@ public:
     // api: not owned; should a new connection replace it, the dialog asks nothing more.
     BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QWidget *parent = nullptr);
 
-    // The states retry leaves from, in the state machine's order (PENDING, FAILED, CANCELLED).
+    // The states retry leaves from: FAILED, CANCELLED, then PENDING.
     static QStringList retryableStates();
 
     QStringList checkedStates() const;

@@ -9,6 +9,7 @@
 
 #include "testserver.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
@@ -20,6 +21,7 @@
 #include <QTest>
 #include <QTranslator>
 
+#include <algorithm>
 #include <memory>
 
 using namespace OpsDeck;
@@ -34,6 +36,7 @@ private slots:
     void cleanupTestCase();
     void countsTheChosenStatesAndScope_data();
     void countsTheChosenStatesAndScope();
+    void keyboardReachesEveryControl();
     void retriesEachChosenState();
     void pluralFormsComeWithTheConsole();
 
@@ -188,8 +191,8 @@ void tst_BulkRetryDialog::countsTheChosenStatesAndScope_data()
     QTest::newRow("failed and cancelled to every endpoint")
         << "b1" << QStringList{"FAILED", "CANCELLED"} << "" << qint64(4) << "4 callbacks (3 failed, 1 cancelled)";
     QTest::newRow("every state to endpoint b")
-        << "b2" << QStringList{"PENDING", "FAILED", "CANCELLED"} << "endpoint" << qint64(2)
-        << "2 callbacks (1 pending, 1 cancelled)";
+        << "b2" << QStringList{"FAILED", "CANCELLED", "PENDING"} << "endpoint" << qint64(2)
+        << "2 callbacks (1 cancelled, 1 pending)";
     QTest::newRow("no state") << "a1" << QStringList{} << "endpoint" << qint64(-1) << "Choose at least one state.";
 }
 
@@ -219,6 +222,38 @@ void tst_BulkRetryDialog::countsTheChosenStatesAndScope()
     QCOMPARE(retry->isEnabled(), count > 0);
     if (count > 0)
         QCOMPARE(retry->text(), count == 1 ? QStringLiteral("Retry 1 callback") : QStringLiteral("Retry %1 callbacks").arg(count));
+}
+
+void tst_BulkRetryDialog::keyboardReachesEveryControl()
+{
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("a1")));
+    QVERIFY(QTest::qWaitForWindowActive(dialog.get()));
+    QTRY_VERIFY(dialog->count() >= 0);
+    QList<QWidget *> reached;
+    QWidget *first = dialog->findChild<QCheckBox *>(QStringLiteral("bulkRetryState_FAILED"));
+    first->setFocus();
+    QTRY_VERIFY(first->hasFocus());
+    for (int i = 0; i < 12 && !reached.contains(QApplication::focusWidget()); ++i) {
+        reached.append(QApplication::focusWidget());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+    }
+    QStringList names;
+    for (QWidget *w : std::as_const(reached)) {
+        // Each control says what it is to a screen reader: its accessible name or its own text.
+        const auto *button = qobject_cast<QAbstractButton *>(w);
+        QVERIFY2(!w->accessibleName().isEmpty() || (button && !button->text().isEmpty()), qPrintable(w->objectName()));
+        names.append(w->objectName());
+    }
+    for (const char *name : {"bulkRetryState_FAILED", "bulkRetryState_CANCELLED", "bulkRetryState_PENDING",
+                                "bulkRetryScope", "bulkRetryCount", "bulkRetryReason"})
+        QVERIFY2(names.contains(QLatin1String(name)), qPrintable(names.join(QLatin1Char(' '))));
+    // The Retry button is disabled for a count of 0 here; Cancel is always reachable.
+    QVERIFY2(std::any_of(reached.cbegin(), reached.cend(),
+                         [](const QWidget *w) {
+                             const auto *b = qobject_cast<const QAbstractButton *>(w);
+                             return b && b->text() == QLatin1String("Cancel");
+                         }),
+             qPrintable(names.join(QLatin1Char(' '))));
 }
 
 void tst_BulkRetryDialog::retriesEachChosenState()
