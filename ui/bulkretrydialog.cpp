@@ -1,6 +1,8 @@
 // The bulk retry dialog: states and scope, the dry-run count of that choice, then the retry.
 #include "bulkretrydialog.h"
 
+#include "valueformat.h"
+
 #include "core/delivery.h"
 #include "core/statemachine.h"
 #include "models/apiclient.h"
@@ -23,13 +25,6 @@ namespace {
 
 constexpr int kScopeKeyRole = Qt::UserRole;
 constexpr int kScopeIdRole = Qt::UserRole + 1;
-
-QString problemText(const ApiResult &result)
-{
-    if (!result.problem)
-        return BulkRetryDialog::tr("HTTP %1").arg(result.status);
-    return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
-}
 
 QString stateLabel(const QString &state)
 {

@@ -127,15 +127,6 @@ void MainWindow::exportCurrentView()
 
 namespace {
 
-// What the server said, in its words: the problem's detail names the blocking objects and the
-// allowed actions.
-QString problemText(const ApiResult &result)
-{
-    if (!result.problem)
-        return MainWindow::tr("HTTP %1").arg(result.status);
-    return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
-}
-
 // The route of an action where it differs from the action's name: a disabled endpoint is
 // enabled by the route that resumes a paused one.
 QString routeOf(const QString &kindName, const QString &action)

@@ -1,5 +1,7 @@
-// Reading dotted JSON paths and formatting field values.
+// Reading dotted JSON paths, formatting field values and the server's problems.
 #include "valueformat.h"
+
+#include "models/apiclient.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -100,6 +102,13 @@ QString displayText(FieldSpec::Type type, const QJsonValue &value)
     if (value.isBool())
         return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
     return value.toString();
+}
+
+QString problemText(const ApiResult &result)
+{
+    if (!result.problem)
+        return QCoreApplication::translate("OpsDeck::MainWindow", "HTTP %1").arg(result.status);
+    return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
 }
 
 } // namespace OpsDeck

@@ -1,4 +1,4 @@
-// Reading dotted JSON paths and turning field values into the text the detail pane shows.
+// Reading dotted JSON paths and turning field values, and the server's answers, into text.
 #pragma once
 
 #include "core/resourcekind.h"
@@ -8,6 +8,8 @@
 
 namespace OpsDeck {
 
+struct ApiResult;
+
 // "callback.url" -> object["callback"]["url"]; Undefined when any step is missing.
 QJsonValue valueAt(const QJsonObject &object, const QString &dottedKey);
 QString displayText(FieldSpec::Type type, const QJsonValue &value);
@@ -16,5 +18,8 @@ QString displayTimestamp(const QString &rfc3339);
 // How far away a moment is, to the unit that matters: "in 45 s", "in 3 min 5 s", "in 2 h 5 min",
 // "in 3 d 4 h"; "now" when it has come.
 QString countdownText(qint64 msFromNow);
+// What the server said, in its words: a problem's detail names the blocking objects and the
+// allowed actions; "HTTP 500" when the answer carried no problem.
+QString problemText(const ApiResult &result);
 
 } // namespace OpsDeck
