@@ -83,17 +83,17 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     m_scope = new QComboBox(this);
     m_scope->setObjectName(QStringLiteral("bulkRetryScope"));
     m_scope->setAccessibleName(tr("Scope"));
-    if (scope.endpointId > 0) {
-        m_scope->addItem(tr("Endpoint %1").arg(scope.endpointText));
-        m_scope->setItemData(m_scope->count() - 1, QStringLiteral("endpoint"), kScopeKeyRole);
-        m_scope->setItemData(m_scope->count() - 1, scope.endpointId, kScopeIdRole);
-    }
-    if (scope.providerId > 0) {
-        m_scope->addItem(tr("Every endpoint of provider %1").arg(scope.providerText));
-        m_scope->setItemData(m_scope->count() - 1, QStringLiteral("provider"), kScopeKeyRole);
-        m_scope->setItemData(m_scope->count() - 1, scope.providerId, kScopeIdRole);
-    }
-    m_scope->addItem(tr("Every endpoint"));
+    // Each scope carries the filter field it sets and its value; every endpoint sets none.
+    auto addScope = [this](const QString &text, const QString &key, qint64 id) {
+        m_scope->addItem(text);
+        m_scope->setItemData(m_scope->count() - 1, key, kScopeKeyRole);
+        m_scope->setItemData(m_scope->count() - 1, id, kScopeIdRole);
+    };
+    if (scope.endpointId > 0)
+        addScope(tr("Endpoint %1").arg(scope.endpointText), QStringLiteral("endpoint"), scope.endpointId);
+    if (scope.providerId > 0)
+        addScope(tr("Every endpoint of provider %1").arg(scope.providerText), QStringLiteral("provider"), scope.providerId);
+    addScope(tr("Every endpoint"), QString(), 0);
     connect(m_scope, &QComboBox::currentIndexChanged, this, &BulkRetryDialog::recount);
 
     m_count = new QLabel(this);
