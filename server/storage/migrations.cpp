@@ -108,6 +108,21 @@ const QList<Migration> &migrations()
              QStringLiteral("CREATE INDEX deliveries_unsettled ON deliveries(id)"
                             " WHERE state = 'FAILED' OR state = 'CANCELLED' OR state = 'SUPERSEDED'"),
          }},
+        // The poll's upkeep runs every second and must not read what only grows. Its supersede pass
+        // looks for FAILED rows that a newer notification replaces: the index of version 4 holds
+        // those among every CANCELLED and SUPERSEDED row ever, this one only the FAILED ones that
+        // can still be replaced (never a test event), which the pass itself keeps few. A row
+        // enters it when it gives up and leaves when retried or superseded, so claims and settles
+        // never touch it. The destruction sweep wants the stopped instances whose retention ended,
+        // oldest first: only those have a destroy_after, so that index holds them alone, in the
+        // sweep's order, instead of every STOPPED instance read and sorted each time.
+        {5,
+         {
+             QStringLiteral("CREATE INDEX deliveries_failed ON deliveries(id)"
+                            " WHERE state = 'FAILED' AND event_type <> 'opsdeck.test'"),
+             QStringLiteral("CREATE INDEX instances_destroy_due ON instances(status, destroy_after, id)"
+                            " WHERE destroy_after IS NOT NULL"),
+         }},
     };
     return list;
 }
