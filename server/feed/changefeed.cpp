@@ -47,11 +47,29 @@ ChangeFeed::~ChangeFeed()
     closeAll();
 }
 
-qint64 ChangeFeed::lastSeq()
+const QString &ChangeFeed::lastSeqSql()
 {
     // One statement: this runs after every commit that appended events.
-    QSqlQuery &q = m_db.query(QStringLiteral(
-        "SELECT COALESCE((SELECT MAX(seq) FROM events), 0), COALESCE((SELECT purged_through FROM feed_state WHERE id = 1), 0)"));
+    static const QString sql = QStringLiteral(
+        "SELECT COALESCE((SELECT MAX(seq) FROM events), 0), COALESCE((SELECT purged_through FROM feed_state WHERE id = 1), 0)");
+    return sql;
+}
+
+QString ChangeFeed::readSql(const Caller &who)
+{
+    return QStringLiteral("SELECT seq, kind, object_id, version, op, object, at FROM events WHERE seq > ? AND seq <= ? AND ")
+           + Journal::audienceFilter(who) + QStringLiteral(" ORDER BY seq LIMIT ?");
+}
+
+const QString &ChangeFeed::pruneSql()
+{
+    static const QString sql = QStringLiteral("DELETE FROM events WHERE seq <= ?");
+    return sql;
+}
+
+qint64 ChangeFeed::lastSeq()
+{
+    QSqlQuery &q = m_db.query(lastSeqSql());
     qint64 seq = 0;
     if (q.exec() && q.next())
         seq = qMax(q.value(0).toLongLong(), q.value(1).toLongLong());
@@ -83,9 +101,7 @@ std::optional<FeedPage> ChangeFeed::read(const Caller &who, qint64 after, int li
     }
     FeedPage page;
     page.lastSeq = after;
-    QSqlQuery &q = m_db.query(QStringLiteral("SELECT seq, kind, object_id, version, op, object, at FROM events"
-                                             " WHERE seq > ? AND seq <= ? AND ")
-                              + Journal::audienceFilter(who) + QStringLiteral(" ORDER BY seq LIMIT ?"));
+    QSqlQuery &q = m_db.query(readSql(who));
     q.addBindValue(after);
     q.addBindValue(last);
     Journal::bindAudience(q, who);
@@ -247,7 +263,7 @@ void ChangeFeed::prune(qint64 last)
         return;
     if (!m_db.begin())
         return;
-    QSqlQuery &del = m_db.query(QStringLiteral("DELETE FROM events WHERE seq <= ?"));
+    QSqlQuery &del = m_db.query(pruneSql());
     del.addBindValue(horizon);
     const bool ok = del.exec();
     del.finish();

@@ -41,6 +41,12 @@ public:
     // nullopt with a 410 "gone" problem when `after` is older than the retained feed.
     std::optional<FeedPage> read(const Caller &who, qint64 after, int limit, Problem *error);
     static QByteArray pageBody(const FeedPage &page);
+    // What runs after every commit that appended events, for the tests that check the plans: the
+    // newest sequence number, a page of `who`'s events (binds after, last, who's audience, limit)
+    // and the trim (binds the horizon).
+    static const QString &lastSeqSql();
+    static QString readSql(const Caller &who);
+    static const QString &pruneSql();
 
     // Answers the responder as soon as an event visible to `who` exists, or after waitMs.
     void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder);

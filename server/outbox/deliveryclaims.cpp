@@ -31,15 +31,8 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     return leasedTargets(ids, owner, nowAt, error, last);
 }
 
-bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
-                                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
-                                  const std::optional<ClaimCursor> &after)
+QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool after)
 {
-    ids->clear();
-    if (limit <= 0)
-        return true;
-    const QString now = timestamp(nowAt);
-    const bool postgres = m_db.backend() == Database::Backend::Postgres;
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
     QString select = QStringLiteral(
@@ -48,7 +41,7 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
         " AND e.state = 'ACTIVE'");
     // The busy endpoints as one JSON array parameter, so the statement's text (and its cached
     // preparation) does not change with them.
-    if (!busyEndpoints.isEmpty())
+    if (busyEndpoints)
         select += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
                            : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
     if (after)
@@ -62,9 +55,19 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
         " ORDER BY d.next_attempt_at, d.id LIMIT ?");
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
+    return QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
+           + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id");
+}
 
-    Statement q(m_db, QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
-                          + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id"));
+bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
+                                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
+                                  const std::optional<ClaimCursor> &after)
+{
+    ids->clear();
+    if (limit <= 0)
+        return true;
+    const QString now = timestamp(nowAt);
+    Statement q(m_db, leaseSql(m_db.backend() == Database::Backend::Postgres, !busyEndpoints.isEmpty(), after.has_value()));
     q.bindText(owner).bindText(timestamp(leaseUntil)).bindText(now).bindText(now);
     if (!busyEndpoints.isEmpty())
         q.bindText(QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']'));
@@ -83,6 +86,21 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     return true;
 }
 
+QString DeliveryRepository::leasedTargetsSql(qsizetype count)
+{
+    // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
+    QString marks;
+    marks.reserve(3 * count);
+    for (qsizetype i = 0; i < count; ++i)
+        marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
+    return QStringLiteral(
+               "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
+               " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
+               " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
+               " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
+           + marks + QStringLiteral(") ORDER BY d.id");
+}
+
 QList<DeliveryTarget> DeliveryRepository::leasedTargets(const QList<qint64> &ids, const QString &owner,
                                                         const QDateTime &nowAt, Problem *error, ClaimCursor *last)
 {
@@ -90,18 +108,8 @@ QList<DeliveryTarget> DeliveryRepository::leasedTargets(const QList<qint64> &ids
     if (ids.isEmpty())
         return targets;
     const QString now = timestamp(nowAt);
-    // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
-    QString marks;
-    marks.reserve(3 * ids.size());
-    for (qsizetype i = 0; i < ids.size(); ++i)
-        marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
     std::optional<Statement> d;
-    d.emplace(m_db, QStringLiteral(
-        "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
-        " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
-        " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
-        " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
-                        + marks + QStringLiteral(") ORDER BY d.id"));
+    d.emplace(m_db, leasedTargetsSql(ids.size()));
     for (qint64 id : std::as_const(ids))
         d->bind(id);
     bool ok = d->exec(error);
@@ -153,9 +161,15 @@ void DeliveryRepository::release(qint64 id, const QString &owner)
     q.finish();
 }
 
+const QString &DeliveryRepository::newestIdSql()
+{
+    static const QString sql = QStringLiteral("SELECT COALESCE(MAX(id), 0) FROM deliveries");
+    return sql;
+}
+
 qint64 DeliveryRepository::newestId(Problem *error)
 {
-    QSqlQuery &q = m_db.query(QStringLiteral("SELECT COALESCE(MAX(id), 0) FROM deliveries"));
+    QSqlQuery &q = m_db.query(newestIdSql());
     qint64 id = -1;
     if (q.exec() && q.next())
         id = q.value(0).toLongLong();

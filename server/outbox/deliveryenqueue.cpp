@@ -21,16 +21,40 @@ const QString kTestEvent = QStringLiteral("opsdeck.test");
 
 } // namespace
 
+const QString &DeliveryRepository::staleSql()
+{
+    // Stale: undelivered, not in flight, and a newer notification of its instance and kind that
+    // was not cancelled exists. Only PENDING and FAILED rows can be, so each state is read through
+    // its own partial index: a pass (every poll) reads the rows still in play, never the DELIVERED
+    // history that a long-lived installation holds millions of. The PENDING index is in claim
+    // order; MATERIALIZED keeps SQLite from walking the whole table in id order for the ORDER BY
+    // instead of reading that index and sorting the few rows found.
+    static const QString staleOf = QStringLiteral(
+        " AND d.event_type <> 'opsdeck.test' AND (d.lease_until IS NULL OR d.lease_until < ?)"
+        " AND EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id AND n.event_type = d.event_type"
+        " AND n.id > d.id AND n.state <> 'CANCELLED')");
+    static const QString sql = QStringLiteral("WITH pending AS MATERIALIZED (SELECT d.id FROM deliveries d WHERE d.state = 'PENDING'")
+                               + staleOf
+                               + QStringLiteral(") SELECT id FROM pending UNION ALL SELECT d.id FROM deliveries d WHERE d.state = 'FAILED'")
+                               + staleOf + QStringLiteral(" ORDER BY 1 LIMIT 1000");
+    return sql;
+}
+
+const QString &DeliveryRepository::staleSiblingsSql()
+{
+    static const QString sql = QStringLiteral(
+        "SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? AND id < ? AND state IN ('PENDING', 'FAILED')"
+        " AND (lease_until IS NULL OR lease_until < ?)");
+    return sql;
+}
+
 int DeliveryRepository::supersedeStale(Problem *error)
 {
     const QString now = nowTimestamp();
-    QList<std::pair<qint64, qint64>> rows; // id, provider
+    QList<qint64> rows;
     {
-        QSqlQuery &q = m_db.query(QStringLiteral(
-            "SELECT d.id, d.provider_id FROM deliveries d WHERE d.state IN ('PENDING', 'FAILED') AND d.event_type <> 'opsdeck.test'"
-            " AND (d.lease_until IS NULL OR d.lease_until < ?)"
-            " AND EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id AND n.event_type = d.event_type"
-            " AND n.id > d.id AND n.state <> 'CANCELLED') ORDER BY d.id LIMIT 1000"));
+        QSqlQuery &q = m_db.query(staleSql());
+        q.addBindValue(now);
         q.addBindValue(now);
         if (!q.exec()) {
             *error = failed(q);
@@ -38,14 +62,14 @@ int DeliveryRepository::supersedeStale(Problem *error)
             return -1;
         }
         while (q.next())
-            rows.append({q.value(0).toLongLong(), q.value(1).toLongLong()});
+            rows.append(q.value(0).toLongLong());
         q.finish();
     }
     if (rows.isEmpty())
         return 0;
     WriteTransaction tx(m_db);
     int count = 0;
-    for (const auto &[id, provider] : std::as_const(rows)) {
+    for (qint64 id : std::as_const(rows)) {
         QSqlQuery &u = m_db.query(QStringLiteral(
             "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
             " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
@@ -64,7 +88,6 @@ int DeliveryRepository::supersedeStale(Problem *error)
                 return -1;
             ++count;
         }
-        Q_UNUSED(provider)
     }
     if (!tx.commit(error))
         return -1;
@@ -114,9 +137,7 @@ std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const 
     const qint64 id = ins.value(0).toLongLong();
     ins.finish();
     if (eventType != kTestEvent) {
-        QSqlQuery &old = m_db.query(QStringLiteral(
-            "SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? AND id < ? AND state IN ('PENDING', 'FAILED')"
-            " AND (lease_until IS NULL OR lease_until < ?)"));
+        QSqlQuery &old = m_db.query(staleSiblingsSql());
         old.addBindValue(instanceId);
         old.addBindValue(eventType);
         old.addBindValue(id);

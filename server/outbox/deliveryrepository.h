@@ -148,6 +148,16 @@ public:
     // Undelivered older notifications that a newer one of the same instance and kind replaces.
     int supersedeStale(Problem *error);
 
+    // The statements the outbox runs on every poll, claim or enqueue, for the tests that check
+    // their plans (none may walk a whole growing table) and for the methods that run them.
+    static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
+    static const QString &staleSiblingsSql(); // enqueue()'s older ones; binds instance, kind, id, now
+    // leaseDue()'s statement, as it is spelled for the backend and with or without busy
+    // endpoints and a cursor.
+    static QString leaseSql(bool postgres, bool busyEndpoints, bool after);
+    static QString leasedTargetsSql(qsizetype count); // leasedTargets() for `count` ids
+    static const QString &newestIdSql();
+
     // Queues a notification for an instance's registered callback (destruction, test event);
     // supersedes the older undelivered ones of the same kind. The new delivery, or nullopt.
     std::optional<QJsonObject> enqueue(qint64 instanceId, const QString &eventType, const QJsonObject &body,

@@ -28,8 +28,7 @@ struct LatestDelivery
 
 LatestDelivery latest(Database &db, qint64 instanceId, const QString &eventType)
 {
-    QSqlQuery &q = db.query(QStringLiteral(
-        "SELECT id, state FROM deliveries WHERE instance_id = ? AND event_type = ? ORDER BY id DESC LIMIT 1"));
+    QSqlQuery &q = db.query(DestructionSweep::latestSql());
     q.addBindValue(instanceId);
     q.addBindValue(eventType);
     LatestDelivery d;
@@ -52,13 +51,26 @@ DestructionSweep::DestructionSweep(Database &db, Journal &journal, DeliveryRepos
 {
 }
 
+const QString &DestructionSweep::dueSql()
+{
+    static const QString sql = QStringLiteral(
+        "SELECT id FROM instances WHERE status = 'STOPPED' AND destroy_after IS NOT NULL AND destroy_after <= ?"
+        " ORDER BY destroy_after, id LIMIT 500");
+    return sql;
+}
+
+const QString &DestructionSweep::latestSql()
+{
+    static const QString sql = QStringLiteral(
+        "SELECT id, state FROM deliveries WHERE instance_id = ? AND event_type = ? ORDER BY id DESC LIMIT 1");
+    return sql;
+}
+
 int DestructionSweep::run(Problem *error)
 {
     QList<qint64> due;
     {
-        QSqlQuery &q = m_db.query(QStringLiteral(
-            "SELECT id FROM instances WHERE status = 'STOPPED' AND destroy_after IS NOT NULL AND destroy_after <= ?"
-            " ORDER BY destroy_after, id LIMIT 500"));
+        QSqlQuery &q = m_db.query(dueSql());
         q.addBindValue(nowTimestamp());
         if (!q.exec()) {
             *error = Database::sqlProblem(q);

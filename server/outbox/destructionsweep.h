@@ -23,6 +23,11 @@ public:
     // One pass over the instances whose retention ended: how many changed, or -1 (see error).
     int run(Problem *error);
 
+    // What every pass runs, for the tests that check the plans: the instances due (binds now)
+    // and the newest notification of one instance and kind (binds instance, kind).
+    static const QString &dueSql();
+    static const QString &latestSql();
+
 private:
     bool step(qint64 instanceId, Problem *error, bool *changed);
     bool setAwaiting(qint64 instanceId, const QString &reason, qint64 deliveryId, Problem *error, bool *changed);
