@@ -1,6 +1,8 @@
 // Every kind's state change answers the same way: body check, 404, If-Match, refusal, audit row and feed event.
 #include "testserver.h"
 
+#include "server/storage/database.h"
+
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -22,12 +24,14 @@ private slots:
     void cleanupTestCase();
     void transition_data();
     void transition();
+    void refusalNamesRoutes();
 
 private:
     // The object the row starts from ("available organization", "pending delivery", ...): its
     // resource path, or an empty string when it could not be arranged.
     QString arrange(const QString &what);
-    qint64 registeredInstance();
+    qint64 registeredInstance(const QString &url = Nowhere);
+    QString arrangeEndpoint(const QString &what, const QString &name);
     QJsonObject object(const QString &path);
     qint64 lastSeq();
     // The feed events of `kind` about `id` after `seq`.
@@ -64,13 +68,40 @@ Reply tst_Transitions::send(const QByteArray &method, const QString &path, const
                              headers);
 }
 
-qint64 tst_Transitions::registeredInstance()
+qint64 tst_Transitions::registeredInstance(const QString &url)
 {
     const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org, m_provider,
                                                      QStringLiteral("crm"), QStringLiteral("alice"));
     const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                   {{QStringLiteral("callback_url"), Nowhere}}, m_server->operatorToken());
+                                   {{QStringLiteral("callback_url"), url}}, m_server->operatorToken());
     return r.status == 200 ? instance : 0;
+}
+
+QString tst_Transitions::arrangeEndpoint(const QString &what, const QString &name)
+{
+    // Its own URL, so the endpoint is new and no other row's instance shares it.
+    const QString url = Nowhere + QLatin1Char('/') + name;
+    if (registeredInstance(url) == 0)
+        return {};
+    qint64 id = 0;
+    const QJsonArray endpoints =
+        m_server->get(QStringLiteral("/api/v1/endpoints?provider=%1&limit=1000").arg(m_provider), m_server->operatorToken()).items();
+    for (const QJsonValue &e : endpoints) {
+        if (e[QStringLiteral("url")].toString() == url)
+            id = e[QStringLiteral("id")].toInteger();
+    }
+    const QString path = QStringLiteral("/api/v1/endpoints/%1").arg(id);
+    if (id == 0 || (what.startsWith(QLatin1String("paused")) && send("POST", path + QStringLiteral("/pause"), {}).status != 200))
+        return {};
+    if (what.startsWith(QLatin1String("disabled"))) {
+        // Only the delivery worker disables (a 410 answer), and it is off: the row is set as it would.
+        QSqlQuery q(m_server->controlPlane().database().connection());
+        q.prepare(QStringLiteral("UPDATE endpoints SET state = 'DISABLED', version = version + 1 WHERE id = ?"));
+        q.addBindValue(id);
+        if (!q.exec())
+            return {};
+    }
+    return path;
 }
 
 QString tst_Transitions::arrange(const QString &what)
@@ -90,6 +121,8 @@ QString tst_Transitions::arrange(const QString &what)
             return {};
         return path;
     }
+    if (what.endsWith(QLatin1String("endpoint")))
+        return arrangeEndpoint(what, name);
     const qint64 instance = registeredInstance();
     const QJsonArray deliveries =
         m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), m_server->operatorToken()).items();
@@ -144,34 +177,44 @@ void tst_Transitions::transition_data()
     QTest::addColumn<QString>("op");           // the feed event's
     QTest::addColumn<int>("repeatStatus");     // the same action once more
     QTest::addColumn<QStringList>("extra");    // answer fields the object itself does not carry
+    QTest::addColumn<QString>("audited");      // the audit row's action when it is not the route's
 
     const QJsonObject none;
     const QJsonObject callback{{QStringLiteral("callback_url"), Nowhere}};
     const QString org = QStringLiteral("organization");
     const QString inst = QStringLiteral("instance");
     const QString del = QStringLiteral("delivery");
+    const QString ep = QStringLiteral("endpoint");
     const QString status = QStringLiteral("status");
     const QString state = QStringLiteral("state");
     QTest::newRow("organization delete") << "available organization" << QByteArray("DELETE") << QString() << none << org << status
-                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList();
+                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList() << QString();
     QTest::newRow("organization restore") << "deleted organization" << QByteArray("POST") << "/restore" << none << org << status
-                                          << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList();
+                                          << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList() << QString();
     QTest::newRow("instance stop") << "pending instance" << QByteArray("POST") << "/stop" << none << inst << status << "PENDING"
-                                   << "STOPPED" << "updated" << 409 << QStringList();
+                                   << "STOPPED" << "updated" << 409 << QStringList() << QString();
     QTest::newRow("instance start") << "stopped instance" << QByteArray("POST") << "/start" << none << inst << status << "STOPPED"
-                                    << "RUNNING" << "updated" << 409 << QStringList();
+                                    << "RUNNING" << "updated" << 409 << QStringList() << QString();
     QTest::newRow("instance register") << "pending instance" << QByteArray("POST") << "/register" << callback << inst << status
-                                       << "PENDING" << "RUNNING" << "updated" << 409 << QStringList{QStringLiteral("secret")};
+                                       << "PENDING" << "RUNNING" << "updated" << 409 << QStringList{QStringLiteral("secret")} << QString();
     QJsonObject asStopped = callback;
     asStopped.insert(QStringLiteral("status"), QStringLiteral("STOPPED"));
     QTest::newRow("instance register as stopped") << "pending instance" << QByteArray("POST") << "/register" << asStopped << inst
                                                   << status << "PENDING" << "STOPPED" << "updated" << 409
-                                                  << QStringList{QStringLiteral("secret")};
+                                                  << QStringList{QStringLiteral("secret")} << QString();
     QTest::newRow("delivery cancel") << "pending delivery" << QByteArray("POST") << "/cancel" << none << del << state << "PENDING"
-                                     << "CANCELLED" << "updated" << 409 << QStringList();
+                                     << "CANCELLED" << "updated" << 409 << QStringList() << QString();
     // Retry leaves PENDING for PENDING: "send now" once more is allowed.
     QTest::newRow("delivery retry") << "cancelled delivery" << QByteArray("POST") << "/retry" << none << del << state << "CANCELLED"
-                                    << "PENDING" << "updated" << 200 << QStringList();
+                                    << "PENDING" << "updated" << 200 << QStringList() << QString();
+    QTest::newRow("endpoint pause") << "active endpoint" << QByteArray("POST") << "/pause" << none << ep << state << "ACTIVE"
+                                    << "PAUSED" << "updated" << 409 << QStringList() << QString();
+    QTest::newRow("endpoint resume") << "paused endpoint" << QByteArray("POST") << "/resume" << none << ep << state << "PAUSED"
+                                     << "ACTIVE" << "updated" << 409 << QStringList() << QString();
+    // The API has no enable route: resume enables a disabled endpoint, and the audit says what the machine took.
+    QTest::newRow("endpoint resume from disabled") << "disabled endpoint" << QByteArray("POST") << "/resume" << none << ep << state
+                                                   << "DISABLED" << "ACTIVE" << "updated" << 409 << QStringList()
+                                                   << QStringLiteral("enable");
 }
 
 void tst_Transitions::transition()
@@ -187,6 +230,7 @@ void tst_Transitions::transition()
     QFETCH(QString, op);
     QFETCH(int, repeatStatus);
     QFETCH(QStringList, extra);
+    QFETCH(QString, audited);
 
     const QString path = arrange(start);
     QVERIFY2(!path.isEmpty(), qPrintable(start));
@@ -236,7 +280,8 @@ void tst_Transitions::transition()
     const QJsonArray audit = auditOf(kind, id);
     QCOMPARE(audit.size(), auditRows + 1);
     const QJsonObject row = audit.last().toObject();
-    QCOMPARE(row.value(QStringLiteral("action")).toString(), route.isEmpty() ? QStringLiteral("delete") : route.mid(1));
+    const QString verb = route.isEmpty() ? QStringLiteral("delete") : route.mid(1);
+    QCOMPARE(row.value(QStringLiteral("action")).toString(), audited.isEmpty() ? verb : audited);
     QCOMPARE(row.value(QStringLiteral("from")).toString(), from);
     QCOMPARE(row.value(QStringLiteral("to")).toString(), to);
     QCOMPARE(row.value(QStringLiteral("reason")).toString(), withReason.value(QStringLiteral("reason")).toString());
@@ -258,6 +303,20 @@ void tst_Transitions::transition()
     QCOMPARE(auditOf(kind, id).size(), auditRows + 1);
     QCOMPARE(eventsOf(seq, kind, id).size(), 1);
     QCOMPARE(object(path).value(QStringLiteral("version")).toInteger(), version + 1);
+}
+
+void tst_Transitions::refusalNamesRoutes()
+{
+    // The machine leaves DISABLED by "enable", which the API serves as POST /resume.
+    const QString path = arrange(QStringLiteral("disabled endpoint"));
+    QVERIFY(!path.isEmpty());
+    const Reply r = send("POST", path + QStringLiteral("/pause"), {});
+    QVERIFY2(r.status == 409, r.body.constData());
+    QCOMPARE(r.code(), QStringLiteral("invalid-transition"));
+    QCOMPARE(r.json().value(QStringLiteral("allowed")).toArray(), QJsonArray{QStringLiteral("resume")});
+    QCOMPARE(r.json().value(QStringLiteral("state")).toString(), QStringLiteral("DISABLED"));
+    const QString detail = r.json().value(QStringLiteral("detail")).toString();
+    QVERIFY2(detail.endsWith(QLatin1String("allowed: resume")) && !detail.contains(QLatin1String("enable")), qPrintable(detail));
 }
 
 QTEST_GUILESS_MAIN(tst_Transitions)
