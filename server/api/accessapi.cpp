@@ -5,9 +5,9 @@
 #include "server/auth/tokenstore.h"
 #include "server/feed/changefeed.h"
 #include "server/http/router.h"
+#include "server/outbox/writetransaction.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
-#include "server/storage/transaction.h"
 
 #include <QJsonArray>
 #include <QSqlQuery>
@@ -98,14 +98,14 @@ Response AccessApi::createToken(Request &req)
     }
     if (!r.ok())
         return Response::problem(r.problem());
-    Transaction tx(m_ctx.db);
+    WriteTransaction tx(m_ctx.db);
     Problem problem;
     QString bearer;
     const auto t = m_ctx.tokens.create(*roleFromName(role), subject, name, &bearer, &problem);
     if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
         || !m_ctx.journal.event(kToken, t->id, 1, QStringLiteral("created"), t->toJson(), operatorsOnly(), &problem)
-        || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+        || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     QJsonObject body = t->toJson();
     body.insert(QStringLiteral("token"), bearer);
@@ -117,7 +117,7 @@ Response AccessApi::revokeToken(Request &req)
     QString reason;
     if (auto p = readReasonOnly(req, &reason))
         return Response::problem(*p);
-    Transaction tx(m_ctx.db);
+    WriteTransaction tx(m_ctx.db);
     Problem problem;
     const auto before = m_ctx.tokens.find(req.id(), &problem);
     if (!before)
@@ -125,8 +125,8 @@ Response AccessApi::revokeToken(Request &req)
     const auto t = m_ctx.tokens.revoke(req.id(), &problem);
     if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
         || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("deleted"), t->toJson(), operatorsOnly(), &problem)
-        || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+        || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     return Response::json(200, t->toJson());
 }

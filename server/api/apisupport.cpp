@@ -29,6 +29,11 @@ Problem internal(const QString &detail)
     return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"), detail);
 }
 
+Problem storageFailed(const Problem &problem)
+{
+    return problem.isNull() ? internal(QStringLiteral("commit failed")) : problem;
+}
+
 Problem refusal(const Refusal &r, const QString &kind, const QString &state, const QString &action)
 {
     const bool forbidden = r.code == QLatin1String("forbidden-transition");
@@ -63,22 +68,6 @@ std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
                                   .arg(version));
     p.with(QStringLiteral("current_version"), version);
     return p;
-}
-
-std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
-                                            const QString &kind, const QString &action, Problem *error,
-                                            const QString &stateField)
-{
-    if (auto p = checkIfMatch(request, object.value(QStringLiteral("version")).toInteger())) {
-        *error = *p;
-        return std::nullopt;
-    }
-    const QString from = object.value(stateField).toString();
-    Refusal why;
-    auto t = machine.find(from, action, request.who().role, &why);
-    if (!t)
-        *error = refusal(why, kind, from, action);
-    return t;
 }
 
 JsonReader bodyReader(const Request &request)
@@ -206,6 +195,15 @@ std::optional<QJsonObject> loadRow(QSqlQuery &query, const std::function<QJsonOb
         *error = notFound(kind, id);
     query.finish();
     return o;
+}
+
+bool execute(QSqlQuery &query, Problem *error)
+{
+    const bool executed = query.exec();
+    if (!executed)
+        *error = Database::sqlProblem(query);
+    query.finish();
+    return executed;
 }
 
 bool updateVersioned(QSqlQuery &query, const QString &kind, Problem *error)

@@ -20,16 +20,13 @@ namespace OpsDeck::ApiSupport {
 Problem notFound(const QString &kind, qint64 id);
 Problem invalid(const QString &path, const QString &message);
 Problem internal(const QString &detail);
+// What a failed write answers: its storage problem as it is (a conflict the router runs again), or
+// a 500 when it failed without one.
+Problem storageFailed(const Problem &problem);
 Problem refusal(const Refusal &refusal, const QString &kind, const QString &state, const QString &action);
 
 // 412 when If-Match is present and names another version ("*" matches anything).
 std::optional<Problem> checkIfMatch(const Request &request, qint64 version);
-// What a state change checks before it writes: the caller's If-Match against the object's
-// "version", then whether the caller's role may take `action` from its state (the value at
-// `stateField`). The transition, or the problem (412, 409 or 403) in *error.
-std::optional<Transition> allowedTransition(const Request &request, const QJsonObject &object, const StateMachine &machine,
-                                            const QString &kind, const QString &action, Problem *error,
-                                            const QString &stateField = QStringLiteral("status"));
 
 // The request body as an object; an empty body reads as {} so body-less mutations work.
 JsonReader bodyReader(const Request &request);
@@ -64,6 +61,9 @@ Response listQuery(QSqlQuery &query, int limit, const std::function<QJsonObject(
 // or a 404 naming `kind` and `id`. The statement is finished either way.
 std::optional<QJsonObject> loadRow(QSqlQuery &query, const std::function<QJsonObject(const QSqlQuery &)> &json,
                                    const QString &kind, qint64 id, Problem *error);
+// Runs a prepared statement whose rows nobody reads: false with the storage problem in *error.
+// The statement is finished either way.
+bool execute(QSqlQuery &query, Problem *error);
 // Runs a prepared UPDATE … WHERE id = ? AND version = ?: false with the storage problem, or with
 // a 412 when no row matched (another writer changed the `kind` first). The statement is finished.
 bool updateVersioned(QSqlQuery &query, const QString &kind, Problem *error);

@@ -10,13 +10,13 @@
 #include "server/delivery/urlguard.h"
 #include "server/outbox/deliveryrepository.h"
 #include "server/outbox/deliveryschedule.h"
+#include "server/outbox/writetransaction.h"
 #include "server/feed/changefeed.h"
 #include "server/http/jsonwriter.h"
 #include "server/http/router.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
-#include "server/storage/transaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -267,7 +267,7 @@ Response InstancesApi::create(Request &req)
         return Response::problem(Problem::make(403, QStringLiteral("forbidden"), QStringLiteral("Forbidden"),
                                                QStringLiteral("an owner may only create instances it owns")));
 
-    Transaction tx(m_ctx.db);
+    WriteTransaction tx(m_ctx.db);
     QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
     org.addBindValue(orgId);
     org.exec();
@@ -310,8 +310,8 @@ Response InstancesApi::create(Request &req)
     const Caller system{Actor::Operator, {}, 0};
     const auto o = loadVisible(system, id, &problem);
     if (!o || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kInstance, id, {}, Instance::Pending, reason}, audienceOf(*o), &problem)
-        || !m_ctx.journal.event(kInstance, id, 1, QStringLiteral("created"), *o, audienceOf(*o), &problem) || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+        || !m_ctx.journal.event(kInstance, id, 1, QStringLiteral("created"), *o, audienceOf(*o), &problem) || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     return Response::json(201, *o).withETag(1).withHeader(QByteArrayLiteral("Location"),
                                                           "/api/v1/instances/" + QByteArray::number(id));
@@ -334,8 +334,10 @@ Response InstancesApi::registerInstance(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     TransitionSpec spec = transitions();
-    spec.write = [this, url, signing, status](TransitionStep &step, QJsonObject *after, Problem *error) {
-        return writeRegistration(step, url, signing, status, after, error);
+    // Register may end in RUNNING or STOPPED: the machine is asked for the one the body names.
+    spec.target = status;
+    spec.write = [this, url, signing](TransitionStep &step, QJsonObject *after, Problem *error) {
+        return writeRegistration(step, url, signing, after, error);
     };
     return runTransition(m_ctx, req, spec, QStringLiteral("register"), reason);
 }
@@ -352,8 +354,8 @@ TransitionSpec InstancesApi::transitions()
     return spec;
 }
 
-bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, const QString &signing, const QString &status,
-                                     QJsonObject *after, Problem *error)
+bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, const QString &signing, QJsonObject *after,
+                                     Problem *error)
 {
     const QString secret = WebhookSignature::generateSecret();
     const qint64 providerId = step.before.value(QStringLiteral("provider_id")).toInteger();
@@ -366,11 +368,7 @@ bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, c
         ins.addBindValue(Endpoint::Active);
         ins.addBindValue(now);
         ins.addBindValue(now);
-        const bool ok = ins.exec();
-        if (!ok)
-            *error = Database::sqlProblem(ins);
-        ins.finish();
-        if (!ok)
+        if (!execute(ins, error))
             return false;
     }
     QSqlQuery &cb = m_ctx.db.query(QStringLiteral("UPDATE instances SET callback_url = ?, callback_signing = ?, secret = ?"
@@ -379,17 +377,12 @@ bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, c
     cb.addBindValue(signing);
     cb.addBindValue(secret);
     cb.addBindValue(step.request.id());
-    const bool ok = cb.exec();
-    cb.finish();
-    if (!ok) {
-        *error = internal(QStringLiteral("cannot store the callback"));
+    if (!execute(cb, error))
         return false;
-    }
     QJsonObject withCallback = step.before;
     withCallback.insert(QStringLiteral("callback"), QJsonObject{{QStringLiteral("url"), url}, {QStringLiteral("signing"), signing}});
     step.answerExtra.insert(QStringLiteral("secret"), secret);
-    // The body's status, not the machine's first register target: register may end in RUNNING or STOPPED.
-    return writeStatus(step.request, withCallback, status, step.action, step.reason, after, error);
+    return writeStatus(step.request, withCallback, step.transition.to, step.action, step.reason, after, error);
 }
 
 bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, const QString &to, const QString &action,

@@ -38,11 +38,12 @@ private:
 
     // The instance if `who` may see it; 404 otherwise (another provider's instance is not found).
     std::optional<QJsonObject> loadVisible(const Caller &who, qint64 id, Problem *error);
-    // Stop and start as runTransition() runs them; register replaces the write.
+    // Stop and start as runTransition() runs them; register names its target and replaces the write.
     TransitionSpec transitions();
-    // Register's write: the endpoint, the callback and its new secret, then writeStatus() to `status`.
-    bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, const QString &status,
-                           QJsonObject *after, Problem *error);
+    // Register's write: the endpoint, the callback and its new secret, then writeStatus() to the
+    // transition's target.
+    bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, QJsonObject *after,
+                           Problem *error);
     // Status change, audit, feed event and outbox delivery; inside the caller's transaction.
     bool writeStatus(const Request &request, const QJsonObject &before, const QString &to, const QString &action,
                      const QString &reason, QJsonObject *after, Problem *error);

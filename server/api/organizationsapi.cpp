@@ -5,10 +5,10 @@
 #include "core/organization.h"
 #include "server/feed/changefeed.h"
 #include "server/http/router.h"
+#include "server/outbox/writetransaction.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
-#include "server/storage/transaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -123,7 +123,7 @@ Response OrganizationsApi::create(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
 
-    Transaction tx(m_ctx.db);
+    WriteTransaction tx(m_ctx.db);
     const QString now = nowTimestamp();
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
                                                  " VALUES (?, ?, 1, ?, ?) RETURNING id"));
@@ -137,8 +137,8 @@ Response OrganizationsApi::create(Request &req)
         return Response::problem(problem);
     const auto o = load(*id, &problem);
     if (!o || !m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kOrganization, *id, {}, Organization::Available, reason}, {}, &problem)
-        || !m_ctx.journal.event(kOrganization, *id, 1, QStringLiteral("created"), *o, {}, &problem) || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+        || !m_ctx.journal.event(kOrganization, *id, 1, QStringLiteral("created"), *o, {}, &problem) || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     return Response::json(201, *o).withETag(1).withHeader(QByteArrayLiteral("Location"),
                                                           "/api/v1/organizations/" + QByteArray::number(*id));
@@ -203,14 +203,8 @@ bool OrganizationsApi::writeStatus(const TransitionStep &step, const QString &op
     q.addBindValue(t.to == Organization::Deleted ? QVariant(now) : QVariant(QMetaType::fromType<QString>()));
     q.addBindValue(id);
     q.addBindValue(version);
-    // Not updateVersioned(): a failed statement answers 412 here as well, not with its storage problem.
-    const bool updated = q.exec() && q.numRowsAffected() == 1;
-    q.finish();
-    if (!updated) {
-        *error = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                               QStringLiteral("the organization changed meanwhile"));
+    if (!updateVersioned(q, kOrganization, error))
         return false;
-    }
     const auto o = load(id, error);
     if (!o)
         return false;
@@ -260,7 +254,7 @@ Response OrganizationsApi::createProvider(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
 
-    Transaction tx(m_ctx.db);
+    WriteTransaction tx(m_ctx.db);
     Problem problem;
     const auto org = load(orgId, &problem);
     if (!org)
@@ -289,8 +283,8 @@ Response OrganizationsApi::createProvider(Request &req)
                         {QStringLiteral("created_at"), now},
                         {QStringLiteral("updated_at"), now}};
     if (!m_ctx.journal.audit(*req.caller, {QStringLiteral("create"), kProvider, id, {}, {}, reason}, {}, &problem)
-        || !m_ctx.journal.event(kProvider, id, 1, QStringLiteral("created"), o, {}, &problem) || !tx.commit())
-        return Response::problem(problem.isNull() ? internal(QStringLiteral("commit failed")) : problem);
+        || !m_ctx.journal.event(kProvider, id, 1, QStringLiteral("created"), o, {}, &problem) || !tx.commit(&problem))
+        return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     return Response::json(201, o).withETag(1).withHeader(QByteArrayLiteral("Location"),
                                                          "/api/v1/providers/" + QByteArray::number(id));

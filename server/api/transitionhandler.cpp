@@ -4,7 +4,6 @@
 #include "apisupport.h"
 #include "server/feed/changefeed.h"
 #include "server/outbox/writetransaction.h"
-#include "server/storage/transaction.h"
 
 #include <utility>
 
@@ -12,24 +11,32 @@ namespace OpsDeck {
 
 namespace {
 
-// The transaction a description asks for, committed the way that one reports a failure.
-class TransitionScope final
+// What the caller's If-Match and the machine say about taking `action` from the object's state:
+// the transition, or the problem (412, 409 or 403).
+std::optional<Transition> allowedTransition(const Request &req, const QJsonObject &object, const TransitionSpec &spec,
+                                            const QString &action, Problem *error)
 {
-public:
-    TransitionScope(Database &db, TransitionSpec::Scope scope)
-    {
-        if (scope == TransitionSpec::Scope::WriteTransaction)
-            m_write.emplace(db);
-        else
-            m_plain.emplace(db);
+    if (auto p = ApiSupport::checkIfMatch(req, object.value(QStringLiteral("version")).toInteger())) {
+        *error = *p;
+        return std::nullopt;
     }
-
-    bool commit(Problem *error) { return m_write ? m_write->commit(error) : m_plain->commit(); }
-
-private:
-    std::optional<Transaction> m_plain;
-    std::optional<WriteTransaction> m_write;
-};
+    const QString from = object.value(spec.stateField).toString();
+    const auto find = [&](const QString &a, Refusal *why) {
+        return spec.target.isEmpty() ? spec.machine->find(from, a, req.who().role, why)
+                                     : spec.machine->find(from, a, spec.target, req.who().role, why);
+    };
+    Refusal why;
+    if (auto t = find(action, &why))
+        return t;
+    for (const QString &alternative : spec.alternatives) {
+        if (auto t = find(alternative, nullptr))
+            return t;
+    }
+    if (spec.refused)
+        spec.refused(&why);
+    *error = ApiSupport::refusal(why, spec.kind, from, action);
+    return std::nullopt;
+}
 
 } // namespace
 
@@ -42,7 +49,7 @@ Response runTransition(const ApiContext &ctx, const Request &req, const Transiti
         if (auto p = ApiSupport::readReasonOnly(req, &why))
             return Response::problem(*p);
     }
-    TransitionScope tx(ctx.db, spec.scope);
+    WriteTransaction tx(ctx.db);
     if (spec.lock) {
         if (auto p = spec.lock(req.id()))
             return Response::problem(*p);
@@ -51,17 +58,17 @@ Response runTransition(const ApiContext &ctx, const Request &req, const Transiti
     auto before = spec.load(req.who(), req.id(), &problem);
     if (!before)
         return Response::problem(problem);
-    auto t = ApiSupport::allowedTransition(req, *before, *spec.machine, spec.kind, action, &problem, spec.stateField);
+    auto t = allowedTransition(req, *before, spec, action, &problem);
     if (!t)
         return Response::problem(problem);
-    TransitionStep step{req, action, std::move(why), std::move(*before), std::move(*t), {}};
+    TransitionStep step{req, t->action, std::move(why), std::move(*before), std::move(*t), {}};
     if (spec.check) {
         if (auto p = spec.check(step))
             return Response::problem(*p);
     }
     QJsonObject after;
     if (!spec.write(step, &after, &problem) || !tx.commit(&problem))
-        return Response::problem(problem.isNull() ? ApiSupport::internal(QStringLiteral("commit failed")) : problem);
+        return Response::problem(ApiSupport::storageFailed(problem));
     ctx.feed.notifyAppended();
     for (auto it = step.answerExtra.constBegin(); it != step.answerExtra.constEnd(); ++it)
         after.insert(it.key(), it.value());

@@ -10,6 +10,7 @@
 
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 #include <optional>
@@ -20,7 +21,7 @@ namespace OpsDeck {
 struct TransitionStep
 {
     const Request &request;
-    QString action;
+    QString action; // the machine's: the route's, or the alternative the machine took
     QString reason;
     QJsonObject before;    // the object as `load` found it
     Transition transition; // what the machine allows from before's state
@@ -28,22 +29,26 @@ struct TransitionStep
 };
 
 // What differs between kinds; runTransition() holds what does not. A new kind's transitions are a
-// new description, not a copy of the sequence.
+// new description, not a copy of the sequence. Every description runs in a WriteTransaction: a
+// failed commit answers with its storage problem, which the router runs again when it is a conflict.
 struct TransitionSpec
 {
-    enum class Scope {
-        Transaction,      // server/storage's Transaction: a failed commit answers 500
-        WriteTransaction, // rows the outbox store writes too: a failed commit answers with its storage problem
-    };
-
     QString kind;                          // "instance": in problems and audit rows
     const StateMachine *machine = nullptr; // not owned; a static table from core/
     QString stateField = QStringLiteral("status");
-    Scope scope = Scope::Transaction;
+    // The state the action must end in when the machine lists several (register as RUNNING or as
+    // STOPPED): the machine is asked for that one. Any when empty.
+    QString target;
+    // Machine actions the route's action also stands for, tried in order when the machine refuses
+    // it (an endpoint's resume is the machine's enable from DISABLED); the refusal stays the route's.
+    QStringList alternatives;
     // Runs first inside the transaction, before the object is read (a PostgreSQL row lock); none when empty.
     std::function<std::optional<Problem>(qint64 id)> lock;
     // The object as `who` may see it, or the problem (404 for one that is not there or not theirs).
     std::function<std::optional<QJsonObject>(const Caller &who, qint64 id, Problem *error)> load;
+    // Rewrites the machine's refusal before it becomes the problem (its allowed actions as the
+    // API's routes name them); none when empty.
+    std::function<void(Refusal *refusal)> refused;
     // Refusals of the kind's own once If-Match and the machine agreed; none when empty.
     std::function<std::optional<Problem>(const TransitionStep &step)> check;
     // The new state, its audit row, feed event and side effects, inside the transaction; the

@@ -93,15 +93,21 @@ Response DeliveryApi::cancel(Request &req)
     return runTransition(m_ctx, req, deliveryTransitions(), QStringLiteral("cancel"));
 }
 
-TransitionSpec DeliveryApi::deliveryTransitions()
+TransitionSpec DeliveryApi::outboxTransitions(const QString &kind, const StateMachine &machine, const QString &table,
+                                              VisibleRow load)
 {
     TransitionSpec spec;
-    spec.kind = kDelivery;
-    spec.machine = &Delivery::machine();
+    spec.kind = kind;
+    spec.machine = &machine;
     spec.stateField = QStringLiteral("state");
-    spec.scope = TransitionSpec::Scope::WriteTransaction;
-    spec.lock = [this](qint64 id) { return lockRow(QStringLiteral("deliveries"), id); };
-    spec.load = [this](const Caller &who, qint64 id, Problem *error) { return visibleDelivery(who, id, error); };
+    spec.lock = [this, table](qint64 id) { return lockRow(table, id); };
+    spec.load = [this, load](const Caller &who, qint64 id, Problem *error) { return (this->*load)(who, id, error); };
+    return spec;
+}
+
+TransitionSpec DeliveryApi::deliveryTransitions()
+{
+    TransitionSpec spec = outboxTransitions(kDelivery, Delivery::machine(), QStringLiteral("deliveries"), &DeliveryApi::visibleDelivery);
     spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) {
         return applyDelivery(step.request.who(), step.before, step.action, step.reason, after, error);
     };

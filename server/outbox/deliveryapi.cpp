@@ -46,11 +46,6 @@ Response failedQuery(QSqlQuery &q)
     return Response::problem(p);
 }
 
-Problem storageFailed(const Problem &problem)
-{
-    return problem.isNull() ? internal(QStringLiteral("commit failed")) : problem;
-}
-
 } // namespace DeliveryApiSupport
 
 namespace {

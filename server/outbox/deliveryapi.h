@@ -63,12 +63,20 @@ private:
     // One delivery transition inside the caller's transaction: state, audit and feed event.
     bool applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
                        QJsonObject *after, Problem *error);
-    // Retry and cancel of one delivery as runTransition() runs them: the row locked before it is
-    // read, a write transaction (the outbox store writes deliveries too), applyDelivery() to write.
+    using VisibleRow = std::optional<QJsonObject> (DeliveryApi::*)(const Caller &who, qint64 id, Problem *error);
+    // What an outbox row's transitions share: its "state" field, the row locked before `load` reads
+    // it. The description's write is the caller's to add.
+    TransitionSpec outboxTransitions(const QString &kind, const StateMachine &machine, const QString &table, VisibleRow load);
+    // Retry and cancel of one delivery as runTransition() runs them, applyDelivery() to write.
     TransitionSpec deliveryTransitions();
     // A retry's refusal (409 delivery-superseded) when newerNotification() finds one; the storage problem when it fails.
     std::optional<Problem> retrySuperseded(const QJsonObject &delivery);
-    Response endpointTransition(Request &request, const QStringList &actions);
+    // Pause and resume of an endpoint as runTransition() runs them: refusals naming routes,
+    // applyEndpoint() to write.
+    TransitionSpec endpointTransitions();
+    // The endpoint's new state inside the runner's transaction; activating it also restarts its
+    // failure streak and makes its waiting deliveries due now. Audit row and feed event.
+    bool applyEndpoint(const TransitionStep &step, QJsonObject *after, Problem *error);
 
     ApiContext m_ctx;
     std::unique_ptr<DeliveryRepository> m_repository;

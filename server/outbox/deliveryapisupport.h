@@ -24,7 +24,5 @@ const QStringList &filterKeys();
 qint64 providerOf(const Caller &who);
 // The failed statement's problem as the answer (the statement finished).
 Response failedQuery(QSqlQuery &q);
-// A storage problem as it is, or a 500 when a commit failed without one.
-Problem storageFailed(const Problem &problem);
 
 } // namespace OpsDeck::DeliveryApiSupport

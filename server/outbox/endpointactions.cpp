@@ -68,108 +68,84 @@ Response DeliveryApi::getEndpoint(Request &req)
 
 Response DeliveryApi::pause(Request &req)
 {
-    return endpointTransition(req, {QStringLiteral("pause")});
+    return runTransition(m_ctx, req, endpointTransitions(), QStringLiteral("pause"));
 }
 
 Response DeliveryApi::resume(Request &req)
 {
+    TransitionSpec resume = endpointTransitions();
     // A disabled (410) endpoint is resumed the same way once its URL works again.
-    return endpointTransition(req, {QStringLiteral("resume"), QStringLiteral("enable")});
+    resume.alternatives = {QStringLiteral("enable")};
+    return runTransition(m_ctx, req, resume, QStringLiteral("resume"));
 }
 
-Response DeliveryApi::endpointTransition(Request &req, const QStringList &actions)
+TransitionSpec DeliveryApi::endpointTransitions()
 {
-    QString reason;
-    if (auto p = readReasonOnly(req, &reason))
-        return Response::problem(*p);
-    WriteTransaction tx(m_ctx.db);
-    if (auto p = lockRow(QStringLiteral("endpoints"), req.id()))
-        return Response::problem(*p);
-    Problem problem;
-    const auto before = visibleEndpoint(req.who(), req.id(), &problem);
-    if (!before)
-        return Response::problem(problem);
-    const qint64 version = before->value(QStringLiteral("version")).toInteger();
-    if (auto p = checkIfMatch(req, version))
-        return Response::problem(*p);
-    const QString from = before->value(QStringLiteral("state")).toString();
-    std::optional<Transition> t;
-    Refusal refusal;
-    QString action;
-    for (const QString &a : actions) {
-        Refusal attempt;
-        t = Endpoint::machine().find(from, a, req.who().role, &attempt);
-        if (t) {
-            action = a;
-            break;
-        }
-        if (refusal.code.isEmpty())
-            refusal = attempt;
-    }
-    if (!t) {
+    TransitionSpec spec = outboxTransitions(kEndpoint, Endpoint::machine(), QStringLiteral("endpoints"), &DeliveryApi::visibleEndpoint);
+    spec.refused = [](Refusal *refusal) {
         // The API has no route for "enable": POST /resume enables a disabled endpoint.
-        if (refusal.allowed.contains(QLatin1String("enable"))) {
-            refusal.allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
-            refusal.allowed.removeDuplicates();
-            refusal.message.replace(QLatin1String("allowed: enable"), QLatin1String("allowed: resume"));
-        }
-        return Response::problem(ApiSupport::refusal(refusal, kEndpoint, from, actions.first()));
-    }
+        if (!refusal->allowed.contains(QLatin1String("enable")))
+            return;
+        refusal->allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
+        refusal->allowed.removeDuplicates();
+        refusal->message.replace(QLatin1String("allowed: enable"), QLatin1String("allowed: resume"));
+    };
+    spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) { return applyEndpoint(step, after, error); };
+    return spec;
+}
+
+bool DeliveryApi::applyEndpoint(const TransitionStep &step, QJsonObject *after, Problem *error)
+{
+    const qint64 id = step.request.id();
+    const qint64 version = step.before.value(QStringLiteral("version")).toInteger();
+    const Transition &t = step.transition;
     const QString now = nowTimestamp();
-    const bool activating = t->to == Endpoint::Active;
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
         "UPDATE endpoints SET state = ?, paused_at = CASE WHEN ? THEN ? ELSE NULL END, version = version + 1, updated_at = ?"
         " WHERE id = ? AND version = ?"));
-    q.addBindValue(t->to);
-    q.addBindValue(t->to == Endpoint::Paused);
+    q.addBindValue(t.to);
+    q.addBindValue(t.to == Endpoint::Paused);
     q.addBindValue(now);
     q.addBindValue(now);
-    q.addBindValue(req.id());
+    q.addBindValue(id);
     q.addBindValue(version);
-    if (!q.exec())
-        return failedQuery(q);
-    const bool updated = q.numRowsAffected() == 1;
-    q.finish();
-    if (!updated)
-        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                                               QStringLiteral("the endpoint changed meanwhile")));
-    if (activating) {
+    if (!updateVersioned(q, kEndpoint, error))
+        return false;
+    if (t.to == Endpoint::Active) {
         // A fresh start: the auto-pause window counts from the next failure, and what waited goes now.
         QSqlQuery &streak = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
-        streak.addBindValue(req.id());
-        if (!streak.exec())
-            return failedQuery(streak);
-        streak.finish();
+        streak.addBindValue(id);
+        if (!execute(streak, error))
+            return false;
         // Every writer locks an endpoint before its deliveries and deliveries in id order (the
         // worker's group commit too), so this cannot deadlock with a batch being recorded.
         if (m_ctx.db.backend() == Database::Backend::Postgres) {
             QSqlQuery &lock = m_ctx.db.query(QStringLiteral(
                 "SELECT id FROM deliveries WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"
                 " ORDER BY id FOR UPDATE"));
-            lock.addBindValue(req.id());
+            lock.addBindValue(id);
             lock.addBindValue(now);
-            if (!lock.exec())
-                return failedQuery(lock);
-            lock.finish();
+            if (!execute(lock, error))
+                return false;
         }
         QSqlQuery &due = m_ctx.db.query(QStringLiteral(
             "UPDATE deliveries SET next_attempt_at = ? WHERE endpoint_id = ? AND state = 'PENDING' AND next_attempt_at > ?"));
         due.addBindValue(now);
-        due.addBindValue(req.id());
+        due.addBindValue(id);
         due.addBindValue(now);
-        if (!due.exec())
-            return failedQuery(due);
-        due.finish();
+        if (!execute(due, error))
+            return false;
     }
-    const qint64 provider = before->value(QStringLiteral("provider_id")).toInteger();
-    if (!m_ctx.journal.audit(req.who(), {action, kEndpoint, req.id(), from, t->to, reason}, Audience{provider, {}, false}, &problem)
-        || !m_repository->emitEndpoint(req.id(), QStringLiteral("updated"), &problem))
-        return Response::problem(storageFailed(problem));
-    const auto after = m_repository->endpoint(req.id(), &problem);
-    if (!after || !tx.commit(&problem))
-        return Response::problem(storageFailed(problem));
-    m_ctx.feed.notifyAppended();
-    return Response::json(200, *after).withETag(after->value(QStringLiteral("version")).toInteger());
+    const qint64 provider = step.before.value(QStringLiteral("provider_id")).toInteger();
+    if (!m_ctx.journal.audit(step.request.who(), {step.action, kEndpoint, id, t.from, t.to, step.reason},
+                             Audience{provider, {}, false}, error)
+        || !m_repository->emitEndpoint(id, QStringLiteral("updated"), error))
+        return false;
+    const auto o = m_repository->endpoint(id, error);
+    if (!o)
+        return false;
+    *after = *o;
+    return true;
 }
 
 Response DeliveryApi::test(Request &req)

@@ -25,8 +25,13 @@ private slots:
     void transition_data();
     void transition();
     void refusalNamesRoutes();
+    void registerAsksForItsTarget();
+    void storageFailure_data();
+    void storageFailure();
 
 private:
+    // Runs each statement on the server's database: why one failed, or an empty string.
+    QString execAll(const QStringList &statements);
     // The object the row starts from ("available organization", "pending delivery", ...): its
     // resource path, or an empty string when it could not be arranged.
     QString arrange(const QString &what);
@@ -317,6 +322,134 @@ void tst_Transitions::refusalNamesRoutes()
     QCOMPARE(r.json().value(QStringLiteral("state")).toString(), QStringLiteral("DISABLED"));
     const QString detail = r.json().value(QStringLiteral("detail")).toString();
     QVERIFY2(detail.endsWith(QLatin1String("allowed: resume")) && !detail.contains(QLatin1String("enable")), qPrintable(detail));
+}
+
+void tst_Transitions::registerAsksForItsTarget()
+{
+    // The machine is asked for the target the body names, so a refusal speaks of it.
+    const qint64 id = registeredInstance();
+    QVERIFY(id > 0);
+    const Reply r = send("POST", QStringLiteral("/api/v1/instances/%1/register").arg(id),
+                         {{QStringLiteral("callback_url"), Nowhere}, {QStringLiteral("status"), QStringLiteral("STOPPED")}});
+    QVERIFY2(r.status == 409, r.body.constData());
+    QCOMPARE(r.code(), QStringLiteral("invalid-transition"));
+    QCOMPARE(r.json().value(QStringLiteral("state")).toString(), QStringLiteral("RUNNING"));
+    const QString detail = r.json().value(QStringLiteral("detail")).toString();
+    QVERIFY2(detail.contains(QLatin1String("in state RUNNING as STOPPED")), qPrintable(detail));
+}
+
+QString tst_Transitions::execAll(const QStringList &statements)
+{
+    Database &db = m_server->controlPlane().database();
+    for (const QString &sql : statements) {
+        Problem problem;
+        if (!db.exec(sql, &problem))
+            return sql + QStringLiteral(": ") + problem.detail;
+    }
+    return {};
+}
+
+void tst_Transitions::storageFailure_data()
+{
+    QTest::addColumn<QString>("start");
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("route");
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("table");
+    QTest::addColumn<bool>("atCommit"); // the kind's UPDATE fails, or everything goes through until COMMIT
+
+    const struct
+    {
+        const char *name;
+        const char *start;
+        QByteArray method;
+        QString route;
+        QString kind;
+        QString table;
+    } kinds[] = {
+        {"organization delete", "available organization", "DELETE", QString(), QStringLiteral("organization"),
+         QStringLiteral("organizations")},
+        {"instance stop", "pending instance", "POST", QStringLiteral("/stop"), QStringLiteral("instance"), QStringLiteral("instances")},
+        {"delivery cancel", "pending delivery", "POST", QStringLiteral("/cancel"), QStringLiteral("delivery"),
+         QStringLiteral("deliveries")},
+        {"endpoint pause", "active endpoint", "POST", QStringLiteral("/pause"), QStringLiteral("endpoint"), QStringLiteral("endpoints")},
+    };
+    for (const auto &k : kinds) {
+        for (const bool atCommit : {false, true}) {
+            QTest::addRow("%s, %s", k.name, atCommit ? "commit fails" : "update fails")
+                << QString::fromLatin1(k.start) << k.method << k.route << k.kind << k.table << atCommit;
+        }
+    }
+}
+
+void tst_Transitions::storageFailure()
+{
+    QFETCH(QString, start);
+    QFETCH(QByteArray, method);
+    QFETCH(QString, route);
+    QFETCH(QString, kind);
+    QFETCH(QString, table);
+    QFETCH(bool, atCommit);
+
+    const QString path = arrange(start);
+    QVERIFY2(!path.isEmpty(), qPrintable(start));
+    const QJsonObject before = object(path);
+    const qint64 id = path.section(QLatin1Char('/'), -1).toLongLong();
+    const qsizetype auditRows = auditOf(kind, id).size();
+    const qint64 seq = lastSeq();
+
+    // A failed UPDATE is no concurrent change (412). A failed COMMIT is refused by a deferred check:
+    // on PostgreSQL as a serialization failure (which running the request again may cure), on
+    // SQLite as a foreign key.
+    const bool postgres = m_server->testDatabase().isPostgres();
+    QStringList create;
+    QStringList drop;
+    if (postgres) {
+        const QString raise = atCommit ? QStringLiteral("RAISE EXCEPTION 'commit refused' USING ERRCODE = 'serialization_failure'")
+                                       : QStringLiteral("RAISE EXCEPTION 'update refused'");
+        create = {QStringLiteral("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN %1; END $$").arg(raise),
+                  atCommit ? QStringLiteral("CREATE CONSTRAINT TRIGGER refuse AFTER UPDATE ON %1 DEFERRABLE INITIALLY DEFERRED"
+                                            " FOR EACH ROW EXECUTE FUNCTION refuse()").arg(table)
+                           : QStringLiteral("CREATE TRIGGER refuse BEFORE UPDATE ON %1 FOR EACH ROW EXECUTE FUNCTION refuse()").arg(table)};
+        drop = {QStringLiteral("DROP TRIGGER refuse ON %1").arg(table), QStringLiteral("DROP FUNCTION refuse()")};
+    } else if (atCommit) {
+        create = {QStringLiteral("CREATE TABLE refuse (ref INTEGER REFERENCES %1 (id) DEFERRABLE INITIALLY DEFERRED)").arg(table),
+                  QStringLiteral("CREATE TRIGGER refuse AFTER UPDATE ON %1 BEGIN INSERT INTO refuse (ref) VALUES (-1); END").arg(table)};
+        drop = {QStringLiteral("DROP TRIGGER refuse"), QStringLiteral("DROP TABLE refuse")};
+    } else {
+        create = {QStringLiteral("CREATE TRIGGER refuse BEFORE UPDATE ON %1 BEGIN SELECT RAISE(ABORT, 'update refused'); END").arg(table)};
+        drop = {QStringLiteral("DROP TRIGGER refuse")};
+    }
+    const QString created = execAll(create);
+    QVERIFY2(created.isEmpty(), qPrintable(created));
+    auto restore = qScopeGuard([this, &drop] { execAll(drop); });
+    const Reply r = send(method, path + route, {});
+    restore.dismiss();
+    const QString dropped = execAll(drop);
+    QVERIFY2(dropped.isEmpty(), qPrintable(dropped));
+
+    const QString detail = r.json().value(QStringLiteral("detail")).toString();
+    if (atCommit && postgres) {
+        // The storage's own answer: a conflict the server ran again, then asks the client to retry.
+        QVERIFY2(r.status == 503, r.body.constData());
+        QCOMPARE(r.code(), QString::fromLatin1(Database::ConflictCode));
+        QCOMPARE(r.header("Retry-After"), QByteArray("1"));
+        QCOMPARE(r.json().value(QStringLiteral("sqlstate")).toString(), QStringLiteral("40001"));
+    } else {
+        QVERIFY2(r.status == 500, r.body.constData());
+        QCOMPARE(r.code(), QStringLiteral("internal"));
+        const QLatin1String cause = atCommit ? QLatin1String("FOREIGN KEY") : QLatin1String("update refused");
+        QVERIFY2(detail.startsWith(QLatin1String("storage: ")) && detail.contains(cause), qPrintable(detail));
+    }
+
+    // Nothing of the refused change was kept.
+    QJsonObject now = object(path);
+    QJsonObject then = before;
+    now.remove(QStringLiteral("attempt_log"));
+    then.remove(QStringLiteral("attempt_log"));
+    QCOMPARE(now, then);
+    QCOMPARE(auditOf(kind, id).size(), auditRows);
+    QCOMPARE(eventsOf(seq, kind, id).size(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Transitions)
