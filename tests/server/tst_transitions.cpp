@@ -119,6 +119,10 @@ QString tst_Transitions::arrange(const QString &what)
             return {};
         return path;
     }
+    if (what == QLatin1String("registered instance")) {
+        const qint64 id = registeredInstance();
+        return id == 0 ? QString() : QStringLiteral("/api/v1/instances/%1").arg(id);
+    }
     if (what.endsWith(QLatin1String("instance"))) {
         const qint64 id = m_server->createInstance(name, m_org, m_provider, QStringLiteral("crm"), QStringLiteral("alice"));
         const QString path = QStringLiteral("/api/v1/instances/%1").arg(id);
@@ -182,7 +186,7 @@ void tst_Transitions::transition_data()
     QTest::addColumn<QString>("op");           // the feed event's
     QTest::addColumn<int>("repeatStatus");     // the same action once more
     QTest::addColumn<QStringList>("extra");    // answer fields the object itself does not carry
-    QTest::addColumn<QString>("audited");      // the audit row's action when it is not the route's
+    QTest::addColumn<QStringList>("audited");  // the audit row's action, from and to when not the route's verb and states
 
     const QJsonObject none;
     const QJsonObject callback{{QStringLiteral("callback_url"), Nowhere}};
@@ -193,33 +197,39 @@ void tst_Transitions::transition_data()
     const QString status = QStringLiteral("status");
     const QString state = QStringLiteral("state");
     QTest::newRow("organization delete") << "available organization" << QByteArray("DELETE") << QString() << none << org << status
-                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList() << QString();
+                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList() << QStringList();
     QTest::newRow("organization restore") << "deleted organization" << QByteArray("POST") << "/restore" << none << org << status
-                                          << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList() << QString();
+                                          << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("instance stop") << "pending instance" << QByteArray("POST") << "/stop" << none << inst << status << "PENDING"
-                                   << "STOPPED" << "updated" << 409 << QStringList() << QString();
+                                   << "STOPPED" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("instance start") << "stopped instance" << QByteArray("POST") << "/start" << none << inst << status << "STOPPED"
-                                    << "RUNNING" << "updated" << 409 << QStringList() << QString();
+                                    << "RUNNING" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("instance register") << "pending instance" << QByteArray("POST") << "/register" << callback << inst << status
-                                       << "PENDING" << "RUNNING" << "updated" << 409 << QStringList{QStringLiteral("secret")} << QString();
+                                       << "PENDING" << "RUNNING" << "updated" << 409 << QStringList{QStringLiteral("secret")} << QStringList();
     QJsonObject asStopped = callback;
     asStopped.insert(QStringLiteral("status"), QStringLiteral("STOPPED"));
     QTest::newRow("instance register as stopped") << "pending instance" << QByteArray("POST") << "/register" << asStopped << inst
                                                   << status << "PENDING" << "STOPPED" << "updated" << 409
-                                                  << QStringList{QStringLiteral("secret")} << QString();
+                                                  << QStringList{QStringLiteral("secret")} << QStringList();
     QTest::newRow("delivery cancel") << "pending delivery" << QByteArray("POST") << "/cancel" << none << del << state << "PENDING"
-                                     << "CANCELLED" << "updated" << 409 << QStringList() << QString();
+                                     << "CANCELLED" << "updated" << 409 << QStringList() << QStringList();
     // Retry leaves PENDING for PENDING: "send now" once more is allowed.
     QTest::newRow("delivery retry") << "cancelled delivery" << QByteArray("POST") << "/retry" << none << del << state << "CANCELLED"
-                                    << "PENDING" << "updated" << 200 << QStringList() << QString();
+                                    << "PENDING" << "updated" << 200 << QStringList() << QStringList();
     QTest::newRow("endpoint pause") << "active endpoint" << QByteArray("POST") << "/pause" << none << ep << state << "ACTIVE"
-                                    << "PAUSED" << "updated" << 409 << QStringList() << QString();
+                                    << "PAUSED" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("endpoint resume") << "paused endpoint" << QByteArray("POST") << "/resume" << none << ep << state << "PAUSED"
-                                     << "ACTIVE" << "updated" << 409 << QStringList() << QString();
+                                     << "ACTIVE" << "updated" << 409 << QStringList() << QStringList();
     // The API has no enable route: resume enables a disabled endpoint, and the audit says what the machine took.
     QTest::newRow("endpoint resume from disabled") << "disabled endpoint" << QByteArray("POST") << "/resume" << none << ep << state
                                                    << "DISABLED" << "ACTIVE" << "updated" << 409 << QStringList()
-                                                   << QStringLiteral("enable");
+                                                   << QStringList{QStringLiteral("enable"), QStringLiteral("DISABLED"),
+                                                                  QStringLiteral("ACTIVE")};
+    // No move between states (the audit row has none), yet the same sequence: If-Match, refusals, audit, feed.
+    QTest::newRow("instance rotate-secret") << "registered instance" << QByteArray("POST") << "/rotate-secret" << none << inst
+                                            << status << "RUNNING" << "RUNNING" << "updated" << 200
+                                            << QStringList{QStringLiteral("secret"), QStringLiteral("previous_secret_valid_until")}
+                                            << QStringList{QStringLiteral("rotate-secret"), QString(), QString()};
 }
 
 void tst_Transitions::transition()
@@ -235,7 +245,7 @@ void tst_Transitions::transition()
     QFETCH(QString, op);
     QFETCH(int, repeatStatus);
     QFETCH(QStringList, extra);
-    QFETCH(QString, audited);
+    QFETCH(QStringList, audited);
 
     const QString path = arrange(start);
     QVERIFY2(!path.isEmpty(), qPrintable(start));
@@ -285,10 +295,12 @@ void tst_Transitions::transition()
     const QJsonArray audit = auditOf(kind, id);
     QCOMPARE(audit.size(), auditRows + 1);
     const QJsonObject row = audit.last().toObject();
-    const QString verb = route.isEmpty() ? QStringLiteral("delete") : route.mid(1);
-    QCOMPARE(row.value(QStringLiteral("action")).toString(), audited.isEmpty() ? verb : audited);
-    QCOMPARE(row.value(QStringLiteral("from")).toString(), from);
-    QCOMPARE(row.value(QStringLiteral("to")).toString(), to);
+    const QStringList expected =
+        audited.isEmpty() ? QStringList{route.isEmpty() ? QStringLiteral("delete") : route.mid(1), from, to} : audited;
+    const auto state = [](const QString &name) { return name.isEmpty() ? QJsonValue() : QJsonValue(name); };
+    QCOMPARE(row.value(QStringLiteral("action")).toString(), expected.at(0));
+    QCOMPARE(row.value(QStringLiteral("from")), state(expected.at(1)));
+    QCOMPARE(row.value(QStringLiteral("to")), state(expected.at(2)));
     QCOMPARE(row.value(QStringLiteral("reason")).toString(), withReason.value(QStringLiteral("reason")).toString());
 
     const QJsonArray events = eventsOf(seq, kind, id);
@@ -373,6 +385,8 @@ void tst_Transitions::storageFailure_data()
         {"delivery cancel", "pending delivery", "POST", QStringLiteral("/cancel"), QStringLiteral("delivery"),
          QStringLiteral("deliveries")},
         {"endpoint pause", "active endpoint", "POST", QStringLiteral("/pause"), QStringLiteral("endpoint"), QStringLiteral("endpoints")},
+        {"instance rotate-secret", "registered instance", "POST", QStringLiteral("/rotate-secret"), QStringLiteral("instance"),
+         QStringLiteral("instances")},
     };
     for (const auto &k : kinds) {
         for (const bool atCommit : {false, true}) {
