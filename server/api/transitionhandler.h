@@ -33,8 +33,10 @@ struct TransitionStep
 // failed commit answers with its storage problem, which the router runs again when it is a conflict.
 struct TransitionSpec
 {
-    QString kind;                          // "instance": in problems and audit rows
-    const StateMachine *machine = nullptr; // not owned; a static table from core/
+    QString kind; // "instance": in problems and audit rows
+    // Not owned; a static table from core/. None for a change that is no move between states (a
+    // secret's rotation): If-Match alone guards it, and the step's transition stays in its state.
+    const StateMachine *machine = nullptr;
     QString stateField = QStringLiteral("status");
     // The state the action must end in when the machine lists several (register as RUNNING or as
     // STOPPED): the machine is asked for that one. Any when empty.

@@ -77,6 +77,12 @@ private:
     // The endpoint's new state inside the runner's transaction; activating it also restarts its
     // failure streak and makes its waiting deliveries due now. Audit row and feed event.
     bool applyEndpoint(const TransitionStep &step, QJsonObject *after, Problem *error);
+    // What a secret rotation reads of the instance (its provider, callback, secret, version, owner
+    // and signing), if `who` may see it; 404 otherwise.
+    std::optional<QJsonObject> instanceSecret(const Caller &who, qint64 id, Problem *error);
+    // The new secret, the previous one's grace, the version bump, audit row and feed event inside
+    // the runner's transaction; the new secret and its predecessor's end in the answer.
+    bool applyRotation(TransitionStep &step, QJsonObject *after, Problem *error);
 
     ApiContext m_ctx;
     std::unique_ptr<DeliveryRepository> m_repository;

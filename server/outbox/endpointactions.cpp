@@ -207,94 +207,94 @@ Response DeliveryApi::test(Request &req)
 
 Response DeliveryApi::rotateSecret(Request &req)
 {
-    QString reason;
-    if (auto p = readReasonOnly(req, &reason))
-        return Response::problem(*p);
-    WriteTransaction tx(m_ctx.db);
-    // The version read below must still hold when the new secret is written (another replica
-    // stopping the instance meanwhile made this a 500).
-    if (auto p = lockRow(QStringLiteral("instances"), req.id()))
-        return Response::problem(*p);
+    TransitionSpec rotate;
+    rotate.kind = kInstance;
+    // The version read must still hold when the new secret is written (another replica stopping
+    // the instance meanwhile made this a 500).
+    rotate.lock = [this](qint64 id) { return lockRow(QStringLiteral("instances"), id); };
+    rotate.load = [this](const Caller &who, qint64 id, Problem *error) { return instanceSecret(who, id, error); };
+    rotate.check = [this](const TransitionStep &step) -> std::optional<Problem> {
+        const QString url = step.before.value(QStringLiteral("callback_url")).toString();
+        if (url.isEmpty() || step.before.value(QStringLiteral("secret")).toString().isEmpty())
+            return Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
+                                 QStringLiteral("instance %1 has not registered a callback").arg(step.request.id()));
+        const Problem refused = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
+        if (!refused.isNull())
+            return refused;
+        return std::nullopt;
+    };
+    rotate.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) { return applyRotation(step, after, error); };
+    return runTransition(m_ctx, req, rotate, QStringLiteral("rotate-secret"));
+}
+
+std::optional<QJsonObject> DeliveryApi::instanceSecret(const Caller &who, qint64 id, Problem *error)
+{
     QSqlQuery &q = m_ctx.db.query(
         QStringLiteral("SELECT provider_id, callback_url, secret, version, owner, callback_signing FROM instances WHERE id = ?"));
-    q.addBindValue(req.id());
-    if (!q.exec())
-        return failedQuery(q);
-    if (!q.next() || (req.who().role == Actor::Provider && q.value(0).toLongLong() != providerOf(req.who()))) {
-        q.finish();
-        return Response::problem(notFound(kInstance, req.id()));
+    q.addBindValue(id);
+    auto o = loadRow(q, [](const QSqlQuery &row) {
+        return QJsonObject{{QStringLiteral("provider_id"), row.value(0).toLongLong()},
+                           {QStringLiteral("callback_url"), row.value(1).toString()},
+                           {QStringLiteral("secret"), row.value(2).toString()},
+                           {QStringLiteral("version"), row.value(3).toLongLong()},
+                           {QStringLiteral("owner"), row.value(4).toString()},
+                           {QStringLiteral("callback_signing"), row.value(5).toString()}};
+    }, kInstance, id, error);
+    if (o && who.role == Actor::Provider && o->value(QStringLiteral("provider_id")).toInteger() != providerOf(who)) {
+        *error = notFound(kInstance, id);
+        return std::nullopt;
     }
-    const qint64 provider = q.value(0).toLongLong();
-    const QString url = q.value(1).toString();
-    const QString oldSecret = q.value(2).toString();
-    const qint64 version = q.value(3).toLongLong();
-    const QString owner = q.value(4).toString();
-    // X-Hub-Signature carries one signature, made with the current secret: no grace to promise.
-    const bool grace = q.value(5).toString() != QLatin1String("x-hub-signature");
-    q.finish();
-    if (auto p = checkIfMatch(req, version))
-        return Response::problem(*p);
-    if (url.isEmpty() || oldSecret.isEmpty())
-        return Response::problem(Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
-                                               QStringLiteral("instance %1 has not registered a callback").arg(req.id())));
-    const Problem refused = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
-    if (!refused.isNull())
-        return Response::problem(refused);
+    return o;
+}
 
+bool DeliveryApi::applyRotation(TransitionStep &step, QJsonObject *after, Problem *error)
+{
+    const qint64 id = step.request.id();
+    const qint64 version = step.before.value(QStringLiteral("version")).toInteger();
+    // X-Hub-Signature carries one signature, made with the current secret: no grace to promise.
+    const bool grace = step.before.value(QStringLiteral("callback_signing")).toString() != QLatin1String("x-hub-signature");
     const QDateTime nowAt = QDateTime::currentDateTimeUtc();
     const QString now = timestamp(nowAt);
     const QString validUntil = grace ? timestamp(nowAt.addMSecs(qint64(m_ctx.options.secretGracePeriod.count()))) : QString();
     const QString secret = WebhookSignature::generateSecret();
     QSqlQuery &del = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_secret_grace WHERE instance_id = ?"));
-    del.addBindValue(req.id());
-    if (!del.exec())
-        return failedQuery(del);
-    del.finish();
+    del.addBindValue(id);
+    if (!execute(del, error))
+        return false;
     if (grace) {
         QSqlQuery &ins = m_ctx.db.query(QStringLiteral(
             "INSERT INTO outbox_secret_grace (instance_id, previous_secret, valid_until) VALUES (?, ?, ?)"));
-        ins.addBindValue(req.id());
-        ins.addBindValue(oldSecret);
+        ins.addBindValue(id);
+        ins.addBindValue(step.before.value(QStringLiteral("secret")).toString());
         ins.addBindValue(validUntil);
-        if (!ins.exec())
-            return failedQuery(ins);
-        ins.finish();
+        if (!execute(ins, error))
+            return false;
     }
     QSqlQuery &upd = m_ctx.db.query(QStringLiteral(
         "UPDATE instances SET secret = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
     upd.addBindValue(secret);
     upd.addBindValue(now);
-    upd.addBindValue(req.id());
+    upd.addBindValue(id);
     upd.addBindValue(version);
-    if (!upd.exec())
-        return failedQuery(upd);
-    const bool updated = upd.numRowsAffected() == 1;
-    upd.finish();
-    if (!updated)
-        return Response::problem(Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                                               QStringLiteral("the instance changed meanwhile")));
+    if (!updateVersioned(upd, kInstance, error))
+        return false;
     QSqlQuery &load = m_ctx.db.query(QStringLiteral("SELECT ") + InstancesApi::columns() + QStringLiteral(" FROM instances WHERE id = ?"));
-    load.addBindValue(req.id());
-    if (!load.exec() || !load.next())
-        return failedQuery(load);
-    const QJsonObject instance = InstancesApi::instanceJson(load);
-    load.finish();
-    Problem problem;
-    const Audience audience{provider, owner, false};
-    if (!m_ctx.journal.audit(req.who(),
-                             {QStringLiteral("rotate-secret"), kInstance, req.id(), {}, {},
-                              !reason.isEmpty() ? reason
-                              : grace           ? QStringLiteral("previous secret valid until %1").arg(validUntil)
-                                                : QStringLiteral("previous secret no longer valid (X-Hub-Signature)")},
-                             audience, &problem)
-        || !m_ctx.journal.event(kInstance, req.id(), version + 1, QStringLiteral("updated"), instance, audience, &problem)
-        || !tx.commit(&problem))
-        return Response::problem(storageFailed(problem));
-    m_ctx.feed.notifyAppended();
-    QJsonObject body = instance;
-    body.insert(QStringLiteral("secret"), secret);
-    body.insert(QStringLiteral("previous_secret_valid_until"), grace ? QJsonValue(validUntil) : QJsonValue());
-    return Response::json(200, body).withETag(version + 1);
+    load.addBindValue(id);
+    const auto instance = loadRow(load, InstancesApi::instanceJson, kInstance, id, error);
+    if (!instance)
+        return false;
+    const Audience audience{step.before.value(QStringLiteral("provider_id")).toInteger(),
+                            step.before.value(QStringLiteral("owner")).toString(), false};
+    const QString why = !step.reason.isEmpty() ? step.reason
+                        : grace                ? QStringLiteral("previous secret valid until %1").arg(validUntil)
+                                               : QStringLiteral("previous secret no longer valid (X-Hub-Signature)");
+    if (!m_ctx.journal.audit(step.request.who(), {step.action, kInstance, id, {}, {}, why}, audience, error)
+        || !m_ctx.journal.event(kInstance, id, version + 1, QStringLiteral("updated"), *instance, audience, error))
+        return false;
+    *after = *instance;
+    step.answerExtra.insert(QStringLiteral("secret"), secret);
+    step.answerExtra.insert(QStringLiteral("previous_secret_valid_until"), grace ? QJsonValue(validUntil) : QJsonValue());
+    return true;
 }
 
 } // namespace OpsDeck
