@@ -229,7 +229,7 @@ ApiReply *ApiClient::send(const QByteArray &method, const QString &path, const Q
             : options.idempotencyKey;
     }
     auto *reply = new ApiReply(this);
-    if (call->mutation) {
+    if (call->mutation && !options.readOnly) {
         call->counted = true;
         ++m_pendingMutations;
         emit pendingMutationsChanged(m_pendingMutations);

@@ -47,6 +47,9 @@ struct RequestOptions
     QString reason;                  // X-OpsDeck-Reason (percent-encoded) for body-less mutations
     std::optional<int> timeoutMs;    // overrides the client's timeout (long-polls)
     std::optional<int> maxRetries;   // overrides the client's retry count (GET only)
+    // A POST that changes nothing on the server (a dry run): it is still sent as a mutation, but
+    // it is no operation waiting for its confirmation, so pendingMutations() leaves it out.
+    bool readOnly = false;
 };
 
 // One request in flight. Parented to the client, deletes itself after finished().
@@ -141,6 +144,7 @@ public:
               const RequestOptions &options = {});
     void del(const QString &path, QObject *context, Callback done, const RequestOptions &options = {});
 
+    // Mutations sent and not yet answered, read-only ones (RequestOptions::readOnly) left out.
     int pendingMutations() const { return m_pendingMutations; }
 
 signals:

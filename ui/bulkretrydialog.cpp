@@ -194,15 +194,18 @@ void BulkRetryDialog::recount()
     }
     m_count->setText(tr("Counting…"));
     updateButtons();
+    // A dry run changes nothing: no operation waits on it in the status bar.
+    RequestOptions dryRun;
+    dryRun.readOnly = true;
     // The server filters by one state at a time: one dry run per chosen state, summed.
     for (const QString &state : states) {
         QJsonObject body = scopeFilter();
         body.insert(QStringLiteral("state"), state);
         body.insert(QStringLiteral("dry_run"), true);
-        m_api->post(QStringLiteral("/deliveries/retry"), body, this,
-                    [this, generation = m_generation, state](const ApiResult &result) {
-                        onCounted(generation, state, result);
-                    });
+        m_api->post(
+            QStringLiteral("/deliveries/retry"), body, this,
+            [this, generation = m_generation, state](const ApiResult &result) { onCounted(generation, state, result); },
+            dryRun);
     }
 }
 
@@ -215,6 +218,7 @@ void BulkRetryDialog::onCounted(int generation, const QString &state, const ApiR
         m_countFailed = true;
         m_count->setText(tr("The count failed: %1").arg(problemText(result)));
         updateButtons();
+        emit counted(-1);
         return;
     }
     m_counts.insert(state, result.object().value(QStringLiteral("count")).toInteger());
@@ -236,6 +240,7 @@ void BulkRetryDialog::onCounted(int generation, const QString &state, const ApiR
     else
         m_count->setText(tr("%1 (%2)").arg(tr("%n callback(s)", nullptr, int(total)), parts.join(QStringLiteral(", "))));
     updateButtons();
+    emit counted(total);
 }
 
 void BulkRetryDialog::retry()

@@ -51,6 +51,8 @@ public:
     QString errorText() const;
 
 signals:
+    // The current choice's dry runs have all answered: their total, or -1 when one failed.
+    void counted(qint64 count);
     // Everything asked for was retried (the dialog then closes).
     void retried(qint64 count);
 

@@ -150,6 +150,7 @@ private slots:
     void invalidJsonIsAProblem();
     void callbackNeedsLivingContext();
     void pendingMutationsCounted();
+    void readOnlyMutationIsNotPending();
     void abortStopsRetries();
 
     void serverNotFound();
@@ -452,6 +453,31 @@ void tst_ApiClient::pendingMutationsCounted()
     QTRY_COMPARE(peer.requests().size(), 3);
     hanging->abort();
     QTRY_COMPARE(client.pendingMutations(), 0);
+}
+
+void tst_ApiClient::readOnlyMutationIsNotPending()
+{
+    // A dry run is a POST that changes nothing: no operation waits for its confirmation. It is
+    // still sent as a mutation (with its Idempotency-Key).
+    ScriptedPeer peer;
+    peer.hang();
+    peer.respond(200, R"({"dry_run": true, "count": 3})");
+    ApiClient client;
+    client.setBaseUrl(peer.url());
+    QSignalSpy pending(&client, &ApiClient::pendingMutationsChanged);
+    RequestOptions dryRun;
+    dryRun.readOnly = true;
+    ApiReply *hanging = client.post(QStringLiteral("/deliveries/retry"), {{QStringLiteral("dry_run"), true}}, dryRun);
+    ApiReply *answered = client.post(QStringLiteral("/deliveries/retry"), {{QStringLiteral("dry_run"), true}}, dryRun);
+    QCOMPARE(client.pendingMutations(), 0);
+    const ApiResult result = wait(answered);
+    QCOMPARE(result.object().value(QStringLiteral("count")).toInt(), 3);
+    QTRY_COMPARE(peer.requests().size(), 2);
+    QVERIFY(!peer.header(0, "Idempotency-Key").isEmpty());
+    hanging->abort();
+    QTRY_COMPARE(client.findChildren<ApiReply *>().size(), 0);
+    QCOMPARE(client.pendingMutations(), 0);
+    QCOMPARE(pending.count(), 0);
 }
 
 void tst_ApiClient::abortStopsRetries()

@@ -38,6 +38,7 @@ private slots:
     void countsTheChosenStatesAndScope();
     void keyboardReachesEveryControl();
     void retriesEachChosenState();
+    void dryRunsAreNoPendingOperations();
     void pluralFormsComeWithTheConsole();
 
 private:
@@ -281,6 +282,23 @@ void tst_BulkRetryDialog::retriesEachChosenState()
         const qint64 id = delivery(m_instances.value(QLatin1String(name))).value(QStringLiteral("id")).toInteger();
         QVERIFY(retriedReasons(id).isEmpty());
     }
+}
+
+void tst_BulkRetryDialog::dryRunsAreNoPendingOperations()
+{
+    // Counting changes nothing: the status bar's pending operations must not flicker while the
+    // dialog asks for its dry runs (one per checked state, again on every change).
+    QSignalSpy pending(m_api.get(), &ApiClient::pendingMutationsChanged);
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("b2")));
+    QSignalSpy counted(dialog.get(), &BulkRetryDialog::counted);
+    QCOMPARE(m_api->pendingMutations(), 0);
+    choose(dialog.get(), BulkRetryDialog::retryableStates(), QStringLiteral("provider"));
+    QCOMPARE(m_api->pendingMutations(), 0);
+    // Only the last choice's total is announced, once every state's dry run has answered.
+    QTRY_COMPARE(counted.size(), 1);
+    QVERIFY(dialog->count() >= 0);
+    QCOMPARE(counted.first().first().toLongLong(), dialog->count());
+    QCOMPARE(pending.count(), 0);
 }
 
 void tst_BulkRetryDialog::pluralFormsComeWithTheConsole()

@@ -414,6 +414,9 @@ void tst_Callbacks::bulkRetryCountsFirst()
     // The dialog starts from the delivery: its state, its endpoint, and the server's count.
     auto *dialog = m_window->findChild<BulkRetryDialog *>(QStringLiteral("bulkRetryDialog"));
     QVERIFY(dialog && dialog->isVisible());
+    // Its dry run is under way, and it is no operation waiting for confirmation.
+    QCOMPARE(dialog->count(), qint64(-1));
+    QCOMPARE(m_window->pendingOperationsText(), QStringLiteral("No pending operations"));
     QCOMPARE(dialog->checkedStates(), QStringList{QStringLiteral("CANCELLED")});
     QCOMPARE(dialog->scopeFilter().value(QStringLiteral("endpoint")).toInteger(), endpointId());
     QTRY_COMPARE(dialog->count(), qint64(2));
