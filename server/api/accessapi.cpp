@@ -99,6 +99,8 @@ Response AccessApi::createToken(Request &req)
     if (!r.ok())
         return Response::problem(r.problem());
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     Problem problem;
     QString bearer;
     const auto t = m_ctx.tokens.create(*roleFromName(role), subject, name, &bearer, &problem);
@@ -118,6 +120,8 @@ Response AccessApi::revokeToken(Request &req)
     if (auto p = readReasonOnly(req, &reason))
         return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     Problem problem;
     const auto before = m_ctx.tokens.find(req.id(), &problem);
     if (!before)

@@ -268,6 +268,8 @@ Response InstancesApi::create(Request &req)
                                                QStringLiteral("an owner may only create instances it owns")));
 
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
     org.addBindValue(orgId);
     org.exec();

@@ -124,6 +124,8 @@ Response OrganizationsApi::create(Request &req)
         return Response::problem(r.problem());
 
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     const QString now = nowTimestamp();
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
                                                  " VALUES (?, ?, 1, ?, ?) RETURNING id"));
@@ -255,6 +257,8 @@ Response OrganizationsApi::createProvider(Request &req)
         return Response::problem(r.problem());
 
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     Problem problem;
     const auto org = load(orgId, &problem);
     if (!org)

@@ -52,6 +52,8 @@ Response runTransition(const ApiContext &ctx, const Request &req, const Transiti
             return Response::problem(*p);
     }
     WriteTransaction tx(ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     if (spec.lock) {
         if (auto p = spec.lock(req.id()))
             return Response::problem(*p);

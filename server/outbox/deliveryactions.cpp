@@ -186,6 +186,8 @@ Response DeliveryApi::bulkRetry(Request &req)
         return states;
     }();
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     QSqlQuery q(m_ctx.db.connection());
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")

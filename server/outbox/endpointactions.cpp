@@ -154,6 +154,8 @@ Response DeliveryApi::test(Request &req)
     if (auto p = readReasonOnly(req, &reason))
         return Response::problem(*p);
     WriteTransaction tx(m_ctx.db);
+    if (!tx.isActive())
+        return Response::problem(tx.problem());
     Problem problem;
     const auto endpoint = visibleEndpoint(req.who(), req.id(), &problem);
     if (!endpoint)

@@ -6,8 +6,8 @@ namespace OpsDeck {
 WriteTransaction::WriteTransaction(Database &db)
     : m_db(db)
 {
-    m_active = db.backend() == Database::Backend::Sqlite ? db.exec(QStringLiteral("BEGIN IMMEDIATE"))
-                                                         : db.exec(QStringLiteral("BEGIN"));
+    m_active = db.exec(db.backend() == Database::Backend::Sqlite ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN"),
+                       &m_problem);
 }
 
 WriteTransaction::~WriteTransaction()
@@ -23,7 +23,10 @@ bool WriteTransaction::commit(Problem *error)
     m_active = false;
     if (m_db.exec(QStringLiteral("COMMIT"), error))
         return true;
-    m_db.exec(QStringLiteral("ROLLBACK"));
+    // PostgreSQL ends a transaction whose COMMIT failed (a ROLLBACK then only earns a warning);
+    // SQLite keeps it open (a busy or deferred-constraint COMMIT), and it must not linger.
+    if (m_db.backend() == Database::Backend::Sqlite)
+        m_db.exec(QStringLiteral("ROLLBACK"));
     return false;
 }
 

@@ -17,11 +17,15 @@ public:
     WriteTransaction(const WriteTransaction &) = delete;
     WriteTransaction &operator=(const WriteTransaction &) = delete;
 
+    // False when BEGIN failed: nothing may be written then (it would not be one transaction), and
+    // problem() says why.
     bool isActive() const { return m_active; }
+    const Problem &problem() const { return m_problem; }
     bool commit(Problem *error = nullptr);
 
 private:
     Database &m_db;
+    Problem m_problem;
     bool m_active = false;
 };
 
