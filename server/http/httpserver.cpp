@@ -14,6 +14,8 @@
 #include <QHttpServerResponder>
 #include <QTcpSocket>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -164,8 +166,15 @@ Response HttpServer::runHandler(const Route &route, Request &req)
         // Everything the handler wrote was rolled back with its transaction; nothing was
         // answered yet (a deferred long-poll is never a conflict).
         const bool conflict = !r.deferred && r.status == 503 && Database::isConflict(Problem::fromJson(r.status, r.body));
-        if (!conflict)
+        if (!conflict) {
+            // Every 503 is worth a later try (storage busy, unavailable): say when.
+            const bool said = std::any_of(r.headers.cbegin(), r.headers.cend(), [](const auto &header) {
+                return header.first.compare("Retry-After", Qt::CaseInsensitive) == 0;
+            });
+            if (r.status == 503 && !r.deferred && !said)
+                r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
             return r;
+        }
         if (attempt == kMaxAttempts)
             return r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
     }

@@ -276,6 +276,12 @@ Problem Database::sqlProblem(const QSqlQuery &query)
         return Problem::make(503, QString(ConflictCode), QStringLiteral("Storage conflict"),
                              QStringLiteral("storage: %1; the transaction was rolled back, retry it").arg(error.text()))
             .with(QStringLiteral("sqlstate"), error.nativeErrorCode());
+    // The lock was not had within the busy timeout: nothing was written (or the transaction's
+    // owner rolls it back), and a later try may well get it. Not run again here: it has waited
+    // the whole timeout already.
+    if (isBusy(error))
+        return Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
+                             QStringLiteral("storage: %1; nothing was written, retry later").arg(error.text()));
     return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
                          QStringLiteral("storage: %1").arg(error.text()));
 }
@@ -286,6 +292,16 @@ bool Database::isConflict(const QSqlError &error)
     // transaction back, so running it again from the start is safe.
     const QString state = error.nativeErrorCode();
     return state == QLatin1String("40P01") || state == QLatin1String("40001");
+}
+
+bool Database::isBusy(const QSqlError &error)
+{
+    // SQLite's SQLITE_BUSY and SQLITE_LOCKED (and their extended codes). SQLSTATEs are five
+    // characters; SQLite's codes are numbers.
+    const QString state = error.nativeErrorCode();
+    bool number = false;
+    const int code = state.size() < 5 ? state.toInt(&number) : 0;
+    return number && ((code & 0xff) == 5 || (code & 0xff) == 6);
 }
 
 bool Database::isConflict(const Problem &problem)

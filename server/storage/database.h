@@ -71,6 +71,8 @@ public:
     static constexpr const char *ConflictCode = "storage-conflict";
     static bool isConflict(const QSqlError &error);
     static bool isConflict(const Problem &problem);
+    // SQLite could not get its lock within the busy timeout: sqlProblem() answers 503 storage-busy.
+    static bool isBusy(const QSqlError &error);
 
 private:
     QString m_url;

@@ -1,8 +1,14 @@
-// Restart persistence: opsdeck-server as a child process, killed with SIGKILL and restarted.
+// Restart persistence: opsdeck-server as a child process, killed with SIGKILL and restarted, and
+// a database another program holds locked.
 #include "serverprocess.h"
+#include "testdatabase.h"
 #include "testserver.h"
 
 #include <QtTest>
+
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -15,10 +21,19 @@ private slots:
     void initTestCase();
     void survivesKillAndRestart();
     void cleanShutdownOnSigterm();
+    void busyDatabaseAnswersRetryLater();
 
 private:
-    QString m_token;
+    // An operator's token made with the CLI on the database, empty if that failed.
+    static QString operatorToken(const TestDatabase &db);
 };
+
+QString tst_Persistence::operatorToken(const TestDatabase &db)
+{
+    const CommandResult token = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                    db.url(), QStringLiteral("--role"), QStringLiteral("operator")});
+    return token.exitCode == 0 ? QString::fromUtf8(token.out.trimmed()) : QString();
+}
 
 void tst_Persistence::initTestCase()
 {
@@ -30,10 +45,8 @@ void tst_Persistence::survivesKillAndRestart()
 {
     TestDatabase db;
     QVERIFY2(db.isValid(), qPrintable(db.error()));
-    const CommandResult token = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
-                                                    db.url(), QStringLiteral("--role"), QStringLiteral("operator")});
-    QCOMPARE(token.exitCode, 0);
-    const QString bearer = QString::fromUtf8(token.out.trimmed());
+    const QString bearer = operatorToken(db);
+    QVERIFY(!bearer.isEmpty());
 
     ServerProcess server;
     QVERIFY2(server.start(db.url()), qPrintable(server.error()));
@@ -75,6 +88,46 @@ void tst_Persistence::cleanShutdownOnSigterm()
     QCOMPARE(TestServer::send(server.baseUrl(), "GET", QStringLiteral("/healthz")).status, 200);
     QCOMPARE(server.terminate(), 0);
     QCOMPARE(TestServer::send(server.baseUrl(), "GET", QStringLiteral("/healthz")).status, 0);
+}
+
+void tst_Persistence::busyDatabaseAnswersRetryLater()
+{
+    TestDatabase db;
+    QVERIFY2(db.isValid(), qPrintable(db.error()));
+    if (db.isPostgres())
+        QSKIP("SQLite's write lock; PostgreSQL's rows are locked one by one");
+    const QString bearer = operatorToken(db);
+    QVERIFY(!bearer.isEmpty());
+    ServerProcess server;
+    QVERIFY2(server.start(db.url()), qPrintable(server.error()));
+
+    // Another program holds the database's write lock past the server's busy timeout.
+    const QString connection = QStringLiteral("tst_persistence_lock");
+    {
+        QSqlDatabase lock = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+        lock.setDatabaseName(QUrl(db.url()).path());
+        QVERIFY(lock.open());
+        QSqlQuery begin(lock);
+        QVERIFY2(begin.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(begin.lastError().text()));
+
+        const Reply busy = TestServer::send(server.baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
+                                            R"({"name": "Waits", "reason": "busy test"})", bearer);
+        QCOMPARE(busy.status, 503);
+        QCOMPARE(busy.code(), QStringLiteral("storage-busy"));
+        QCOMPARE(busy.header("Retry-After"), QByteArray("1"));
+        // Readers are not held up, and nothing was written.
+        const Reply list = TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/organizations"), {}, bearer);
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.items().size(), 0);
+        QVERIFY(begin.exec(QStringLiteral("ROLLBACK")));
+    }
+    QSqlDatabase::removeDatabase(connection);
+
+    // The same request, tried again as told, goes through.
+    const Reply created = TestServer::send(server.baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
+                                           R"({"name": "Waits", "reason": "busy test"})", bearer);
+    QCOMPARE(created.status, 201);
+    QCOMPARE(server.terminate(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Persistence)
