@@ -123,6 +123,23 @@ const QList<Migration> &migrations()
              QStringLiteral("CREATE INDEX instances_destroy_due ON instances(status, destroy_after, id)"
                             " WHERE destroy_after IS NOT NULL"),
          }},
+        // A claim holds a notification back while an older one of its instance is undelivered or
+        // in flight. Through deliveries_instance that check read every older row of the instance,
+        // delivered ones included: a cost per claim that grew with every start and stop the
+        // instance ever had. These hold only what can block: the PENDING rows (a row enters at
+        // enqueue and leaves when it settles) and the settled ones still leased, i.e. cancelled
+        // or superseded while their attempt was in flight (they leave when that attempt is
+        // recorded, which clears the lease). A claim
+        // changes neither state nor event type, so it never writes the first; it changes the
+        // lease, which the second's condition only tests. Test events wait for nothing and hold
+        // nothing back, so neither index holds them.
+        {6,
+         {
+             QStringLiteral("CREATE INDEX deliveries_waiting ON deliveries(instance_id, id)"
+                            " WHERE state = 'PENDING' AND event_type <> 'opsdeck.test'"),
+             QStringLiteral("CREATE INDEX deliveries_in_flight ON deliveries(instance_id, id)"
+                            " WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND event_type <> 'opsdeck.test'"),
+         }},
     };
     return list;
 }
