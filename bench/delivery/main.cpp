@@ -53,6 +53,7 @@ QString g_secret;
 QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
+int g_history = 0;             // delivered notifications each instance already has before a run
 
 void wait(int ms)
 {
@@ -126,6 +127,8 @@ double wrkRate(const QString &url, int seconds, int connections)
 
 // Organization, provider, the endpoints, one RUNNING registered instance per delivery and (when
 // `deliveries`) one PENDING status notification each, spread round-robin over the endpoints.
+// With --history N each instance first gets N DELIVERED notifications, older than its PENDING
+// one and interleaved across instances as a long-lived installation's would be.
 QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int count, bool deliveries)
 {
     Database db(url);
@@ -151,10 +154,6 @@ QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int cou
         "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at, updated_at,"
         " status_changed_at, callback_url, callback_signing, secret) VALUES (?, 1, 1, 'app', 'owner', 'RUNNING', 1, ?, ?, ?, ?,"
         " 'standard-webhooks', ?) RETURNING id"));
-    QSqlQuery del(db.connection());
-    del.prepare(QStringLiteral(
-        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts, next_attempt_at,"
-        " created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, ?, 'PENDING', ?, 0, ?, ?, ?, 1)"));
     QList<qint64> ids;
     for (int i = 0; i < count; ++i) {
         const int e = i % int(endpoints.size());
@@ -166,15 +165,38 @@ QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int cou
         inst.addBindValue(g_secret);
         if (!inst.exec() || !inst.next())
             qFatal("seeding failed");
-        const qint64 id = inst.value(0).toLongLong();
+        ids.append(inst.value(0).toLongLong());
         inst.finish();
-        ids.append(id);
-        if (!deliveries)
-            continue;
+    }
+    if (deliveries && g_history > 0) {
+        // One statement for all of it: round k of every instance, then round k + 1.
+        QSqlQuery past(db.connection());
+        past.prepare(QStringLiteral(
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?)"
+            " INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+            " last_status, created_at, updated_at, version)"
+            " SELECT 'msg_h' || i.id || '_' || n.k, 'instance.status_changed', i.id, 1, (i.id - ?) % ? + 1, 'DELIVERED', ?, 1,"
+            " 200, ?, ?, 2 FROM n, instances i WHERE i.id BETWEEN ? AND ? ORDER BY n.k, i.id"));
+        past.addBindValue(g_history);
+        past.addBindValue(ids.value(0));
+        past.addBindValue(int(endpoints.size()));
+        past.addBindValue(QString::fromUtf8(sampleBody(ids.value(0))));
+        past.addBindValue(now);
+        past.addBindValue(now);
+        past.addBindValue(ids.value(0));
+        past.addBindValue(ids.value(ids.size() - 1));
+        if (!past.exec())
+            qFatal("seeding the history failed");
+    }
+    QSqlQuery del(db.connection());
+    del.prepare(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts, next_attempt_at,"
+        " created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, ?, 'PENDING', ?, 0, ?, ?, ?, 1)"));
+    for (int i = 0; deliveries && i < count; ++i) {
         del.addBindValue(QStringLiteral("msg_") + QUuid::createUuid().toString(QUuid::Id128));
-        del.addBindValue(id);
-        del.addBindValue(e + 1);
-        del.addBindValue(QString::fromUtf8(sampleBody(id)));
+        del.addBindValue(ids.at(i));
+        del.addBindValue(i % int(endpoints.size()) + 1);
+        del.addBindValue(QString::fromUtf8(sampleBody(ids.at(i))));
         del.addBindValue(now);
         del.addBindValue(now);
         del.addBindValue(now);
@@ -314,7 +336,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     const qint64 healthyCount = [&] {
         Database db(url);
         db.open();
-        return scalar(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE ") + healthyFilter);
+        return scalar(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND ") + healthyFilter);
     }();
 
     ServerOptions options;
@@ -345,7 +367,9 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     for (;;) {
         const qint64 next = at10 < 0 ? (healthyCount + 9) / 10 : at90 < 0 ? (healthyCount * 9 + 9) / 10 : healthyCount;
         if (scalar(probe, progress) - base >= next || clock.elapsed() > 600000) {
-            const qint64 done = scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED' AND ") + healthyFilter);
+            // What is still PENDING, through the partial index of due rows: counting DELIVERED ones
+            // would read the seeded history too.
+            const qint64 done = healthyCount - scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND ") + healthyFilter);
             if (at10 < 0 && done * 10 >= healthyCount)
                 at10 = clock.elapsed();
             if (at90 < 0 && done * 10 >= healthyCount * 9)
@@ -365,7 +389,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     t.storeCpu = perDelivery(QStringLiteral("opsdeck-store"));
     t.seconds = clock.elapsed() / 1000.0;
     t.healthyRate = at90 > at10 ? 0.8 * double(healthyCount) * 1000.0 / double(at90 - at10) : healthyCount / t.seconds;
-    t.rate = scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) / t.seconds;
+    t.rate = double(count - scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'"))) / t.seconds;
     server.stop();
     return t;
 }
@@ -453,6 +477,7 @@ int main(int argc, char *argv[])
                        {QStringLiteral("wrk-seconds"), QStringLiteral("Duration of the wrk run (default 10)."), QStringLiteral("S"), QStringLiteral("10")},
                        {QStringLiteral("concurrency"), QStringLiteral("Attempts in flight per process (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
+                       {QStringLiteral("history"), QStringLiteral("Delivered notifications each instance already has before a throughput or store run (default 0): a long-lived installation."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
                        {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, latency (for profiling one of them)."),
                         QStringLiteral("PARTS")}});
@@ -466,6 +491,7 @@ int main(int argc, char *argv[])
     const int n = parser.value(QStringLiteral("deliveries")).toInt();
     g_concurrency = parser.value(QStringLiteral("concurrency")).toInt();
     g_endpointConcurrency = parser.value(QStringLiteral("endpoint-concurrency")).toInt();
+    g_history = parser.value(QStringLiteral("history")).toInt();
     const QStringList only = parser.value(QStringLiteral("only")).split(QLatin1Char(','), Qt::SkipEmptyParts);
     const auto runs = [&only](const char *part) { return only.isEmpty() || only.contains(QLatin1String(part)); };
 
