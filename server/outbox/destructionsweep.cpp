@@ -40,22 +40,51 @@ LatestDelivery latest(Database &db, qint64 instanceId, const QString &eventType)
     return d;
 }
 
+struct DueInstance
+{
+    qint64 id = 0;
+    QString destroyAfter;
+};
+
+// The page of due instances after (at, id).
+bool readDue(Database &db, const QString &at, qint64 id, int pageSize, QList<DueInstance> *page, Problem *error)
+{
+    QSqlQuery &q = db.query(DestructionSweep::dueSql());
+    q.addBindValue(nowTimestamp());
+    q.addBindValue(at);
+    q.addBindValue(id);
+    q.addBindValue(pageSize);
+    if (!q.exec()) {
+        *error = Database::sqlProblem(q);
+        q.finish();
+        return false;
+    }
+    while (q.next())
+        page->append({q.value(0).toLongLong(), q.value(1).toString()});
+    q.finish();
+    return true;
+}
+
 } // namespace
 
 DestructionSweep::DestructionSweep(Database &db, Journal &journal, DeliveryRepository &repository,
-                                   const ServerOptions &options)
+                                   const ServerOptions &options, int pageSize)
     : m_db(db)
     , m_journal(journal)
     , m_repository(repository)
     , m_options(options)
+    , m_pageSize(pageSize)
 {
+    Q_ASSERT(pageSize > 0);
 }
 
 const QString &DestructionSweep::dueSql()
 {
+    // The row value seeks the partial index past the cursor on both backends, so a pass reads its
+    // page and not the stuck instances before it.
     static const QString sql = QStringLiteral(
-        "SELECT id FROM instances WHERE status = 'STOPPED' AND destroy_after IS NOT NULL AND destroy_after <= ?"
-        " ORDER BY destroy_after, id LIMIT 500");
+        "SELECT id, destroy_after FROM instances WHERE status = 'STOPPED' AND destroy_after IS NOT NULL"
+        " AND destroy_after <= ? AND (destroy_after, id) > (?, ?) ORDER BY destroy_after, id LIMIT ?");
     return sql;
 }
 
@@ -68,29 +97,37 @@ const QString &DestructionSweep::latestSql()
 
 int DestructionSweep::run(Problem *error)
 {
-    QList<qint64> due;
-    {
-        QSqlQuery &q = m_db.query(dueSql());
-        q.addBindValue(nowTimestamp());
-        if (!q.exec()) {
-            *error = Database::sqlProblem(q);
-            q.finish();
+    const bool fromStart = m_cursorId == 0;
+    QList<DueInstance> due;
+    if (!readDue(m_db, m_cursorAt, m_cursorId, m_pageSize, &due, error))
+        return -1;
+    // The previous pass ended on a full page that was the last one: start over now rather than
+    // spend this pass on nothing.
+    if (due.isEmpty() && !fromStart) {
+        m_cursorAt = QStringLiteral("");
+        m_cursorId = 0;
+        if (!readDue(m_db, m_cursorAt, m_cursorId, m_pageSize, &due, error))
             return -1;
-        }
-        while (q.next())
-            due.append(q.value(0).toLongLong());
-        q.finish();
     }
     int changedCount = 0;
-    for (qint64 id : std::as_const(due)) {
+    for (const DueInstance &d : std::as_const(due)) {
+        // Past it before it is tried: one that keeps failing waits for the next round instead of
+        // holding up those after it every pass.
+        m_cursorAt = d.destroyAfter;
+        m_cursorId = d.id;
         WriteTransaction tx(m_db);
         bool changed = false;
-        if (!step(id, error, &changed))
+        if (!step(d.id, error, &changed))
             return -1;
         if (!tx.commit(error))
             return -1;
         if (changed)
             ++changedCount;
+    }
+    // A short page reached the newest: the next pass starts over from the oldest.
+    if (due.size() < m_pageSize) {
+        m_cursorAt = QStringLiteral("");
+        m_cursorId = 0;
     }
     return changedCount;
 }

@@ -17,14 +17,23 @@ class Journal;
 class DestructionSweep final
 {
 public:
-    // All not owned; used from the worker thread that owns the connection.
-    DestructionSweep(Database &db, Journal &journal, DeliveryRepository &repository, const ServerOptions &options);
+    static constexpr int DefaultPageSize = 500;
 
-    // One pass over the instances whose retention ended: how many changed, or -1 (see error).
+    // All not owned; used from the worker thread that owns the connection. A pass visits at most
+    // pageSize instances (tests use a few).
+    DestructionSweep(Database &db, Journal &journal, DeliveryRepository &repository, const ServerOptions &options,
+                     int pageSize = DefaultPageSize);
+
+    // One pass over the next page of instances whose retention ended, in (destroy_after, id)
+    // order after where the previous pass stopped: how many changed, or -1 (see error).
+    // Instances the provider has not acknowledged stay due, so the pages start over from the
+    // oldest once a pass reaches the newest: each of N due instances is visited within
+    // ceil(N / pageSize) + 1 passes, however many older ones are stuck.
     int run(Problem *error);
 
-    // What every pass runs, for the tests that check the plans: the instances due (binds now)
-    // and the newest notification of one instance and kind (binds instance, kind).
+    // What every pass runs, for the tests that check the plans: the instances due after a
+    // cursor (binds now, the cursor's destroy_after and id, the page size) and the newest
+    // notification of one instance and kind (binds instance, kind).
     static const QString &dueSql();
     static const QString &latestSql();
 
@@ -38,6 +47,10 @@ private:
     Journal &m_journal;
     DeliveryRepository &m_repository;
     const ServerOptions &m_options;
+    int m_pageSize;
+    // The last instance visited, or the start: "" sorts before every timestamp.
+    QString m_cursorAt = QStringLiteral("");
+    qint64 m_cursorId = 0;
 };
 
 } // namespace OpsDeck
