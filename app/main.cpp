@@ -6,11 +6,15 @@
 #include "ui/credentialstore.h"
 #include "ui/mainwindow.h"
 
+#include "models/cache.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QSettings>
+#include <QTemporaryDir>
 #include <QTranslator>
 
 #include <cstdio>
@@ -89,6 +93,14 @@ int main(int argc, char **argv)
     parser.addOptions({serverOption, tokenFileOption, profileOption, embeddedOption, demoOption, screenshotOption});
     parser.process(app);
 
+    // Screenshots show the console as it first starts, whatever this user's window looks like,
+    // and leave the user's settings alone.
+    QTemporaryDir screenshotSettings;
+    if (parser.isSet(screenshotOption)) {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, screenshotSettings.path());
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshotSettings.path());
+    }
+
     const bool demo = parser.isSet(demoOption);
     const bool embedded = demo || parser.isSet(embeddedOption)
                           || (!parser.isSet(serverOption) && !parser.isSet(profileOption));
@@ -134,7 +146,7 @@ int main(int argc, char **argv)
     EmbeddedServer server;
     Screenshotter *screenshotter = nullptr;
     if (parser.isSet(screenshotOption))
-        screenshotter = new Screenshotter(&window, parser.value(screenshotOption), &app);
+        screenshotter = new Screenshotter(&window, parser.value(screenshotOption), embedded ? &server : nullptr, &app);
 
     if (embedded) {
         window.setStartupMessage(demo ? QApplication::translate("main", "Starting the embedded server with demo data…")
@@ -146,6 +158,13 @@ int main(int argc, char **argv)
             c.profile = demo ? QStringLiteral("demo") : QStringLiteral("embedded");
             c.role = Actor::Operator;
             c.embedded = true;
+            if (demo) {
+                // Every demo starts a new server whose ids repeat the last one's: that demo's cached
+                // rows would pass for newer versions of these (and show in its screenshots).
+                const QString cache = Cache::defaultPath(c.profile);
+                for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
+                    QFile::remove(cache + suffix);
+            }
             window.connectTo(c);
         });
         QObject::connect(&server, &EmbeddedServer::failed, &window, [&window](const QString &message) {
