@@ -502,7 +502,7 @@ int main(int argc, char *argv[])
         providers.push_back(startProvider(false));
 
     if (runs("store")) {
-        std::printf("store alone (claims and recording, no sending): %.0f us CPU per delivery to 1 endpoint, %.0f us to 100\n",
+        std::printf("store alone (claims and recording, no sending): %.1f us CPU per delivery to 1 endpoint, %.1f us to 100\n",
                     storeCpuPerDelivery(QStringLiteral("store-one"), 1, n), storeCpuPerDelivery(QStringLiteral("store-hundred"), 100, n));
         std::fflush(stdout);
     }

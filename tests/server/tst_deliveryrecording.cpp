@@ -53,6 +53,8 @@ private slots:
     void headersAreLoggedAsJson();
     void requestBodyIsKeptOnce();
     void testEventDoesNotWaitForTheInstancesBacklog();
+    void settledInFlightHoldsTheNextBackUntilRecorded_data();
+    void settledInFlightHoldsTheNextBackUntilRecorded();
     void responseTextIsStoredAsValidUtf8();
     void longResponseIsCutBetweenCharacters_data();
     void longResponseIsCutBetweenCharacters();
@@ -395,6 +397,49 @@ void tst_DeliveryRecording::testEventDoesNotWaitForTheInstancesBacklog()
     QCOMPARE(targets.size(), 1);
     QCOMPARE(targets.at(0).eventType, QStringLiteral("opsdeck.test"));
     QCOMPARE(targets.at(0).webhookId, QStringLiteral("msg_test"));
+}
+
+void tst_DeliveryRecording::settledInFlightHoldsTheNextBackUntilRecorded_data()
+{
+    QTest::addColumn<QString>("settledAs");
+    QTest::addColumn<QChar>("answer");
+    QTest::newRow("cancelled, acknowledged") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('D'));
+    QTest::newRow("cancelled, failed") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('R'));
+    QTest::newRow("superseded, acknowledged") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('D'));
+    QTest::newRow("superseded, failed") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('R'));
+}
+
+void tst_DeliveryRecording::settledInFlightHoldsTheNextBackUntilRecorded()
+{
+    // A notification settled through the API while its attempt is in flight may still reach the
+    // provider: the instance's next one waits until that attempt is recorded, which clears the
+    // lease and so takes the row out of the claim's index of in-flight rows.
+    QFETCH(QString, settledAs);
+    QFETCH(QChar, answer);
+    seed(1);
+    const QList<DeliveryTarget> first = claimAll(10);
+    QCOMPARE(first.size(), 1);
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET state = '%1', next_attempt_at = NULL, version = version + 1"
+                                  " WHERE id = %2").arg(settledAs).arg(first.at(0).id)));
+    const QString now = nowTimestamp();
+    QVERIFY(q.exec(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', %1, 1, 1,"
+        " 'PENDING', '{}', 0, '%2', '%2', '%2', 1)").arg(first.at(0).instanceId).arg(now)));
+    QVERIFY(claimAll(10).isEmpty());
+
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({outcome(first.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(results.size(), 1);
+    QVERIFY(results.at(0).ok && !results.at(0).leaseLost);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL")),
+             0);
+    const QList<DeliveryTarget> next = claimAll(10);
+    QCOMPARE(next.size(), 1);
+    QCOMPARE(next.at(0).webhookId, QStringLiteral("msg_next"));
 }
 
 void tst_DeliveryRecording::responseTextIsStoredAsValidUtf8()
