@@ -95,10 +95,11 @@ int main(int argc, char **argv)
 
     // Screenshots show the console as it first starts, whatever this user's window looks like,
     // and leave the user's settings alone.
-    QTemporaryDir screenshotSettings;
+    std::unique_ptr<QTemporaryDir> screenshotSettings;
     if (parser.isSet(screenshotOption)) {
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, screenshotSettings.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshotSettings.path());
+        screenshotSettings = std::make_unique<QTemporaryDir>();
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, screenshotSettings->path());
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshotSettings->path());
     }
 
     const bool demo = parser.isSet(demoOption);
