@@ -20,6 +20,54 @@ namespace OpsDeck {
 using namespace ApiSupport;
 using namespace DeliveryApiSupport;
 
+namespace {
+
+// The states retry leaves from, in the machine's order.
+QStringList retryableStates()
+{
+    QStringList states;
+    for (const Transition &t : Delivery::machine().transitions()) {
+        if (t.action == QLatin1String("retry") && !states.contains(t.from))
+            states.append(t.from);
+    }
+    return states;
+}
+
+// A bulk retry's list of states: each one retry leaves from, in any case as a state named alone
+// may be, none twice (a repeat is a client's mistake, not a wider filter). The states in upper
+// case, or the problem naming the first bad entry by its path.
+std::optional<QStringList> readStateList(const QStringList &names, const QStringList &retryable, Problem *error)
+{
+    const QString listed = retryable.join(QStringLiteral(", "));
+    const QString expected = QStringLiteral("expected one of %1").arg(listed);
+    if (names.isEmpty()) {
+        *error = invalid(QStringLiteral("/state"),
+                         QStringLiteral("expected at least one of %1; leave the field out for all of them").arg(listed));
+        return std::nullopt;
+    }
+    QStringList states;
+    for (qsizetype i = 0; i < names.size(); ++i) {
+        const QString path = QStringLiteral("/state/%1").arg(i);
+        const QString state = names.at(i).toUpper();
+        if (!Delivery::machine().isState(state)) {
+            *error = invalid(path, QStringLiteral("unknown state; %1").arg(expected));
+            return std::nullopt;
+        }
+        if (!retryable.contains(state)) {
+            *error = invalid(path, QStringLiteral("%1 cannot be retried; %2").arg(state, expected));
+            return std::nullopt;
+        }
+        if (const qsizetype first = states.indexOf(state); first >= 0) {
+            *error = invalid(path, QStringLiteral("%1 is already listed at /state/%2").arg(state).arg(first));
+            return std::nullopt;
+        }
+        states.append(state);
+    }
+    return states;
+}
+
+} // namespace
+
 bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, const QString &action, const QString &reason,
                                 QJsonObject *after, Problem *error)
 {
@@ -143,10 +191,17 @@ Response DeliveryApi::bulkRetry(Request &req)
     }
     JsonReader r = bodyReader(req);
     QHash<QString, QString> values;
+    // A list of states is read here, not by readFilter(): it names retryable states only, and
+    // each is checked at its own path once the body as a whole is sound.
+    std::optional<QStringList> stateList;
     for (const QString &key : filterKeys()) {
         if (!r.object().contains(key))
             continue;
         const QJsonValue v = r.object().value(key);
+        if (key == QLatin1String("state") && v.isArray()) {
+            stateList = r.optStringList(key);
+            continue;
+        }
         // Numbers as written (1.5 stays 1.5 and is refused), so nothing widens or shifts the filter.
         if (v.isDouble())
             values.insert(key, QString::number(v.toDouble(), 'g', 17));
@@ -154,6 +209,8 @@ Response DeliveryApi::bulkRetry(Request &req)
             values.insert(key, v.toString());
         else if (v.isNull())
             r.addError(key, QStringLiteral("null would match every delivery; leave the field out for that"));
+        else if (key == QLatin1String("state"))
+            r.addError(key, QStringLiteral("expected a state or a list of states"));
         else
             r.addError(key, QStringLiteral("expected a string or an integer"));
     }
@@ -178,20 +235,21 @@ Response DeliveryApi::bulkRetry(Request &req)
 
     // Only the states retry leaves from; DELIVERED and SUPERSEDED are never touched, nor a
     // notification that a newer one of its instance replaces (see newerNotification()).
-    const QStringList retryable = [] {
-        QStringList states;
-        for (const Transition &t : Delivery::machine().transitions())
-            if (t.action == QLatin1String("retry") && !states.contains(t.from))
-                states.append(t.from);
-        return states;
-    }();
+    QStringList states = retryableStates();
+    if (stateList) {
+        Problem refused;
+        const auto chosen = readStateList(*stateList, states, &refused);
+        if (!chosen)
+            return Response::problem(refused);
+        states = *chosen;
+    }
     WriteTransaction tx(m_ctx.db);
     if (!tx.isActive())
         return Response::problem(tx.problem());
     QSqlQuery q(m_ctx.db.connection());
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
-              + filter->where + QStringLiteral(" AND d.state IN ('") + retryable.join(QStringLiteral("', '"))
+              + filter->where + QStringLiteral(" AND d.state IN ('") + states.join(QStringLiteral("', '"))
               + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
               + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
                                " AND n.event_type = d.event_type AND n.id > d.id)) ORDER BY d.id LIMIT ?")
@@ -202,11 +260,11 @@ Response DeliveryApi::bulkRetry(Request &req)
     if (!q.exec())
         return failedQuery(q);
     QList<QJsonObject> matches;
-    QJsonObject states;
+    QJsonObject byState;
     while (q.next()) {
         const QJsonObject d = DeliveryRepository::deliveryJson(q);
         const QString state = d.value(QStringLiteral("state")).toString();
-        states.insert(state, states.value(state).toInteger() + 1);
+        byState.insert(state, byState.value(state).toInteger() + 1);
         matches.append(d);
     }
     q.finish();
@@ -215,7 +273,7 @@ Response DeliveryApi::bulkRetry(Request &req)
                                                QStringLiteral("more than %1 deliveries match; narrow the filter").arg(kMaxBulk)));
     QJsonObject result{{QStringLiteral("dry_run"), dryRun},
                        {QStringLiteral("count"), qint64(matches.size())},
-                       {QStringLiteral("states"), states}};
+                       {QStringLiteral("states"), byState}};
     if (dryRun)
         return Response::json(200, result);
     for (const QJsonObject &d : std::as_const(matches)) {

@@ -26,6 +26,8 @@ private slots:
     void retryOfAnOlderTestEvent();
     void bulkRetryRefusesBadFilters_data();
     void bulkRetryRefusesBadFilters();
+    void bulkRetryOfSeveralStates_data();
+    void bulkRetryOfSeveralStates();
     void testEventNeedsAnActiveEndpoint_data();
     void testEventNeedsAnActiveEndpoint();
     void disabledEndpointOffersResume();
@@ -34,7 +36,12 @@ private slots:
 
 private:
     // A registered instance: its first notification is PENDING. Returns the instance id.
-    qint64 registeredInstance();
+    qint64 registeredInstance(qint64 provider = 0, const QString &application = QStringLiteral("crm"));
+    // A provider of its own with one delivery in each of FAILED (two), CANCELLED, PENDING and
+    // DELIVERED: their ids by name ("failed1", "failed2", "cancelled", "pending", "delivered").
+    QHash<QString, qint64> oneProviderInEveryState(qint64 *provider);
+    QJsonArray auditOf(qint64 delivery);
+    qint64 lastSeq();
     QJsonArray deliveries(qint64 instance);
     QJsonObject delivery(qint64 id);
     Reply post(const QString &path, const QByteArray &body = QByteArray("{}"));
@@ -58,10 +65,10 @@ void tst_DeliveryApi::initTestCase()
     QVERIFY(m_org > 0 && m_provider > 0);
 }
 
-qint64 tst_DeliveryApi::registeredInstance()
+qint64 tst_DeliveryApi::registeredInstance(qint64 provider, const QString &application)
 {
-    const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org, m_provider,
-                                                     QStringLiteral("crm"), QStringLiteral("alice"));
+    const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org,
+                                                     provider > 0 ? provider : m_provider, application, QStringLiteral("alice"));
     const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
                                    {{QStringLiteral("callback_url"), Nowhere}}, m_server->operatorToken());
     return r.status == 200 ? instance : 0;
@@ -86,6 +93,40 @@ bool tst_DeliveryApi::store(const QString &sql)
 {
     Database admin(m_server->databaseUrl());
     return admin.open() && admin.exec(sql);
+}
+
+QHash<QString, qint64> tst_DeliveryApi::oneProviderInEveryState(qint64 *provider)
+{
+    const QString application = QStringLiteral("app%1").arg(++m_counter);
+    *provider = m_server->createProvider(QStringLiteral("p%1").arg(m_counter), m_org, {application});
+    QHash<QString, qint64> ids;
+    if (*provider <= 0)
+        return ids;
+    for (const char *name : {"failed1", "failed2", "cancelled", "pending", "delivered"}) {
+        const qint64 instance = registeredInstance(*provider, application);
+        if (instance <= 0)
+            return {};
+        ids.insert(QLatin1String(name), deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger());
+    }
+    const bool arranged =
+        store(QStringLiteral("UPDATE deliveries SET state = 'FAILED', next_attempt_at = NULL, attempts = 3 WHERE id IN (%1, %2)")
+                  .arg(ids.value(QStringLiteral("failed1")))
+                  .arg(ids.value(QStringLiteral("failed2"))))
+        && store(QStringLiteral("UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL WHERE id = %1")
+                     .arg(ids.value(QStringLiteral("delivered"))))
+        && post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(ids.value(QStringLiteral("cancelled")))).status == 200;
+    return arranged ? ids : QHash<QString, qint64>();
+}
+
+QJsonArray tst_DeliveryApi::auditOf(qint64 delivery)
+{
+    return m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1&limit=200").arg(delivery), m_server->operatorToken())
+        .items();
+}
+
+qint64 tst_DeliveryApi::lastSeq()
+{
+    return m_server->get(QStringLiteral("/api/v1/events"), m_server->operatorToken()).json().value(QStringLiteral("last_seq")).toInteger();
 }
 
 void tst_DeliveryApi::retryOfAnOlderNotification_data()
@@ -162,26 +203,33 @@ void tst_DeliveryApi::bulkRetryRefusesBadFilters_data()
     QTest::addColumn<QString>("query");
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("errorPath");
+    QTest::addColumn<QString>("says"); // in the error's message, when not empty
     // Body fields are named by their JSON pointer, query parameters by "?name".
-    QTest::newRow("fractional instance") << QString() << QByteArray(R"({"instance": 1.5})") << "/instance";
-    QTest::newRow("huge instance") << QString() << QByteArray(R"({"instance": 1e300})") << "/instance";
-    QTest::newRow("instance as text") << QString() << QByteArray(R"({"instance": "seven"})") << "/instance";
-    QTest::newRow("null instance would match all") << QString() << QByteArray(R"({"instance": null})") << "/instance";
-    QTest::newRow("null state would match all") << QString() << QByteArray(R"({"state": null, "provider": 1})") << "/state";
-    QTest::newRow("unknown state") << QString() << QByteArray(R"({"state": "LOST"})") << "/state";
-    QTest::newRow("fractional status") << QString() << QByteArray(R"({"status": 500.5})") << "/status";
-    QTest::newRow("status class 7xx") << QString() << QByteArray(R"({"status": "7xx"})") << "/status";
-    QTest::newRow("not a time") << QString() << QByteArray(R"({"created_after": "yesterday"})") << "/created_after";
+    QTest::newRow("fractional instance") << QString() << QByteArray(R"({"instance": 1.5})") << "/instance" << QString();
+    QTest::newRow("huge instance") << QString() << QByteArray(R"({"instance": 1e300})") << "/instance" << QString();
+    QTest::newRow("instance as text") << QString() << QByteArray(R"({"instance": "seven"})") << "/instance" << QString();
+    QTest::newRow("null instance would match all") << QString() << QByteArray(R"({"instance": null})") << "/instance" << QString();
+    QTest::newRow("null state would match all") << QString() << QByteArray(R"({"state": null, "provider": 1})") << "/state" << QString();
+    QTest::newRow("unknown state") << QString() << QByteArray(R"({"state": "LOST"})") << "/state" << QString();
+    QTest::newRow("empty list of states") << QString() << QByteArray(R"({"state": []})") << "/state" << QStringLiteral("expected at least one of");
+    QTest::newRow("unknown state in a list") << QString() << QByteArray(R"({"state": ["CANCELLED", "LOST"]})") << "/state/1" << QStringLiteral("unknown state");
+    QTest::newRow("superseded in a list") << QString() << QByteArray(R"({"state": ["CANCELLED", "SUPERSEDED"]})") << "/state/1" << QStringLiteral("SUPERSEDED cannot be retried");
+    QTest::newRow("state listed twice") << QString() << QByteArray(R"({"state": ["CANCELLED", "cancelled"]})") << "/state/1" << QStringLiteral("CANCELLED is already listed at /state/0");
+    QTest::newRow("state in a list as a number") << QString() << QByteArray(R"({"state": ["CANCELLED", 3]})") << "/state/1" << QStringLiteral("expected a string");
+    QTest::newRow("state an object") << QString() << QByteArray(R"({"state": {"in": ["CANCELLED"]}})") << "/state" << QStringLiteral("expected a state or a list of states");
+    QTest::newRow("fractional status") << QString() << QByteArray(R"({"status": 500.5})") << "/status" << QString();
+    QTest::newRow("status class 7xx") << QString() << QByteArray(R"({"status": "7xx"})") << "/status" << QString();
+    QTest::newRow("not a time") << QString() << QByteArray(R"({"created_after": "yesterday"})") << "/created_after" << QString();
     QTest::newRow("inverted time range")
         << QString() << QByteArray(R"({"created_after": "2030-01-01T00:00:00Z", "created_before": "2020-01-01T00:00:00Z"})")
-        << "/created_before";
+        << "/created_before" << QString();
     QTest::newRow("empty time range")
         << QString() << QByteArray(R"({"created_after": "2030-01-01T00:00:00Z", "created_before": "2030-01-01T00:00:00Z"})")
-        << "/created_before";
+        << "/created_before" << QString();
     // A bulk action is not a page: a limit it would ignore must not look like one it keeps.
-    QTest::newRow("limit") << QStringLiteral("?limit=1") << QByteArray("{}") << "?limit";
-    QTest::newRow("cursor") << QStringLiteral("?cursor=YTow") << QByteArray("{}") << "?cursor";
-    QTest::newRow("filter in the query") << QStringLiteral("?state=FAILED") << QByteArray("{}") << "?state";
+    QTest::newRow("limit") << QStringLiteral("?limit=1") << QByteArray("{}") << "?limit" << QString();
+    QTest::newRow("cursor") << QStringLiteral("?cursor=YTow") << QByteArray("{}") << "?cursor" << QString();
+    QTest::newRow("filter in the query") << QStringLiteral("?state=FAILED") << QByteArray("{}") << "?state" << QString();
 }
 
 void tst_DeliveryApi::bulkRetryRefusesBadFilters()
@@ -189,6 +237,7 @@ void tst_DeliveryApi::bulkRetryRefusesBadFilters()
     QFETCH(QString, query);
     QFETCH(QByteArray, body);
     QFETCH(QString, errorPath);
+    QFETCH(QString, says);
     // Something a bulk retry would take: a cancelled notification.
     const qint64 instance = registeredInstance();
     QVERIFY(instance > 0);
@@ -205,10 +254,105 @@ void tst_DeliveryApi::bulkRetryRefusesBadFilters()
     const QJsonArray errors = r.json().value(QStringLiteral("errors")).toArray();
     QVERIFY2(!errors.isEmpty(), r.body.constData());
     QCOMPARE(errors.first().toObject().value(QStringLiteral("path")).toString(), errorPath);
+    const QString message = errors.first().toObject().value(QStringLiteral("message")).toString();
+    QVERIFY2(message.contains(says), qPrintable(message));
     // Nothing was retried.
     const QJsonObject after = delivery(id);
     QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
     QCOMPARE(after.value(QStringLiteral("version")), before.value(QStringLiteral("version")));
+}
+
+void tst_DeliveryApi::bulkRetryOfSeveralStates_data()
+{
+    QTest::addColumn<QByteArray>("state"); // the body's "state" as JSON; empty: left out
+    QTest::addColumn<QStringList>("retried");
+    QTest::addColumn<QJsonObject>("byState");
+    const QStringList failed = {QStringLiteral("failed1"), QStringLiteral("failed2")};
+    QTest::newRow("failed and cancelled") << QByteArray(R"(["FAILED", "CANCELLED"])") << failed + QStringList{"cancelled"}
+                                          << QJsonObject{{"FAILED", 2}, {"CANCELLED", 1}};
+    QTest::newRow("every retryable state, any case")
+        << QByteArray(R"(["pending", "Cancelled", "FAILED"])") << failed + QStringList{"cancelled", "pending"}
+        << QJsonObject{{"FAILED", 2}, {"CANCELLED", 1}, {"PENDING", 1}};
+    QTest::newRow("one state in a list") << QByteArray(R"(["CANCELLED"])") << QStringList{"cancelled"}
+                                         << QJsonObject{{"CANCELLED", 1}};
+    // As before lists were taken: one state alone, and no state at all.
+    QTest::newRow("one state alone") << QByteArray(R"("failed")") << failed << QJsonObject{{"FAILED", 2}};
+    QTest::newRow("delivered alone matches nothing") << QByteArray(R"("DELIVERED")") << QStringList{} << QJsonObject{};
+    QTest::newRow("no state") << QByteArray() << failed + QStringList{"cancelled", "pending"}
+                              << QJsonObject{{"FAILED", 2}, {"CANCELLED", 1}, {"PENDING", 1}};
+}
+
+void tst_DeliveryApi::bulkRetryOfSeveralStates()
+{
+    // One call retries the union of the listed states in one transaction: each matching delivery
+    // once, with one audit row and one feed event, and nothing else.
+    QFETCH(QByteArray, state);
+    QFETCH(QStringList, retried);
+    QFETCH(QJsonObject, byState);
+    qint64 provider = 0;
+    const QHash<QString, qint64> ids = oneProviderInEveryState(&provider);
+    QVERIFY(!ids.isEmpty());
+    QHash<QString, QJsonObject> before;
+    for (auto it = ids.cbegin(); it != ids.cend(); ++it)
+        before.insert(it.key(), delivery(it.value()));
+    QByteArray filter = "{\"provider\": " + QByteArray::number(provider);
+    if (!state.isEmpty())
+        filter += ", \"state\": " + state;
+    const QString reason = QStringLiteral("bulk %1").arg(QString::fromLatin1(QTest::currentDataTag()));
+    const qint64 seq = lastSeq();
+
+    const Reply preview = post(QStringLiteral("/api/v1/deliveries/retry"), filter + R"(, "dry_run": true})");
+    QVERIFY2(preview.status == 200, preview.body.constData());
+    QCOMPARE(preview.json().value(QStringLiteral("dry_run")).toBool(), true);
+    QCOMPARE(preview.json().value(QStringLiteral("count")).toInteger(), qint64(retried.size()));
+    QCOMPARE(preview.json().value(QStringLiteral("states")).toObject(), byState);
+    QVERIFY(!preview.json().contains(QStringLiteral("retried")));
+    for (auto it = ids.cbegin(); it != ids.cend(); ++it)
+        QCOMPARE(delivery(it.value()).value(QStringLiteral("version")), before.value(it.key()).value(QStringLiteral("version")));
+    QCOMPARE(lastSeq(), seq);
+
+    const Reply bulk = post(QStringLiteral("/api/v1/deliveries/retry"),
+                            filter + ", \"reason\": \"" + reason.toUtf8() + "\"}");
+    QVERIFY2(bulk.status == 200, bulk.body.constData());
+    QCOMPARE(bulk.json().value(QStringLiteral("dry_run")).toBool(), false);
+    QCOMPARE(bulk.json().value(QStringLiteral("count")).toInteger(), qint64(retried.size()));
+    QCOMPARE(bulk.json().value(QStringLiteral("retried")).toInteger(), qint64(retried.size()));
+    QCOMPARE(bulk.json().value(QStringLiteral("states")).toObject(), byState);
+
+    QSet<qint64> expectedEvents;
+    for (auto it = ids.cbegin(); it != ids.cend(); ++it) {
+        const QJsonObject was = before.value(it.key());
+        const QJsonObject now = delivery(it.value());
+        QList<QJsonObject> retries;
+        for (const QJsonValue &entry : auditOf(it.value())) {
+            if (entry.toObject().value(QStringLiteral("action")).toString() == QLatin1String("retry"))
+                retries.append(entry.toObject());
+        }
+        if (!retried.contains(it.key())) {
+            QVERIFY2(now.value(QStringLiteral("version")) == was.value(QStringLiteral("version")), qPrintable(it.key()));
+            QVERIFY2(retries.isEmpty(), qPrintable(it.key()));
+            continue;
+        }
+        expectedEvents.insert(it.value());
+        QCOMPARE(now.value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+        QCOMPARE(now.value(QStringLiteral("version")).toInteger(), was.value(QStringLiteral("version")).toInteger() + 1);
+        QCOMPARE(now.value(QStringLiteral("attempts")).toInteger(), qint64(0));
+        QCOMPARE(retries.size(), 1);
+        QCOMPARE(retries.first().value(QStringLiteral("from")).toString(), was.value(QStringLiteral("state")).toString());
+        QCOMPARE(retries.first().value(QStringLiteral("to")).toString(), QStringLiteral("PENDING"));
+        QCOMPARE(retries.first().value(QStringLiteral("reason")).toString(), reason);
+    }
+    const Reply feed = m_server->get(QStringLiteral("/api/v1/events?after=%1&limit=1000").arg(seq), m_server->operatorToken());
+    QCOMPARE(feed.status, 200);
+    QList<qint64> updated;
+    for (const QJsonValue &e : feed.json().value(QStringLiteral("events")).toArray()) {
+        const QJsonObject event = e.toObject();
+        QCOMPARE(event.value(QStringLiteral("kind")).toString(), QStringLiteral("delivery"));
+        QCOMPARE(event.value(QStringLiteral("op")).toString(), QStringLiteral("updated"));
+        updated.append(event.value(QStringLiteral("id")).toInteger());
+    }
+    QCOMPARE(updated.size(), retried.size());
+    QCOMPARE(QSet<qint64>(updated.cbegin(), updated.cend()), expectedEvents);
 }
 
 void tst_DeliveryApi::testEventNeedsAnActiveEndpoint_data()
