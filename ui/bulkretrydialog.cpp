@@ -12,6 +12,7 @@
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -176,11 +177,9 @@ QString BulkRetryDialog::errorText() const
 
 void BulkRetryDialog::recount()
 {
-    // A new choice: whatever the older one's dry runs answer no longer counts.
+    // A new choice: whatever the older one's dry run answers no longer counts.
     ++m_generation;
-    m_counts.clear();
     m_total = -1;
-    m_countFailed = false;
     const QStringList states = checkedStates();
     if (states.isEmpty()) {
         m_count->setText(tr("Choose at least one state."));
@@ -197,40 +196,33 @@ void BulkRetryDialog::recount()
     // A dry run changes nothing: no operation waits on it in the status bar.
     RequestOptions dryRun;
     dryRun.readOnly = true;
-    // The server filters by one state at a time: one dry run per chosen state, summed.
-    for (const QString &state : states) {
-        QJsonObject body = scopeFilter();
-        body.insert(QStringLiteral("state"), state);
-        body.insert(QStringLiteral("dry_run"), true);
-        m_api->post(
-            QStringLiteral("/deliveries/retry"), body, this,
-            [this, generation = m_generation, state](const ApiResult &result) { onCounted(generation, state, result); },
-            dryRun);
-    }
+    QJsonObject body = scopeFilter();
+    body.insert(QStringLiteral("state"), QJsonArray::fromStringList(states));
+    body.insert(QStringLiteral("dry_run"), true);
+    m_api->post(
+        QStringLiteral("/deliveries/retry"), body, this,
+        [this, generation = m_generation](const ApiResult &result) { onCounted(generation, result); }, dryRun);
 }
 
-void BulkRetryDialog::onCounted(int generation, const QString &state, const ApiResult &result)
+void BulkRetryDialog::onCounted(int generation, const ApiResult &result)
 {
-    if (generation != m_generation || m_countFailed)
+    if (generation != m_generation)
         return;
     if (!result.ok()) {
-        // One state's count failing leaves the sum unknown: nothing to confirm.
-        m_countFailed = true;
         m_count->setText(tr("The count failed: %1").arg(problemText(result)));
         updateButtons();
         emit counted(-1);
         return;
     }
-    m_counts.insert(state, result.object().value(QStringLiteral("count")).toInteger());
+    const qint64 total = result.object().value(QStringLiteral("count")).toInteger();
+    // The server's breakdown, in the order the states are offered.
+    const QJsonObject byState = result.object().value(QStringLiteral("states")).toObject();
     const QStringList states = checkedStates();
-    if (m_counts.size() < states.size())
-        return;
-    qint64 total = 0;
     QStringList parts;
     for (const QString &s : states) {
-        total += m_counts.value(s);
-        if (m_counts.value(s) > 0)
-            parts.append(tr("%1 %2").arg(m_counts.value(s)).arg(s.toLower()));
+        const qint64 n = byState.value(s).toInteger();
+        if (n > 0)
+            parts.append(tr("%1 %2").arg(n).arg(s.toLower()));
     }
     m_total = total;
     if (total == 0)
@@ -245,44 +237,31 @@ void BulkRetryDialog::onCounted(int generation, const QString &state, const ApiR
 
 void BulkRetryDialog::retry()
 {
-    if (m_total <= 0 || m_retriesOpen > 0 || !m_api)
+    if (m_total <= 0 || m_retrying || !m_api)
         return;
-    const QStringList states = checkedStates();
+    m_retrying = true;
     setBusy(true);
-    m_retriedTotal = 0;
-    m_retryErrors.clear();
     m_error->clear();
     m_error->hide();
-    m_retriesOpen = int(states.size());
     m_count->setText(tr("Retrying…"));
-    for (const QString &state : states) {
-        QJsonObject body = scopeFilter();
-        body.insert(QStringLiteral("state"), state);
-        if (!m_reason->text().trimmed().isEmpty())
-            body.insert(QStringLiteral("reason"), m_reason->text().trimmed());
-        m_api->post(QStringLiteral("/deliveries/retry"), body, this,
-                    [this, state](const ApiResult &result) { onRetried(state, result); });
-    }
+    QJsonObject body = scopeFilter();
+    body.insert(QStringLiteral("state"), QJsonArray::fromStringList(checkedStates()));
+    if (!m_reason->text().trimmed().isEmpty())
+        body.insert(QStringLiteral("reason"), m_reason->text().trimmed());
+    m_api->post(QStringLiteral("/deliveries/retry"), body, this, [this](const ApiResult &result) { onRetried(result); });
 }
 
-void BulkRetryDialog::onRetried(const QString &state, const ApiResult &result)
+void BulkRetryDialog::onRetried(const ApiResult &result)
 {
-    if (result.ok())
-        m_retriedTotal += result.object().value(QStringLiteral("retried")).toInteger();
-    else
-        m_retryErrors.append(tr("%1: %2").arg(state, problemText(result)));
-    if (--m_retriesOpen > 0)
-        return;
+    m_retrying = false;
     setBusy(false);
-    if (m_retriedTotal > 0 || m_retryErrors.isEmpty())
-        emit retried(m_retriedTotal);
-    if (m_retryErrors.isEmpty()) {
+    if (result.ok()) {
+        emit retried(result.object().value(QStringLiteral("retried")).toInteger());
         accept();
         return;
     }
-    // Each state is its own request: the others may have gone through. Count what is left.
-    m_error->setText(tr("Retried %n callback(s), but not all: %1", nullptr, int(m_retriedTotal))
-                         .arg(m_retryErrors.join(QStringLiteral("; "))));
+    // One transaction: a refused retry changed nothing, and the choice can be retried as it is.
+    m_error->setText(tr("Nothing was retried: %1").arg(problemText(result)));
     m_error->show();
     recount();
 }
@@ -299,7 +278,7 @@ void BulkRetryDialog::setBusy(bool busy)
 void BulkRetryDialog::updateButtons()
 {
     QPushButton *ok = m_buttons->button(QDialogButtonBox::Ok);
-    ok->setEnabled(m_total > 0 && m_retriesOpen == 0);
+    ok->setEnabled(m_total > 0 && !m_retrying);
     ok->setText(m_total > 0 ? tr("Retry %n callback(s)", nullptr, int(m_total)) : tr("Retry"));
 }
 

@@ -44,23 +44,23 @@ public:
     QStringList checkedStates() const;
     // The filter the server gets, without the state: {"endpoint": 5}, {"provider": 3} or {}.
     QJsonObject scopeFilter() const;
-    // The last dry run's total over the checked states; -1 while it is being counted or failed.
+    // The last dry run's count of the checked states; -1 while it is being counted or failed.
     qint64 count() const { return m_total; }
     QString countText() const;
-    // Why the last retry went through only in part; empty when it did not fail.
+    // Why the last retry was refused (then nothing was retried); empty when it was not.
     QString errorText() const;
 
 signals:
-    // The current choice's dry runs have all answered: their total, or -1 when one failed.
+    // The current choice's dry run has answered: its count, or -1 when it failed.
     void counted(qint64 count);
     // Everything asked for was retried (the dialog then closes).
     void retried(qint64 count);
 
 private:
     void recount();
-    void onCounted(int generation, const QString &state, const ApiResult &result);
+    void onCounted(int generation, const ApiResult &result);
     void retry();
-    void onRetried(const QString &state, const ApiResult &result);
+    void onRetried(const ApiResult &result);
     void setBusy(bool busy);
     void updateButtons();
 
@@ -68,18 +68,14 @@ private:
     QHash<QString, QCheckBox *> m_states;
     QComboBox *m_scope = nullptr;
     QLabel *m_count = nullptr;
-    QLabel *m_error = nullptr; // a retry that went through only in part
+    QLabel *m_error = nullptr; // a refused retry
     QLineEdit *m_reason = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
-    // The dry runs of the current choice: answers to an older choice are dropped.
+    // The dry run of the current choice: answers to an older choice are dropped.
     int m_generation = 0;
-    QHash<QString, qint64> m_counts; // by state, of the current generation
     qint64 m_total = -1;
-    bool m_countFailed = false;
-    // The retry: one request per checked state (the server filters by one state at a time).
-    int m_retriesOpen = 0;
-    qint64 m_retriedTotal = 0;
-    QStringList m_retryErrors;
+    // The retry: one request for every checked state, which the server runs as one transaction.
+    bool m_retrying = false;
 };
 
 } // namespace OpsDeck

@@ -1,6 +1,7 @@
 // The bulk retry dialog against a real control plane: the states and the endpoint, provider or
-// every endpoint chosen, the server's count of that choice (one dry run per state, summed, asked
-// again on every change), the retry of exactly that, and the English plural forms of its words.
+// every endpoint chosen, the server's count of that choice (one dry run of all the chosen states,
+// asked again on every change), the retry of exactly that in one request, and the English plural
+// forms of its words.
 #include "ui/bulkretrydialog.h"
 #include "ui/mainwindow.h"
 #include "ui/resourceview.h"
@@ -37,7 +38,8 @@ private slots:
     void countsTheChosenStatesAndScope_data();
     void countsTheChosenStatesAndScope();
     void keyboardReachesEveryControl();
-    void retriesEachChosenState();
+    void retriesTheChosenStatesInOneRequest();
+    void aRefusedRetryChangesNothing();
     void dryRunsAreNoPendingOperations();
     void pluralFormsComeWithTheConsole();
 
@@ -50,6 +52,8 @@ private:
     // endpoint), without waiting in between: only the last choice's count may show.
     static void choose(BulkRetryDialog *dialog, const QStringList &states, const QString &scope);
     QStringList retriedReasons(qint64 deliveryId);
+    // Bulk retries (dry runs included) the server has answered so far, by its own metrics.
+    qint64 bulkRetryRequests();
 
     std::unique_ptr<TestServer> m_server;
     std::unique_ptr<ApiClient> m_api;
@@ -175,6 +179,17 @@ QStringList tst_BulkRetryDialog::retriedReasons(qint64 deliveryId)
     return reasons;
 }
 
+qint64 tst_BulkRetryDialog::bulkRetryRequests()
+{
+    const QByteArray prefix = "opsdeck_http_requests_total{route=\"/api/v1/deliveries/retry\",method=\"POST\",";
+    qint64 total = 0;
+    for (const QByteArray &line : m_server->get(QStringLiteral("/metrics"), {}).body.split('\n')) {
+        if (line.startsWith(prefix))
+            total += line.mid(line.lastIndexOf(' ') + 1).toLongLong();
+    }
+    return total;
+}
+
 void tst_BulkRetryDialog::countsTheChosenStatesAndScope_data()
 {
     QTest::addColumn<QString>("from");
@@ -257,14 +272,18 @@ void tst_BulkRetryDialog::keyboardReachesEveryControl()
              qPrintable(names.join(QLatin1Char(' '))));
 }
 
-void tst_BulkRetryDialog::retriesEachChosenState()
+void tst_BulkRetryDialog::retriesTheChosenStatesInOneRequest()
 {
-    // FAILED and CANCELLED of provider Ledger: a1, a2 and b1, each once, with the reason; c1 (Mail)
-    // and b2 (PENDING) untouched.
+    // FAILED and CANCELLED of provider Ledger: a1, a2 and b1, each once, with the reason, in one
+    // request the server runs as one transaction; c1 (Mail) and b2 (PENDING) untouched.
     const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("b1")));
     choose(dialog.get(), {QStringLiteral("FAILED"), QStringLiteral("CANCELLED")}, QStringLiteral("provider"));
     QTRY_COMPARE(dialog->count(), qint64(3));
+    // Every dry run of the earlier choices answered: from here on, only the retry goes out.
+    QTRY_VERIFY(m_api->findChildren<ApiReply *>().isEmpty());
+    const qint64 requestsBefore = bulkRetryRequests();
     QSignalSpy retried(dialog.get(), &BulkRetryDialog::retried);
+    QSignalSpy mutations(m_api.get(), &ApiClient::pendingMutationsChanged);
     // From the keyboard: the reason, then Enter on the default button.
     auto *reason = dialog->findChild<QLineEdit *>(QStringLiteral("bulkRetryReason"));
     reason->setFocus();
@@ -274,6 +293,11 @@ void tst_BulkRetryDialog::retriesEachChosenState()
     QCOMPARE(retried.first().first().toLongLong(), qint64(3));
     QCOMPARE(dialog->result(), int(QDialog::Accepted));
     QVERIFY(dialog->errorText().isEmpty());
+    // One request: the client sent one mutation, and the server saw one bulk retry.
+    QCOMPARE(mutations.size(), 2);
+    QCOMPARE(mutations.at(0).first().toInt(), 1);
+    QCOMPARE(mutations.at(1).first().toInt(), 0);
+    QTRY_COMPARE(bulkRetryRequests(), requestsBefore + 1);
     for (const char *name : {"a1", "a2", "b1"}) {
         const qint64 id = delivery(m_instances.value(QLatin1String(name))).value(QStringLiteral("id")).toInteger();
         QCOMPARE(retriedReasons(id), QStringList{QStringLiteral("receiver fixed")});
@@ -284,17 +308,54 @@ void tst_BulkRetryDialog::retriesEachChosenState()
     }
 }
 
+void tst_BulkRetryDialog::aRefusedRetryChangesNothing()
+{
+    // The server is gone between the count and the retry: the dialog stays open, says nothing
+    // was retried (the retry is one request, never a part of the choice) and can be used again.
+    ApiClient api;
+    api.setBaseUrl(m_server->baseUrl());
+    api.setToken(m_server->operatorToken());
+    const QJsonObject c1 = delivery(m_instances.value(QStringLiteral("c1")));
+    BulkRetryScope scope;
+    scope.state = c1.value(QStringLiteral("state")).toString();
+    scope.providerId = c1.value(QStringLiteral("provider_id")).toInteger();
+    scope.providerText = QStringLiteral("#%1").arg(scope.providerId);
+    BulkRetryDialog dialog(&api, scope);
+    dialog.show();
+    QTRY_COMPARE(dialog.count(), qint64(1));
+    QTcpServer closed;
+    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
+    QUrl gone = m_server->baseUrl();
+    gone.setPort(closed.serverPort());
+    closed.close();
+    api.setBaseUrl(gone);
+    QSignalSpy retried(&dialog, &BulkRetryDialog::retried);
+
+    QTest::mouseClick(dialog.findChild<QPushButton *>(QStringLiteral("bulkRetryButton")), Qt::LeftButton);
+    QTRY_VERIFY(!dialog.errorText().isEmpty());
+    QVERIFY2(dialog.errorText().startsWith(QLatin1String("Nothing was retried: ")), qPrintable(dialog.errorText()));
+    QVERIFY(dialog.findChild<QLabel *>(QStringLiteral("bulkRetryError"))->isVisible());
+    QVERIFY(dialog.isVisible());
+    QCOMPARE(retried.size(), 0);
+    QVERIFY(retriedReasons(c1.value(QStringLiteral("id")).toInteger()).isEmpty());
+    // It counts again (here in vain) and the choice can be changed.
+    QTRY_VERIFY(dialog.countText().startsWith(QLatin1String("The count failed: ")));
+    QCOMPARE(dialog.count(), qint64(-1));
+    QVERIFY(dialog.findChild<QComboBox *>(QStringLiteral("bulkRetryScope"))->isEnabled());
+    QVERIFY(dialog.findChild<QLineEdit *>(QStringLiteral("bulkRetryReason"))->isEnabled());
+}
+
 void tst_BulkRetryDialog::dryRunsAreNoPendingOperations()
 {
     // Counting changes nothing: the status bar's pending operations must not flicker while the
-    // dialog asks for its dry runs (one per checked state, again on every change).
+    // dialog asks for its dry runs (one for the checked states, again on every change).
     QSignalSpy pending(m_api.get(), &ApiClient::pendingMutationsChanged);
     const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("b2")));
     QSignalSpy counted(dialog.get(), &BulkRetryDialog::counted);
     QCOMPARE(m_api->pendingMutations(), 0);
     choose(dialog.get(), BulkRetryDialog::retryableStates(), QStringLiteral("provider"));
     QCOMPARE(m_api->pendingMutations(), 0);
-    // Only the last choice's total is announced, once every state's dry run has answered.
+    // Only the last choice's count is announced: answers to the earlier choices are dropped.
     QTRY_COMPARE(counted.size(), 1);
     QVERIFY(dialog->count() >= 0);
     QCOMPARE(counted.first().first().toLongLong(), dialog->count());
