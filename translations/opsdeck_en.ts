@@ -11,13 +11,6 @@
         </translation>
     </message>
     <message numerus="yes">
-        <source>Retried %n callback(s), but not all: %1</source>
-        <translation>
-            <numerusform>Retried %n callback, but not all: %1</numerusform>
-            <numerusform>Retried %n callbacks, but not all: %1</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
         <source>Retry %n callback(s)</source>
         <translation>
             <numerusform>Retry %n callback</numerusform>
