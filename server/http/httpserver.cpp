@@ -36,6 +36,17 @@ QByteArray methodName(QHttpServerRequest::Method m)
     }
 }
 
+// Every 503 is worth a later try (storage busy, unavailable): it says when.
+Response withRetryAfter(Response r)
+{
+    const bool said = std::any_of(r.headers.cbegin(), r.headers.cend(), [](const auto &header) {
+        return header.first.compare("Retry-After", Qt::CaseInsensitive) == 0;
+    });
+    if (r.status == 503 && !r.deferred && !said)
+        r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
+    return r;
+}
+
 Response problem(int status, const char *code, const char *title, const QString &detail)
 {
     return Response::problem(Problem::make(status, QString::fromLatin1(code), QString::fromLatin1(title), detail));
@@ -166,15 +177,8 @@ Response HttpServer::runHandler(const Route &route, Request &req)
         // Everything the handler wrote was rolled back with its transaction; nothing was
         // answered yet (a deferred long-poll is never a conflict).
         const bool conflict = !r.deferred && r.status == 503 && Database::isConflict(Problem::fromJson(r.status, r.body));
-        if (!conflict) {
-            // Every 503 is worth a later try (storage busy, unavailable): say when.
-            const bool said = std::any_of(r.headers.cbegin(), r.headers.cend(), [](const auto &header) {
-                return header.first.compare("Retry-After", Qt::CaseInsensitive) == 0;
-            });
-            if (r.status == 503 && !r.deferred && !said)
-                r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
-            return r;
-        }
+        if (!conflict)
+            return withRetryAfter(std::move(r));
         if (attempt == kMaxAttempts)
             return r.withHeader(QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1"));
     }
@@ -204,9 +208,13 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
             r.withHeader(QByteArrayLiteral("ETag"), rec->etag);
         return r.withHeader(QByteArrayLiteral("Idempotency-Replayed"), QByteArrayLiteral("true"));
     }
-    if (!m_idempotency.begin(caller, k, fp))
+    Problem stored;
+    if (!m_idempotency.begin(caller, k, fp, &stored)) {
+        if (!stored.isNull())
+            return withRetryAfter(Response::problem(stored));
         return problem(409, "idempotency-key-in-use", "Idempotency key in use",
                        QStringLiteral("the original request with this Idempotency-Key is still running"));
+    }
     Response r = runHandler(*match.route, req);
     if (r.status >= 500 || r.deferred) {
         m_idempotency.abandon(caller, k);

@@ -49,7 +49,7 @@ std::optional<IdempotencyRecord> IdempotencyStore::find(const QString &caller, c
     return r;
 }
 
-bool IdempotencyStore::begin(const QString &caller, const QString &key, const QByteArray &fingerprint)
+bool IdempotencyStore::begin(const QString &caller, const QString &key, const QByteArray &fingerprint, Problem *error)
 {
     if (++m_sinceExpiry >= 500) {
         m_sinceExpiry = 0;
@@ -61,7 +61,11 @@ bool IdempotencyStore::begin(const QString &caller, const QString &key, const QB
     del.addBindValue(caller);
     del.addBindValue(key);
     del.addBindValue(timestamp(QDateTime::currentDateTimeUtc().addSecs(-24 * 3600)));
-    del.exec();
+    if (!del.exec()) {
+        *error = Database::sqlProblem(del);
+        del.finish();
+        return false;
+    }
     del.finish();
     QSqlQuery &q = m_db.query(QStringLiteral("INSERT INTO idempotency_keys (caller, key, fingerprint, state,"
                                              " created_at) VALUES (?, ?, ?, 'running', ?)"));
@@ -70,6 +74,9 @@ bool IdempotencyStore::begin(const QString &caller, const QString &key, const QB
     q.addBindValue(QString::fromLatin1(fingerprint));
     q.addBindValue(nowTimestamp());
     const bool ok = q.exec();
+    // Only a key already there (the primary key refused the row) says the key is taken.
+    if (!ok && !Database::isUniqueViolation(q.lastError()))
+        *error = Database::sqlProblem(q);
     q.finish();
     return ok;
 }

@@ -1,6 +1,8 @@
 // Idempotency-Key records: the first answer to a key, replayed to retries of the same request.
 #pragma once
 
+#include "core/problem.h"
+
 #include "server/storage/database.h"
 
 #include <QByteArray>
@@ -28,8 +30,10 @@ public:
 
     static QByteArray fingerprint(const QByteArray &method, const QString &path, const QByteArray &body);
     std::optional<IdempotencyRecord> find(const QString &caller, const QString &key);
-    // False when the key is already taken (a concurrent first use).
-    bool begin(const QString &caller, const QString &key, const QByteArray &fingerprint);
+    // True when the key is now this request's. False when it is already taken (a concurrent first
+    // use), or, with *error set, when the storage failed (busy, unavailable): that is no answer
+    // about the key.
+    bool begin(const QString &caller, const QString &key, const QByteArray &fingerprint, Problem *error);
     void finish(const QString &caller, const QString &key, const IdempotencyRecord &answer);
     void abandon(const QString &caller, const QString &key);
 

@@ -304,6 +304,18 @@ bool Database::isBusy(const QSqlError &error)
     return number && ((code & 0xff) == 5 || (code & 0xff) == 6);
 }
 
+bool Database::isUniqueViolation(const QSqlError &error)
+{
+    // QSQLITE reports SQLite's primary code, SQLITE_CONSTRAINT (19); an extended one keeps it in
+    // its low byte.
+    const QString state = error.nativeErrorCode();
+    if (state == QLatin1String("23505"))
+        return true;
+    bool number = false;
+    const int code = state.size() < 5 ? state.toInt(&number) : 0;
+    return number && (code & 0xff) == 19;
+}
+
 bool Database::isConflict(const Problem &problem)
 {
     return problem.code == QLatin1String(ConflictCode);

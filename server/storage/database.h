@@ -73,6 +73,8 @@ public:
     static bool isConflict(const Problem &problem);
     // SQLite could not get its lock within the busy timeout: sqlProblem() answers 503 storage-busy.
     static bool isBusy(const QSqlError &error);
+    // A UNIQUE or PRIMARY KEY constraint refused the row (PostgreSQL 23505, SQLite's constraint code).
+    static bool isUniqueViolation(const QSqlError &error);
 
 private:
     QString m_url;

@@ -115,6 +115,14 @@ void tst_Persistence::busyDatabaseAnswersRetryLater()
         QCOMPARE(busy.status, 503);
         QCOMPARE(busy.code(), QStringLiteral("storage-busy"));
         QCOMPARE(busy.header("Retry-After"), QByteArray("1"));
+        // With an Idempotency-Key (the console sends one with every change), recording the key is
+        // the first write: it says the same, not that some earlier request holds the key.
+        const Reply keyed = TestServer::send(server.baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
+                                             R"({"name": "Waits", "reason": "busy test"})", bearer,
+                                             {{QByteArrayLiteral("Idempotency-Key"), QByteArrayLiteral("busy-1")}});
+        QCOMPARE(keyed.status, 503);
+        QCOMPARE(keyed.code(), QStringLiteral("storage-busy"));
+        QCOMPARE(keyed.header("Retry-After"), QByteArray("1"));
         // Readers are not held up, and nothing was written.
         const Reply list = TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/organizations"), {}, bearer);
         QCOMPARE(list.status, 200);
@@ -123,10 +131,12 @@ void tst_Persistence::busyDatabaseAnswersRetryLater()
     }
     QSqlDatabase::removeDatabase(connection);
 
-    // The same request, tried again as told, goes through.
+    // The same request, tried again as told, goes through, and its key was never taken.
     const Reply created = TestServer::send(server.baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
-                                           R"({"name": "Waits", "reason": "busy test"})", bearer);
+                                           R"({"name": "Waits", "reason": "busy test"})", bearer,
+                                           {{QByteArrayLiteral("Idempotency-Key"), QByteArrayLiteral("busy-1")}});
     QCOMPARE(created.status, 201);
+    QVERIFY(created.header("Idempotency-Replayed").isEmpty());
     QCOMPARE(server.terminate(), 0);
 }
 
