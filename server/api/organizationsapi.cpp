@@ -165,7 +165,12 @@ std::optional<Problem> OrganizationsApi::deletionBlocked(qint64 id)
         "SELECT id, name, status FROM instances WHERE organization_id = ? AND status NOT IN ('STOPPED', 'DESTROYED')"
         " ORDER BY id LIMIT 1000"));
     blocking.addBindValue(id);
-    blocking.exec();
+    // A failed read is no "nothing blocks": it answers, and nothing is deleted.
+    if (!blocking.exec()) {
+        const Problem p = Database::sqlProblem(blocking);
+        blocking.finish();
+        return p;
+    }
     QJsonArray instances;
     while (blocking.next())
         instances.append(QJsonObject{{QStringLiteral("id"), blocking.value(0).toLongLong()},
@@ -179,7 +184,11 @@ std::optional<Problem> OrganizationsApi::deletionBlocked(qint64 id)
             .with(QStringLiteral("blocking_instances"), instances);
     QSqlQuery &providers = m_ctx.db.query(QStringLiteral("SELECT id, name FROM providers WHERE organization_id = ? ORDER BY id"));
     providers.addBindValue(id);
-    providers.exec();
+    if (!providers.exec()) {
+        const Problem p = Database::sqlProblem(providers);
+        providers.finish();
+        return p;
+    }
     QJsonArray list;
     while (providers.next())
         list.append(QJsonObject{{QStringLiteral("id"), providers.value(0).toLongLong()},

@@ -439,19 +439,26 @@ void CallbackSender::sweepIdle()
 
 void CallbackSender::abortAll()
 {
-    QList<quint64> ids;
-    ids.reserve(qsizetype(m_jobs.size()));
-    for (const auto &[id, job] : m_jobs)
-        ids.append(id);
-    for (const quint64 id : std::as_const(ids)) {
-        Job *j = findJob(id);
-        if (!j)
-            continue;
-        if (j->lookupId >= 0) {
-            QHostInfo::abortHostLookup(j->lookupId);
-            j->lookupId = -1;
+    // A callback may start a new attempt (a worker fills the freed slot from its queue): those are
+    // ended too, round after round, until none is left. A callback may also delete the sender.
+    const QPointer<CallbackSender> self(this);
+    while (!m_jobs.empty()) {
+        QList<quint64> ids;
+        ids.reserve(qsizetype(m_jobs.size()));
+        for (const auto &[id, job] : m_jobs)
+            ids.append(id);
+        for (const quint64 id : std::as_const(ids)) {
+            Job *j = findJob(id);
+            if (!j)
+                continue;
+            if (j->lookupId >= 0) {
+                QHostInfo::abortHostLookup(j->lookupId);
+                j->lookupId = -1;
+            }
+            fail(id, AttemptResult::Connect, QStringLiteral("cancelled"));
+            if (!self)
+                return;
         }
-        fail(id, AttemptResult::Connect, QStringLiteral("cancelled"));
     }
 }
 

@@ -24,6 +24,11 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     if (limit <= 0)
         return {};
     WriteTransaction tx(m_db);
+    if (!tx.isActive()) {
+        if (error)
+            *error = tx.problem();
+        return {};
+    }
     QList<qint64> ids;
     if (!leaseDue(owner, nowAt, leaseUntil, limit, busyEndpoints, &ids, error, after) || ids.isEmpty()
         || !tx.commit(error))

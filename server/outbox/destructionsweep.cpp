@@ -116,6 +116,10 @@ int DestructionSweep::run(Problem *error)
         m_cursorAt = d.destroyAfter;
         m_cursorId = d.id;
         WriteTransaction tx(m_db);
+        if (!tx.isActive()) {
+            *error = tx.problem();
+            return -1;
+        }
         bool changed = false;
         if (!step(d.id, error, &changed))
             return -1;
