@@ -362,7 +362,10 @@ bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, c
     const QString secret = WebhookSignature::generateSecret();
     const qint64 providerId = step.before.value(QStringLiteral("provider_id")).toInteger();
     const QString now = nowTimestamp();
-    if (endpointId(providerId, url) == 0) {
+    const auto existing = endpointId(providerId, url, error);
+    if (!existing)
+        return false;
+    if (*existing == 0) {
         QSqlQuery &ins = m_ctx.db.query(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at,"
                                                        " updated_at) VALUES (?, ?, ?, 1, ?, ?)"));
         ins.addBindValue(providerId);
@@ -418,12 +421,16 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
            && (from == to || enqueueCallback(*o, from, error));
 }
 
-qint64 InstancesApi::endpointId(qint64 providerId, const QString &url)
+std::optional<qint64> InstancesApi::endpointId(qint64 providerId, const QString &url, Problem *error)
 {
     QSqlQuery &ep = m_ctx.db.query(QStringLiteral("SELECT id FROM endpoints WHERE provider_id = ? AND url = ?"));
     ep.addBindValue(providerId);
     ep.addBindValue(url);
-    ep.exec();
+    if (!ep.exec()) {
+        *error = Database::sqlProblem(ep);
+        ep.finish();
+        return std::nullopt;
+    }
     const qint64 id = ep.next() ? ep.value(0).toLongLong() : 0;
     ep.finish();
     return id;
@@ -436,7 +443,10 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
         return true;
     const qint64 id = instance.value(QStringLiteral("id")).toInteger();
     const qint64 providerId = instance.value(QStringLiteral("provider_id")).toInteger();
-    const qint64 endpoint = endpointId(providerId, callback.value(QStringLiteral("url")).toString());
+    const auto found = endpointId(providerId, callback.value(QStringLiteral("url")).toString(), error);
+    if (!found)
+        return false;
+    const qint64 endpoint = *found;
     if (endpoint == 0) {
         *error = internal(QStringLiteral("the instance's callback endpoint is missing"));
         return false;
@@ -465,9 +475,16 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
         superseded.append(older.value(0).toLongLong());
     older.finish();
     for (const qint64 d : superseded) {
-        QSqlQuery &sup = m_ctx.db.query(QStringLiteral("UPDATE deliveries SET state = ?, next_attempt_at = NULL,"
-                                                       " version = version + 1, updated_at = ? WHERE id = ?"));
+        // A live lease stays (the attempt is on the wire and still holds the newer one back); an
+        // expired one is let go, so the row leaves the claim's in-flight index.
+        QSqlQuery &sup = m_ctx.db.query(QStringLiteral(
+            "UPDATE deliveries SET state = ?, next_attempt_at = NULL,"
+            " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
+            " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
+            " version = version + 1, updated_at = ? WHERE id = ?"));
         sup.addBindValue(Delivery::Superseded);
+        sup.addBindValue(now);
+        sup.addBindValue(now);
         sup.addBindValue(now);
         sup.addBindValue(d);
         const bool ok = sup.exec();

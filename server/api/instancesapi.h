@@ -47,8 +47,8 @@ private:
     // Status change, audit, feed event and outbox delivery; inside the caller's transaction.
     bool writeStatus(const Request &request, const QJsonObject &before, const QString &to, const QString &action,
                      const QString &reason, QJsonObject *after, Problem *error);
-    // The provider's endpoint at `url`; 0 when it has none (or the lookup failed).
-    qint64 endpointId(qint64 providerId, const QString &url);
+    // The provider's endpoint at `url`, 0 when it has none; nullopt (with *error) when the lookup failed.
+    std::optional<qint64> endpointId(qint64 providerId, const QString &url, Problem *error);
     bool enqueueCallback(const QJsonObject &instance, const QString &previousStatus, Problem *error);
 
     ApiContext m_ctx;

@@ -68,10 +68,15 @@ int DeliveryRepository::supersedeStale(Problem *error)
     if (rows.isEmpty())
         return 0;
     WriteTransaction tx(m_db);
+    if (!tx.isActive()) {
+        *error = tx.problem();
+        return -1;
+    }
     int count = 0;
     for (qint64 id : std::as_const(rows)) {
         QSqlQuery &u = m_db.query(QStringLiteral(
-            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,"
+            " version = version + 1, updated_at = ?"
             " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
         u.addBindValue(now);
         u.addBindValue(id);
@@ -149,8 +154,8 @@ std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const 
         old.finish();
         for (qint64 s : std::as_const(stale)) {
             QSqlQuery &u = m_db.query(QStringLiteral(
-                "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, version = version + 1, updated_at = ?"
-                " WHERE id = ?"));
+                "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,"
+                " version = version + 1, updated_at = ? WHERE id = ?"));
             u.addBindValue(now);
             u.addBindValue(s);
             const bool ok = u.exec();

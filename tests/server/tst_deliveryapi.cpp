@@ -5,6 +5,8 @@
 
 #include <QtTest>
 
+#include <QSqlQuery>
+
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
 
@@ -33,8 +35,12 @@ private slots:
     void disabledEndpointOffersResume();
     void rotateSecretGrace_data();
     void rotateSecretGrace();
+    void abandonedLeaseIsLetGo_data();
+    void abandonedLeaseIsLetGo();
 
 private:
+    // The delivery's lease_until as stored, "NULL" when it has none.
+    QString leaseOf(qint64 delivery);
     // A registered instance: its first notification is PENDING. Returns the instance id.
     qint64 registeredInstance(qint64 provider = 0, const QString &application = QStringLiteral("crm"));
     // A provider of its own with one delivery in each of FAILED (two), CANCELLED, PENDING and
@@ -434,6 +440,51 @@ void tst_DeliveryApi::rotateSecretGrace()
     QCOMPARE(!validUntil.isNull(), grace);
     if (grace)
         QVERIFY(validUntil.toString() > rotated.json().value(QStringLiteral("updated_at")).toString());
+}
+
+QString tst_DeliveryApi::leaseOf(qint64 delivery)
+{
+    Database admin(m_server->databaseUrl());
+    if (!admin.open())
+        return QStringLiteral("unreadable");
+    QSqlQuery q(admin.connection());
+    if (!q.exec(QStringLiteral("SELECT lease_until FROM deliveries WHERE id = %1").arg(delivery)) || !q.next())
+        return QStringLiteral("unreadable");
+    return q.isNull(0) ? QStringLiteral("NULL") : q.value(0).toString();
+}
+
+void tst_DeliveryApi::abandonedLeaseIsLetGo_data()
+{
+    QTest::addColumn<QString>("how");
+    QTest::addColumn<bool>("live");
+    QTest::newRow("cancelled, its worker gone") << QStringLiteral("cancel") << false;
+    QTest::newRow("cancelled mid-attempt") << QStringLiteral("cancel") << true;
+    QTest::newRow("superseded by a stop, its worker gone") << QStringLiteral("stop") << false;
+    QTest::newRow("superseded by a stop mid-attempt") << QStringLiteral("stop") << true;
+}
+
+void tst_DeliveryApi::abandonedLeaseIsLetGo()
+{
+    // A settled row with a lease still set is "in flight" to the claim, which then holds the
+    // instance's newer notifications back while the lease lasts, and keeps the row in its in-flight
+    // index. A lease whose worker is gone (expired) is let go when the row is cancelled or
+    // superseded; a live one stays until its attempt is recorded.
+    QFETCH(QString, how);
+    QFETCH(bool, live);
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 first = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    const QString until = live ? QStringLiteral("2999-01-01T00:00:00.000Z") : QStringLiteral("2000-01-01T00:00:00.000Z");
+    QVERIFY(store(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-elsewhere', lease_until = '%1' WHERE id = %2")
+                      .arg(until)
+                      .arg(first)));
+    if (how == QLatin1String("cancel"))
+        QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(first)).status, 200);
+    else
+        QCOMPARE(post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance)).status, 200);
+    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(),
+             how == QLatin1String("cancel") ? QStringLiteral("CANCELLED") : QStringLiteral("SUPERSEDED"));
+    QCOMPARE(leaseOf(first), live ? until : QStringLiteral("NULL"));
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)
