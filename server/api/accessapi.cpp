@@ -138,9 +138,7 @@ Response AccessApi::revokeToken(Request &req)
 Response AccessApi::listAudit(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, {QStringLiteral("kind"), QStringLiteral("object_id")}))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, {QStringLiteral("kind"), QStringLiteral("object_id")}, &problem);
     if (!page)
         return Response::problem(problem);
     const auto objectId = queryId(req, QStringLiteral("object_id"), &problem);

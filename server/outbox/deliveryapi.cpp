@@ -166,9 +166,7 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
 Response DeliveryApi::list(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, filterKeys()))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, filterKeys(), &problem);
     if (!page)
         return Response::problem(problem);
     const auto filter = readFilter(

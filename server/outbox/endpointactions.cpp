@@ -27,9 +27,7 @@ using namespace DeliveryApiSupport;
 Response DeliveryApi::listEndpoints(Request &req)
 {
     Problem problem;
-    if (auto p = checkQuery(req, {QStringLiteral("state"), QStringLiteral("provider")}))
-        return Response::problem(*p);
-    const auto page = readPage(req, &problem);
+    const auto page = readListQuery(req, {QStringLiteral("state"), QStringLiteral("provider")}, &problem);
     if (!page)
         return Response::problem(problem);
     const auto provider = queryId(req, QStringLiteral("provider"), &problem);
