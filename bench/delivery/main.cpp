@@ -18,10 +18,12 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
+#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QUrl>
 #include <QUuid>
 
 #include <sys/resource.h>
@@ -54,6 +56,49 @@ QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
 int g_history = 0;             // delivered notifications each instance already has before a run
+QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
+QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
+
+// Runs one statement on the database --database names (the cluster's, not a run's).
+void runOnCluster(const QString &sql)
+{
+    Database admin(g_postgres);
+    Problem problem;
+    if (!admin.open(&problem) || !admin.exec(sql, &problem))
+        qFatal("%s: %s", qPrintable(sql), qPrintable(problem.detail));
+}
+
+// The storage of one run: a fresh SQLite file in the temporary directory, or with --database a
+// fresh PostgreSQL database on that cluster, dropped when the run ends (a history run's is a GB).
+class RunDatabase final
+{
+public:
+    explicit RunDatabase(const QString &name)
+    {
+        if (g_postgres.isEmpty()) {
+            m_url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
+            return;
+        }
+        m_pgName = QStringLiteral("opsdeck_bench_%1").arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'));
+        runOnCluster(QStringLiteral("CREATE DATABASE %1").arg(m_pgName));
+        QUrl url(g_postgres);
+        url.setPath(QLatin1Char('/') + m_pgName);
+        m_url = url.toString();
+    }
+    ~RunDatabase()
+    {
+        if (!m_pgName.isEmpty())
+            runOnCluster(QStringLiteral("DROP DATABASE IF EXISTS %1 WITH (FORCE)").arg(m_pgName));
+    }
+    RunDatabase(const RunDatabase &) = delete;
+    RunDatabase &operator=(const RunDatabase &) = delete;
+
+    const QString &url() const { return m_url; }
+
+private:
+    QString m_url;
+    QString m_pgName;
+};
 
 void wait(int ms)
 {
@@ -135,6 +180,8 @@ QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int cou
     Problem problem;
     if (!db.open(&problem) || !db.migrate(&problem) || !OutboxService::prepare(db, &problem))
         qFatal("%s", qPrintable(problem.detail));
+    if (!g_dropIndex.isEmpty() && !db.exec(QStringLiteral("DROP INDEX IF EXISTS ") + g_dropIndex, &problem))
+        qFatal("%s", qPrintable(problem.detail));
     const QString now = nowTimestamp();
     db.begin();
     QSqlQuery q(db.connection());
@@ -203,6 +250,9 @@ QList<qint64> seed(const QString &url, const QList<Endpoint> &endpoints, int cou
         del.exec();
     }
     db.commit();
+    // A long-lived installation's planner has statistics; a database seeded a moment ago has none.
+    if (db.backend() == Database::Backend::Postgres && !db.exec(QStringLiteral("ANALYZE"), &problem))
+        qFatal("%s", qPrintable(problem.detail));
     return ids;
 }
 
@@ -252,13 +302,29 @@ qint64 threadCpuMicros()
 // delivered in groups of 32, the way the worker drives it, without sending anything. The CPU
 // per delivery of this thread is the store thread's share of a delivery, which the machine's
 // load moves far less than the end-to-end runs.
-double storeCpuPerDelivery(const QString &name, int endpointCount, int count)
+struct StoreRun
 {
-    const QString url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
+    double cpuPerDelivery = 0;
+    qint64 updates = -1; // PostgreSQL only: updates of deliveries rows during the run
+    qint64 heapOnly = -1; // and how many of them were heap-only (wrote no index entry)
+};
+
+StoreRun storeRun(const QString &name, int endpointCount, int count)
+{
+    const RunDatabase database(name);
+    const QString &url = database.url();
     QList<Endpoint> endpoints;
     for (int e = 0; e < endpointCount; ++e)
         endpoints.append(Endpoint{QStringLiteral("http://127.0.0.1:9/e%1").arg(e), false});
     seed(url, endpoints, count, true);
+    const auto updateCounts = [&url] {
+        Database db(url);
+        db.open();
+        return std::pair{scalar(db, QStringLiteral("SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'deliveries'")),
+                         scalar(db, QStringLiteral("SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'deliveries'"))};
+    };
+    const bool postgres = url.startsWith(QLatin1String("postgres"));
+    const auto before = postgres ? updateCounts() : std::pair<qint64, qint64>{};
     ServerOptions options;
     options.databaseUrl = url;
     OutboxStore store(options, QStringLiteral("bench-store"));
@@ -306,7 +372,22 @@ double storeCpuPerDelivery(const QString &name, int endpointCount, int count)
     store.close();
     if (recorded != count)
         qFatal("the store recorded %d of %d deliveries", recorded, count);
-    return double(cpu) / count;
+    StoreRun run;
+    run.cpuPerDelivery = double(cpu) / count;
+    if (postgres) {
+        // A backend reports its counts to the statistics when it exits, a moment after the store
+        // closed its connection: each delivery is updated at least twice (claimed, recorded).
+        QElapsedTimer clock;
+        clock.start();
+        auto after = updateCounts();
+        while (after.first - before.first < 2 * qint64(count) && clock.elapsed() < 10000) {
+            wait(100);
+            after = updateCounts();
+        }
+        run.updates = after.first - before.first;
+        run.heapOnly = after.second - before.second;
+    }
+    return run;
 }
 
 struct Throughput
@@ -326,7 +407,8 @@ QString threadShare(const Throughput &t)
 
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
 {
-    const QString url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
+    const RunDatabase database(name);
+    const QString &url = database.url();
     seed(url, endpoints, count, true);
     QStringList healthy;
     for (int e = 0; e < endpoints.size(); ++e)
@@ -470,7 +552,8 @@ int main(int argc, char *argv[])
     parser.setApplicationDescription(QStringLiteral(
         "Callback delivery benchmark on loopback: deliveries/s to the demo provider with 1 and with 100 endpoints,\n"
         "the same with half of the endpoints hanging, the provider's own accept rate measured with wrk in the\n"
-        "same run, and commit-to-first-attempt latency. SQLite storage in a temporary directory."));
+        "same run, and commit-to-first-attempt latency. SQLite storage in a temporary directory, or with --database\n"
+        "a fresh PostgreSQL database per run (the latency run always uses SQLite)."));
     parser.addHelpOption();
     parser.addOptions({{QStringLiteral("deliveries"), QStringLiteral("Deliveries per throughput run (default 20000)."), QStringLiteral("N"), QStringLiteral("20000")},
                        {QStringLiteral("provider"), QStringLiteral("Path of opsdeck-demo-provider."), QStringLiteral("FILE")},
@@ -480,8 +563,19 @@ int main(int argc, char *argv[])
                        {QStringLiteral("history"), QStringLiteral("Delivered notifications each instance already has before a throughput or store run (default 0): a long-lived installation."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
                        {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, latency (for profiling one of them)."),
-                        QStringLiteral("PARTS")}});
+                        QStringLiteral("PARTS")},
+                       {QStringLiteral("database"), QStringLiteral("postgresql://user@host:port/db: create a database per run on that cluster and drop it after"
+                                                               " (default: SQLite files in a temporary directory)."),
+                        QStringLiteral("URL")}});
+    // For measuring what one index costs: dropped right after the schema is created.
+    QCommandLineOption dropIndex(QStringLiteral("drop-index"), QStringLiteral("Drop this index after migrating."), QStringLiteral("NAME"));
+    dropIndex.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(dropIndex);
     parser.process(app);
+    g_postgres = parser.value(QStringLiteral("database"));
+    if (!g_postgres.isEmpty() && !g_postgres.startsWith(QLatin1String("postgres")))
+        qFatal("--database takes a postgresql:// URL");
+    g_dropIndex = parser.value(dropIndex);
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
                            : QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../../tools/opsdeck-demo-provider/opsdeck-demo-provider"));
@@ -502,8 +596,13 @@ int main(int argc, char *argv[])
         providers.push_back(startProvider(false));
 
     if (runs("store")) {
+        const StoreRun one = storeRun(QStringLiteral("store-one"), 1, n);
+        const StoreRun hundred = storeRun(QStringLiteral("store-hundred"), 100, n);
         std::printf("store alone (claims and recording, no sending): %.1f us CPU per delivery to 1 endpoint, %.1f us to 100\n",
-                    storeCpuPerDelivery(QStringLiteral("store-one"), 1, n), storeCpuPerDelivery(QStringLiteral("store-hundred"), 100, n));
+                    one.cpuPerDelivery, hundred.cpuPerDelivery);
+        if (one.updates >= 0)
+            std::printf("  updates of deliveries rows, heap-only of them: %lld / %lld to 1 endpoint, %lld / %lld to 100\n",
+                        one.updates, one.heapOnly, hundred.updates, hundred.heapOnly);
         std::fflush(stdout);
     }
 
