@@ -27,11 +27,13 @@
 #include <QUuid>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 
 using namespace OpsDeck;
 
@@ -302,9 +304,29 @@ qint64 threadCpuMicros()
 // delivered in groups of 32, the way the worker drives it, without sending anything. The CPU
 // per delivery of this thread is the store thread's share of a delivery, which the machine's
 // load moves far less than the end-to-end runs.
+// CPU time so far of the PostgreSQL backends serving this database for others than the caller
+// (the store's connection), in microseconds, from /proc: where the database's own work goes.
+qint64 backendCpuMicros(Database &probe)
+{
+    QSqlQuery q(probe.connection());
+    q.exec(QStringLiteral("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                          " AND backend_type = 'client backend'"));
+    qint64 ticks = 0;
+    while (q.next()) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(q.value(0).toLongLong()));
+        if (!stat.open(QIODevice::ReadOnly))
+            qFatal("cannot read the CPU time of PostgreSQL backend %lld", q.value(0).toLongLong());
+        const QByteArray text = stat.readAll();
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        ticks += fields.value(11).toLongLong() + fields.value(12).toLongLong(); // utime, stime
+    }
+    return ticks * 1000000 / sysconf(_SC_CLK_TCK);
+}
+
 struct StoreRun
 {
     double cpuPerDelivery = 0;
+    double backendCpuPerDelivery = -1; // PostgreSQL only: the database backend's CPU
     qint64 updates = -1; // PostgreSQL only: updates of deliveries rows during the run
     qint64 heapOnly = -1; // and how many of them were heap-only (wrote no index entry)
 };
@@ -334,6 +356,13 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     QObject context;
     QEventLoop loop;
     int recorded = 0;
+    std::optional<Database> probe;
+    qint64 backendAtStart = 0;
+    if (postgres) {
+        probe.emplace(url);
+        probe->open();
+        backendAtStart = backendCpuMicros(*probe);
+    }
     const qint64 cpuAtStart = threadCpuMicros();
     std::function<void()> claimNext = [&] {
         const QDateTime now = QDateTime::currentDateTimeUtc();
@@ -369,6 +398,8 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     claimNext();
     loop.exec();
     const qint64 cpu = threadCpuMicros() - cpuAtStart;
+    const qint64 backendCpu = postgres ? backendCpuMicros(*probe) - backendAtStart : 0;
+    probe.reset();
     store.close();
     if (recorded != count)
         qFatal("the store recorded %d of %d deliveries", recorded, count);
@@ -386,6 +417,7 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
         }
         run.updates = after.first - before.first;
         run.heapOnly = after.second - before.second;
+        run.backendCpuPerDelivery = double(backendCpu) / count;
     }
     return run;
 }
@@ -601,8 +633,10 @@ int main(int argc, char *argv[])
         std::printf("store alone (claims and recording, no sending): %.1f us CPU per delivery to 1 endpoint, %.1f us to 100\n",
                     one.cpuPerDelivery, hundred.cpuPerDelivery);
         if (one.updates >= 0)
-            std::printf("  updates of deliveries rows, heap-only of them: %lld / %lld to 1 endpoint, %lld / %lld to 100\n",
-                        one.updates, one.heapOnly, hundred.updates, hundred.heapOnly);
+            std::printf("  PostgreSQL backend: %.1f us CPU per delivery to 1 endpoint, %.1f us to 100; updates of deliveries rows,"
+                        " heap-only of them: %lld / %lld to 1 endpoint, %lld / %lld to 100\n",
+                        one.backendCpuPerDelivery, hundred.backendCpuPerDelivery, one.updates, one.heapOnly, hundred.updates,
+                        hundred.heapOnly);
         std::fflush(stdout);
     }
 
