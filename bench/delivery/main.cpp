@@ -300,10 +300,6 @@ qint64 threadCpuMicros()
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
-// The outbox store's work alone, in this thread: claims of 256 and their attempts recorded as
-// delivered in groups of 32, the way the worker drives it, without sending anything. The CPU
-// per delivery of this thread is the store thread's share of a delivery, which the machine's
-// load moves far less than the end-to-end runs.
 // CPU time so far of the PostgreSQL backends serving this database for others than the caller
 // (the store's connection), in microseconds, from /proc: where the database's own work goes.
 qint64 backendCpuMicros(Database &probe)
@@ -331,6 +327,10 @@ struct StoreRun
     qint64 heapOnly = -1; // and how many of them were heap-only (wrote no index entry)
 };
 
+// The outbox store's work alone, in this thread: claims of 256 and their attempts recorded as
+// delivered in groups of 32, the way the worker drives it, without sending anything. The CPU
+// per delivery of this thread is the store thread's share of a delivery, which the machine's
+// load moves far less than the end-to-end runs.
 StoreRun storeRun(const QString &name, int endpointCount, int count)
 {
     const RunDatabase database(name);
