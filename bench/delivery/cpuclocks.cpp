@@ -1,0 +1,71 @@
+// The CPU clocks the delivery benchmark reads: this process, each of its threads, the calling
+// thread, and the PostgreSQL backends serving the run.
+#include "cpuclocks.h"
+
+#include "server/storage/database.h"
+
+#include <QDir>
+#include <QFile>
+#include <QSqlQuery>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace OpsDeck::Bench {
+
+// CPU time of this whole process (every thread: the server's sender, store and control plane,
+// and the bench's own progress checks), in microseconds.
+qint64 processCpuMicros()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+// CPU time so far of each of this process's threads, by name, in microseconds (threads of the
+// same name added up), from /proc: which thread a delivery's CPU goes to.
+QMap<QString, qint64> threadCpuByName()
+{
+    QMap<QString, qint64> cpu;
+    const QDir tasks(QStringLiteral("/proc/self/task"));
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile comm(tasks.filePath(tid + QStringLiteral("/comm")));
+        QFile stat(tasks.filePath(tid + QStringLiteral("/schedstat")));
+        if (!comm.open(QIODevice::ReadOnly) || !stat.open(QIODevice::ReadOnly))
+            continue;
+        const QString name = QString::fromUtf8(comm.readAll()).trimmed();
+        cpu[name] += stat.readAll().split(' ').value(0).toLongLong() / 1000; // nanoseconds on the CPU
+    }
+    return cpu;
+}
+
+// CPU time of the calling thread, in microseconds.
+qint64 threadCpuMicros()
+{
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+// CPU time so far of the PostgreSQL backends serving this database for others than the caller
+// (the store's connection), in microseconds, from /proc: where the database's own work goes.
+qint64 backendCpuMicros(Database &probe)
+{
+    QSqlQuery q(probe.connection());
+    q.exec(QStringLiteral("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                          " AND backend_type = 'client backend'"));
+    qint64 ticks = 0;
+    while (q.next()) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(q.value(0).toLongLong()));
+        if (!stat.open(QIODevice::ReadOnly))
+            qFatal("cannot read the CPU time of PostgreSQL backend %lld", q.value(0).toLongLong());
+        const QByteArray text = stat.readAll();
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        ticks += fields.value(11).toLongLong() + fields.value(12).toLongLong(); // utime, stime
+    }
+    return ticks * 1000000 / sysconf(_SC_CLK_TCK);
+}
+
+} // namespace OpsDeck::Bench
