@@ -95,6 +95,8 @@ bool Database::open(Problem *error)
             if (!exec(QString::fromLatin1(pragma), error))
                 return false;
         }
+        if (!exec(QStringLiteral("PRAGMA journal_size_limit=%1").arg(SqliteLogSizeLimit), error))
+            return false;
     } else {
         if (!exec(QStringLiteral("SET client_min_messages TO WARNING"), error))
             return false;

@@ -30,6 +30,11 @@ public:
     // sqlite:///abs/path.db under the XDG data directory.
     static QString defaultUrl();
 
+    // SQLite's write-ahead log keeps the size it once reached: a log that grew while a checkpoint
+    // waited on a slow disk would keep its tens of megabytes for good. The first commit after the
+    // log starts over cuts the file back to this size.
+    static constexpr qint64 SqliteLogSizeLimit = 32 * 1024 * 1024;
+
     bool open(Problem *error = nullptr);
     // Applies every migration not yet in schema_migrations, each in its own transaction.
     bool migrate(Problem *error = nullptr);

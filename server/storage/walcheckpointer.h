@@ -27,7 +27,9 @@ class WalCheckpointRunner;
 // copies), so the log would only grow: 50,000 deliveries in a row left 277 MB. Once the log holds
 // `restartFrames` frames, the checkpointer copies the few frames the passive pass left and holds
 // writers off until the readers are done with the log (at most 100 ms; if they are not, it tries
-// again on the next tick), so the next commit starts the log over.
+// again on the next tick), so the next commit starts the log over. How long the log gets before
+// that depends on the disk (a sync of 200 ms lets the writer add that long's commits); the file
+// is cut back when it starts over (Database::SqliteLogSizeLimit).
 class WalCheckpointer final : public QObject
 {
     Q_OBJECT
