@@ -79,6 +79,15 @@ const QString &eventColumns()
     return columns;
 }
 
+// eventColumns() and the delivery's count of logged attempts (column 15), which recording adds
+// one to: the number of the attempt it logs.
+const QString &recordedColumns()
+{
+    static const QString columns = eventColumns() + QStringLiteral(", logged_attempts");
+    return columns;
+}
+constexpr int kLoggedAttemptsColumn = 15;
+
 // deliveryJson()'s object as compact JSON, written directly (the members in QJsonObject's order,
 // so the bytes are those QJsonDocument would write) from a row read with eventColumns() and the
 // delivery's body: every recorded attempt puts one on the feed.
@@ -185,7 +194,7 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
     if (!lockForRecording(records, error))
         return false;
     QList<RecordResult> done(records.size());
-    if (!logAttempts(records, error) || !settleDelivered(records, owner, &done, error))
+    if (!settleDelivered(records, owner, &done, error))
         return false;
     for (qsizetype i = 0; i < records.size(); ++i) {
         if (done.at(i).ok)
@@ -195,6 +204,9 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
         if (!done.at(i).ok)
             return false;
     }
+    // After the delivery rows: each counted its attempt and said its number.
+    if (!logAttempts(records, done, error))
+        return false;
     // Records come sorted by endpoint: each endpoint's health is read and written once per batch.
     for (qsizetype first = 0; first < records.size();) {
         qsizetype end = first + 1;
@@ -210,15 +222,14 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
     return true;
 }
 
-bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Problem *error)
+bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, const QList<RecordResult> &results,
+                                     Problem *error)
 {
     // Multi-row INSERTs: one statement per MaxRowsPerStatement attempts instead of one each.
     static const QString head = QStringLiteral(
         "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, request_body, response_status,"
         " response_headers, response_body, latency_ms, error_class, error) VALUES ");
-    static const QString row = QStringLiteral(
-        "(?, (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM delivery_attempts a WHERE a.delivery_id = ?),"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    static const QString row = QStringLiteral("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (qsizetype first = 0; first < records.size(); first += MaxRowsPerStatement) {
         const qsizetype n = std::min<qsizetype>(MaxRowsPerStatement, records.size() - first);
         QString sql = head;
@@ -228,7 +239,8 @@ bool DeliveryRepository::logAttempts(const QList<AttemptRecord> &records, Proble
         for (qsizetype i = first; i < first + n; ++i) {
             const DeliveryTarget &target = records.at(i).target;
             const AttemptLog &attempt = records.at(i).attempt;
-            log.bind(target.id).bind(target.id).bindText(timestamp(attempt.at));
+            Q_ASSERT(results.at(i).attempt > 0);
+            log.bind(target.id).bind(results.at(i).attempt).bindText(timestamp(attempt.at));
             // The body sent is the delivery's own (one copy in `deliveries`): NULL says so, and readers
             // take the delivery's. Only a body that differs (none does today) is kept here.
             log.bindText(headersJson(attempt.requestHeaders))
@@ -269,9 +281,10 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
                 index.insert(records.at(rows.at(i)).target.id, rows.at(i));
             }
             Statement upd(m_db, QStringLiteral(
-                "UPDATE deliveries SET state = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, give_up_at = NULL,"
-                " last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
-                " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + eventColumns());
+                "UPDATE deliveries SET state = 'DELIVERED', attempts = attempts + 1, logged_attempts = logged_attempts + 1,"
+                " next_attempt_at = NULL, give_up_at = NULL, last_status = ?, last_error = NULL, lease_owner = NULL,"
+                " lease_until = NULL, updated_at = ?, version = version + 1"
+                " WHERE lease_owner = ? AND state = 'PENDING' AND id IN (") + ids + QStringLiteral(") RETURNING ") + recordedColumns());
             if (group.key() > 0)
                 upd.bind(group.key());
             else
@@ -288,6 +301,7 @@ bool DeliveryRepository::settleDelivered(const QList<AttemptRecord> &records, co
                 Q_ASSERT(at >= 0);
                 events.append(deliveryEvent(upd, records.at(at).target.body));
                 (*results)[at].ok = true;
+                (*results)[at].attempt = int(upd.integer(kLoggedAttemptsColumn));
             }
             if (upd.failed()) {
                 *error = upd.problem();
@@ -332,9 +346,10 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     std::optional<FeedEvent> updated;
     {
         Statement fast(m_db, QStringLiteral(
-            "UPDATE deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, give_up_at = ?, last_status = ?,"
-            " last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, version = version + 1"
-            " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + eventColumns());
+            "UPDATE deliveries SET state = ?, attempts = attempts + 1, logged_attempts = logged_attempts + 1,"
+            " next_attempt_at = ?, give_up_at = ?, last_status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL,"
+            " updated_at = ?, version = version + 1"
+            " WHERE id = ? AND lease_owner = ? AND state = 'PENDING' RETURNING ") + recordedColumns());
         fast.bindText(newState).bindText(next).bindText(giveUp);
         if (attempt.status > 0)
             fast.bind(attempt.status);
@@ -343,8 +358,10 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         fast.bindText(emptyAsNull(lastError)).bindText(now).bind(target.id).bindText(owner);
         if (!fast.exec(error))
             return result;
-        if (fast.next())
+        if (fast.next()) {
             updated = deliveryEvent(fast, target.body);
+            result.attempt = int(fast.integer(kLoggedAttemptsColumn));
+        }
         else if (fast.failed()) {
             *error = fast.problem();
             return result;
@@ -371,9 +388,11 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         const bool deliveredAfterCancel = !result.leaseLost && state == Delivery::Cancelled
                                           && outcome.verdict == AttemptOutcome::Verdict::Delivered;
         QSqlQuery &upd = m_db.query(QStringLiteral(
-            "UPDATE deliveries SET attempts = attempts + 1, last_status = ?, last_error = ?,"
-            " lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
-            " state = CASE WHEN ? THEN 'DELIVERED' ELSE state END, updated_at = ?, version = version + 1 WHERE id = ?"));
+            "UPDATE deliveries SET attempts = attempts + 1, logged_attempts = logged_attempts + 1, last_status = ?,"
+            " last_error = ?, lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,"
+            " lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
+            " state = CASE WHEN ? THEN 'DELIVERED' ELSE state END, updated_at = ?, version = version + 1 WHERE id = ?"
+            " RETURNING logged_attempts"));
         upd.addBindValue(status);
         upd.addBindValue(textOrNull(lastError));
         upd.addBindValue(!result.leaseLost);
@@ -381,11 +400,12 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         upd.addBindValue(deliveredAfterCancel);
         upd.addBindValue(now);
         upd.addBindValue(target.id);
-        if (!upd.exec()) {
+        if (!upd.exec() || !upd.next()) {
             *error = failed(upd);
             upd.finish();
             return result;
         }
+        result.attempt = upd.value(0).toInt();
         upd.finish();
         if (deliveredAfterCancel
             && !m_journal.audit(workerCaller(),

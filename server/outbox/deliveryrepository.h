@@ -84,6 +84,7 @@ struct RecordResult
 {
     bool ok = false;
     bool leaseLost = false;  // another worker owns it now; only the attempt was logged
+    int attempt = 0;         // the attempt's number in the delivery's log (1, 2, ... across retries)
     bool endpointChanged = false;
 };
 
@@ -175,8 +176,9 @@ private:
                          std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error,
                          const std::function<bool(Problem *)> &alsoInTransaction);
     bool lockForRecording(const QList<AttemptRecord> &records, Problem *error);
-    // The attempt rows of a batch, several per statement.
-    bool logAttempts(const QList<AttemptRecord> &records, Problem *error);
+    // The attempt rows of a batch, several per statement, numbered as recording the delivery
+    // rows counted them (`results`).
+    bool logAttempts(const QList<AttemptRecord> &records, const QList<RecordResult> &results, Problem *error);
     // Delivered attempts of PENDING deliveries this owner holds, several per statement; marks
     // their results ok. The others are left to recordOne.
     bool settleDelivered(const QList<AttemptRecord> &records, const QString &owner, QList<RecordResult> *results,

@@ -140,6 +140,20 @@ const QList<Migration> &migrations()
              QStringLiteral("CREATE INDEX deliveries_in_flight ON deliveries(instance_id, id)"
                             " WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND event_type <> 'opsdeck.test'"),
          }},
+        // An attempt's number in the log was MAX(attempt) + 1 of the delivery's logged attempts,
+        // read at every insert. PostgreSQL plans that read once per connection: made while the
+        // log was small (a fresh installation, or one that was just analyzed), the plan walks
+        // the whole log, and keeps walking it as the log grows until the table is analyzed
+        // again. The delivery row counts its logged attempts instead; `attempts` cannot, a
+        // retry sets it back to 0. Each recording updates the row (locked, or under SQLite's
+        // write lock) and has the new count returned.
+        {7,
+         {
+             QStringLiteral("ALTER TABLE deliveries ADD COLUMN logged_attempts INTEGER NOT NULL DEFAULT 0"),
+             QStringLiteral("UPDATE deliveries SET logged_attempts = (SELECT MAX(a.attempt) FROM delivery_attempts a"
+                            " WHERE a.delivery_id = deliveries.id)"
+                            " WHERE EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = deliveries.id)"),
+         }},
     };
     return list;
 }

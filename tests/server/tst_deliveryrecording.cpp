@@ -3,12 +3,14 @@
 
 #include "server/outbox/deliveryrepository.h"
 #include "server/storage/database.h"
+#include "server/storage/migrations.h"
 #include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QMap>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QtTest>
 
@@ -48,6 +50,8 @@ private slots:
     void endpointHealthFollowsTheBatchInOrder();
     void batchLargerThanOneStatement();
     void lostLeaseKeepsTheState();
+    void attemptsAreNumberedAcrossRetriesAndSchedules();
+    void upgradeCountsTheLoggedAttempts();
     void cancelledInFlight_data();
     void cancelledInFlight();
     void headersAreLoggedAsJson();
@@ -295,6 +299,73 @@ void tst_DeliveryRecording::lostLeaseKeepsTheState()
     QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(1).id)),
              QStringLiteral("DELIVERED"));
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 2);
+}
+
+void tst_DeliveryRecording::attemptsAreNumberedAcrossRetriesAndSchedules()
+{
+    seed(1);
+    QSqlQuery q(m_db->connection());
+    const auto recordAs = [&](QChar kind) {
+        // Due again, then claimed and recorded.
+        QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z'")));
+        const QList<DeliveryTarget> targets = claimAll(1);
+        QCOMPARE(targets.size(), 1);
+        QList<RecordResult> results;
+        Problem problem;
+        QVERIFY2(m_repo->recordBatch({outcome(targets.first(), kind)}, kOwner, std::chrono::hours(24), &results, &problem),
+                 qPrintable(problem.detail));
+        QVERIFY(results.first().ok);
+    };
+    recordAs(QLatin1Char('R'));
+    recordAs(QLatin1Char('R'));
+    // A retry through the API starts a fresh schedule: `attempts` starts over, the log goes on.
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET attempts = 0")));
+    recordAs(QLatin1Char('R'));
+    // Recorded by a worker whose lease another took over: logged and numbered all the same.
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z'")));
+    const QList<DeliveryTarget> targets = claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-other'")));
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({outcome(targets.first(), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem),
+             qPrintable(problem.detail));
+    QVERIFY(results.first().ok && results.first().leaseLost);
+    QCOMPARE(results.first().attempt, 4);
+    QList<int> logged;
+    QVERIFY(q.exec(QStringLiteral("SELECT attempt FROM delivery_attempts ORDER BY id")));
+    while (q.next())
+        logged.append(q.value(0).toInt());
+    QCOMPARE(logged, QList<int>({1, 2, 3, 4}));
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT attempts || ' ' || logged_attempts FROM deliveries")), QStringLiteral("2 4"));
+}
+
+void tst_DeliveryRecording::upgradeCountsTheLoggedAttempts()
+{
+    seed(2);
+    QSqlQuery q(m_db->connection());
+    for (int round = 0; round < 2; ++round) {
+        QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE id = 1")));
+        const QList<DeliveryTarget> targets = claimAll(1);
+        QCOMPARE(targets.size(), 1);
+        QCOMPARE(targets.first().id, 1);
+        QList<RecordResult> results;
+        Problem problem;
+        QVERIFY2(m_repo->recordBatch({outcome(targets.first(), QLatin1Char('R'))}, kOwner, std::chrono::hours(24),
+                                     &results, &problem),
+                 qPrintable(problem.detail));
+    }
+    // As a server before version 7 left them: attempts in the log, no count on the rows.
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET logged_attempts = 0")));
+    const auto v7 = std::find_if(migrations().cbegin(), migrations().cend(), [](const Migration &m) { return m.version == 7; });
+    QVERIFY(v7 != migrations().cend());
+    for (const QString &sql : v7->statements) {
+        if (sql.startsWith(QLatin1String("UPDATE")))
+            QVERIFY2(q.exec(sql), qPrintable(q.lastError().text()));
+    }
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 1")), QStringLiteral("2"));
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 2")), QStringLiteral("0"));
 }
 
 void tst_DeliveryRecording::cancelledInFlight_data()
