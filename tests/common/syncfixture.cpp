@@ -1,4 +1,5 @@
-// What the sync engine's tests share: a seeded server and an engine set up for quick tests.
+// What the sync engine's and the cache's tests share: a seeded server, an engine set up for quick
+// tests, a damaged cache file.
 #include "syncfixture.h"
 
 #include "testserver.h"
@@ -6,6 +7,9 @@
 #include "models/apiclient.h"
 #include "models/resourcemodel.h"
 #include "models/syncengine.h"
+
+#include <QFile>
+#include <QTest>
 
 namespace OpsDeck::Test {
 
@@ -35,6 +39,15 @@ void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QSt
     engine.setBackoff(20, 200);
     engine.setPageSize(10);
     engine.setLongPollWait(2);
+}
+
+void breakFreelistCount(const QString &path)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QVERIFY(file.seek(36));
+    const char count[4] = {0, 0, 0, 7};
+    QCOMPARE(file.write(count, 4), qint64(4));
 }
 
 } // namespace OpsDeck::Test

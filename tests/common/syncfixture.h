@@ -1,4 +1,5 @@
-// What the sync engine's tests share: a seeded server and an engine set up for quick tests.
+// What the sync engine's and the cache's tests share: a seeded server, an engine set up for quick
+// tests, a damaged cache file.
 #pragma once
 
 #include <QList>
@@ -27,5 +28,8 @@ Seed seed(TestServer &server, int count);
 QString statusOf(SyncEngine &engine, qint64 id);
 // Short retries, backoff and long-poll wait, small pages: tests see every path quickly.
 void configure(ApiClient &client, SyncEngine &engine, const QUrl &url, const QString &token);
+// A damage only the cache's full check sees: the header's free-page count no longer matches the
+// free list (rows still read and write). The caller checks QTest::currentTestFailed().
+void breakFreelistCount(const QString &path);
 
 } // namespace OpsDeck::Test

@@ -1,6 +1,7 @@
 // Tests for the offline cache: a real SQLite file on its worker thread, rebuilt when damaged.
 #include "models/cache.h"
 
+#include "syncfixture.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -15,6 +16,7 @@
 #include <QThread>
 
 using namespace OpsDeck;
+using OpsDeck::Test::breakFreelistCount;
 
 namespace {
 
@@ -76,17 +78,6 @@ void setUserVersion(const QString &path, int version)
         db.close();
     }
     QSqlDatabase::removeDatabase(QStringLiteral("tamper"));
-}
-
-// A damage only the full check sees: the header's free-page count no longer matches the
-// free list (rows still read and write).
-void breakFreelistCount(const QString &path)
-{
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::ReadWrite));
-    QVERIFY(file.seek(36));
-    const char count[4] = {0, 0, 0, 7};
-    QCOMPARE(file.write(count, 4), qint64(4));
 }
 
 } // namespace

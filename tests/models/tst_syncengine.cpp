@@ -24,14 +24,44 @@ namespace {
 using State = ConnectionStatus::State;
 
 
-// A damage only the cache's full check sees (the header's free-page count is wrong).
-void breakFreelistCount(const QString &path)
+// The console's sync parts on the cache file at `path`, pointed at `server`.
+struct CachedConsole
 {
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::ReadWrite));
-    QVERIFY(file.seek(36));
-    const char count[4] = {0, 0, 0, 7};
-    QCOMPARE(file.write(count, 4), qint64(4));
+    CachedConsole(TestServer &server, const QString &path)
+        : cache(path)
+        , engine(&client, &cache)
+    {
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+    }
+
+    Cache cache;
+    ApiClient client;
+    SyncEngine engine;
+};
+
+// A first run of the console against `server`: everything listed into the cache at `path`, the
+// feed followed until the engine is live when `untilLive`. The caller checks currentTestFailed().
+void syncIntoCache(TestServer &server, const QString &path, bool untilLive = false)
+{
+    CachedConsole console(server, path);
+    SyncEngine &engine = console.engine;
+    QSignalSpy synced(&engine, &SyncEngine::synced);
+    engine.start();
+    QTRY_COMPARE(synced.count(), 1);
+    if (untilLive)
+        QTRY_COMPARE(engine.status()->state(), State::Live);
+    engine.stop();
+    // The cache, gone on return, finishes its queued writes before closing.
+}
+
+// A cache file holding `rows` of instances and no cursor, written before any server is asked.
+void storeInCache(const QString &path, const QList<QJsonObject> &rows)
+{
+    Cache cache(path);
+    QSignalSpy opened(&cache, &Cache::opened);
+    cache.open();
+    QVERIFY(opened.wait());
+    cache.store(QStringLiteral("instances"), rows);
 }
 
 } // namespace
@@ -144,10 +174,9 @@ void tst_SyncEngine::priorityKindFirst()
     QStringList loadOrder;
     QStringList listOrder;
     for (int pass = 0; pass < 2; ++pass) {
-        Cache cache(path);
-        ApiClient client;
-        SyncEngine engine(&client, &cache);
-        configure(client, engine, server.baseUrl(), server.operatorToken());
+        CachedConsole console(server, path);
+        Cache &cache = console.cache;
+        SyncEngine &engine = console.engine;
         engine.setKinds({QStringLiteral("organizations"), QStringLiteral("providers"), QStringLiteral("instances")});
         if (!priority.isEmpty())
             engine.setPriorityKind(priority);
@@ -178,25 +207,17 @@ void tst_SyncEngine::damageFoundAfterCachedRowsRelists()
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const Seed s = seed(server, 5);
     const QString path = Test::scratchDir() + QStringLiteral("/damaged.sqlite");
-    {
-        Cache cache(path);
-        ApiClient client;
-        SyncEngine engine(&client, &cache);
-        configure(client, engine, server.baseUrl(), server.operatorToken());
-        QSignalSpy synced(&engine, &SyncEngine::synced);
-        engine.start();
-        QTRY_COMPARE(synced.count(), 1);
-        engine.stop();
-    }
+    syncIntoCache(server, path);
+    if (QTest::currentTestFailed())
+        return;
     breakFreelistCount(path);
     if (QTest::currentTestFailed())
         return;
 
     {
-        Cache cache(path);
-        ApiClient client;
-        SyncEngine engine(&client, &cache);
-        configure(client, engine, server.baseUrl(), server.operatorToken());
+        CachedConsole console(server, path);
+        Cache &cache = console.cache;
+        SyncEngine &engine = console.engine;
         QSignalSpy rebuilt(&cache, &Cache::cacheRebuilt);
         QSignalSpy relisting(&engine, &SyncEngine::relisting);
         QSignalSpy synced(&engine, &SyncEngine::synced);
@@ -238,21 +259,15 @@ void tst_SyncEngine::firstCachedScreenfulShownOnItsOwn()
     Test::TestServer server;
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const QString path = Test::scratchDir() + QStringLiteral("/screenful.sqlite");
-    {
-        Cache cache(path);
-        QSignalSpy opened(&cache, &Cache::opened);
-        cache.open();
-        QVERIFY(opened.wait());
-        QList<QJsonObject> rows;
-        for (int id = 1; id <= 1200; ++id)
-            rows << QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("version"), 1},
-                                {QStringLiteral("name"), QStringLiteral("cached-%1").arg(id)}};
-        cache.store(QStringLiteral("instances"), rows);
-    }
-    Cache cache(path);
-    ApiClient client;
-    SyncEngine engine(&client, &cache);
-    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QList<QJsonObject> rows;
+    for (int id = 1; id <= 1200; ++id)
+        rows << QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("version"), 1},
+                            {QStringLiteral("name"), QStringLiteral("cached-%1").arg(id)}};
+    storeInCache(path, rows);
+    if (QTest::currentTestFailed())
+        return;
+    CachedConsole console(server, path);
+    SyncEngine &engine = console.engine;
     ResourceModel *instances = engine.model(QStringLiteral("instances"));
     QList<int> inserted;
     connect(instances, &QAbstractItemModel::rowsInserted, &engine,
@@ -274,27 +289,17 @@ void tst_SyncEngine::resumeFromCachedCursor()
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const Seed s = seed(server, 5);
     const QString path = Test::scratchDir() + QStringLiteral("/resume.sqlite");
-    {
-        Cache cache(path);
-        ApiClient client;
-        SyncEngine engine(&client, &cache);
-        configure(client, engine, server.baseUrl(), server.operatorToken());
-        QSignalSpy synced(&engine, &SyncEngine::synced);
-        engine.start();
-        QTRY_COMPARE(synced.count(), 1);
-        QTRY_COMPARE(engine.status()->state(), State::Live);
-        engine.stop();
-    } // the cache finishes its queued writes before closing
+    syncIntoCache(server, path, true);
+    if (QTest::currentTestFailed())
+        return;
     // Changes while the console is closed.
     const qint64 created = server.createInstance(QStringLiteral("late"), s.organization, s.provider,
                                                  QStringLiteral("wiki"), QStringLiteral("carol"));
     server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(s.instances.first()),
                 {{QStringLiteral("reason"), QStringLiteral("t")}}, server.operatorToken());
 
-    Cache cache(path);
-    ApiClient client;
-    SyncEngine engine(&client, &cache);
-    configure(client, engine, server.baseUrl(), server.operatorToken());
+    CachedConsole console(server, path);
+    SyncEngine &engine = console.engine;
     QSignalSpy listed(&engine, &SyncEngine::listed);
     engine.start();
     // The cached rows come first, then the feed catches up from the stored cursor: no listing.
@@ -314,25 +319,16 @@ void tst_SyncEngine::goneCursorRelists()
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const Seed s = seed(server, 2);
     const QString path = Test::scratchDir() + QStringLiteral("/gone.sqlite");
-    {
-        Cache cache(path);
-        ApiClient client;
-        SyncEngine engine(&client, &cache);
-        configure(client, engine, server.baseUrl(), server.operatorToken());
-        QSignalSpy synced(&engine, &SyncEngine::synced);
-        engine.start();
-        QTRY_COMPARE(synced.count(), 1);
-        engine.stop();
-    }
+    syncIntoCache(server, path);
+    if (QTest::currentTestFailed())
+        return;
     // More changes than the feed keeps: the stored cursor falls out of it.
     QList<qint64> more;
     for (int i = 0; i < 8; ++i)
         more << server.createInstance(QStringLiteral("more-%1").arg(i), s.organization, s.provider,
                                       QStringLiteral("wiki"), QStringLiteral("dave"));
-    Cache cache(path);
-    ApiClient client;
-    SyncEngine engine(&client, &cache);
-    configure(client, engine, server.baseUrl(), server.operatorToken());
+    CachedConsole console(server, path);
+    SyncEngine &engine = console.engine;
     QSignalSpy relisting(&engine, &SyncEngine::relisting);
     QSignalSpy synced(&engine, &SyncEngine::synced);
     engine.start();
@@ -350,21 +346,15 @@ void tst_SyncEngine::vanishedRowsDropped()
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const Seed s = seed(server, 2);
     const QString path = Test::scratchDir() + QStringLiteral("/vanished.sqlite");
-    {
-        // A cache holding a row the server does not have, and no cursor: a full list follows.
-        Cache cache(path);
-        QSignalSpy opened(&cache, &Cache::opened);
-        cache.open();
-        QVERIFY(opened.wait());
-        cache.store(QStringLiteral("instances"), {QJsonObject{{QStringLiteral("id"), 424242},
-                                                              {QStringLiteral("name"), QStringLiteral("ghost")},
-                                                              {QStringLiteral("status"), QStringLiteral("RUNNING")},
-                                                              {QStringLiteral("version"), 1}}});
-    }
-    Cache cache(path);
-    ApiClient client;
-    SyncEngine engine(&client, &cache);
-    configure(client, engine, server.baseUrl(), server.operatorToken());
+    // A cache holding a row the server does not have, and no cursor: a full list follows.
+    storeInCache(path, {QJsonObject{{QStringLiteral("id"), 424242},
+                                    {QStringLiteral("name"), QStringLiteral("ghost")},
+                                    {QStringLiteral("status"), QStringLiteral("RUNNING")},
+                                    {QStringLiteral("version"), 1}}});
+    if (QTest::currentTestFailed())
+        return;
+    CachedConsole console(server, path);
+    SyncEngine &engine = console.engine;
     QSignalSpy synced(&engine, &SyncEngine::synced);
     engine.start();
     QTRY_COMPARE(synced.count(), 1);
