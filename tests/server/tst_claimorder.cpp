@@ -107,26 +107,19 @@ void tst_ClaimOrder::claimLeasesWhatTheHistoryWalkLeased()
     QVERIFY2(db.open(&problem) && db.migrate(&problem), qPrintable(problem.detail));
     const bool postgres = db.backend() == Database::Backend::Postgres;
     QSqlQuery q(db.connection());
-    const auto run = [&q](const QString &sql, const QVariantList &values = {}) {
-        if (!q.prepare(sql))
-            return false;
-        for (const QVariant &v : values)
-            q.addBindValue(v);
-        return q.exec();
-    };
-    QVERIFY2(run(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
-                                " VALUES ('org', 'ACTIVE', 1, ?, ?) RETURNING id"),
-                 {kAt, kAt}) && q.next(),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                                        " VALUES ('org', 'ACTIVE', 1, ?, ?) RETURNING id"),
+                      {kAt, kAt}) && q.next(),
              qPrintable(q.lastError().text()));
     const qint64 organization = q.value(0).toLongLong();
-    QVERIFY2(run(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
-                                " VALUES ('provider', ?, '[]', 1, ?, ?) RETURNING id"),
-                 {organization, kAt, kAt}) && q.next(),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                                        " VALUES ('provider', ?, '[]', 1, ?, ?) RETURNING id"),
+                      {organization, kAt, kAt}) && q.next(),
              qPrintable(q.lastError().text()));
     const qint64 provider = q.value(0).toLongLong();
-    QVERIFY2(run(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
-                                " VALUES (?, 'https://provider.example/hook', 'ACTIVE', 1, ?, ?) RETURNING id"),
-                 {provider, kAt, kAt}) && q.next(),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                        " VALUES (?, 'https://provider.example/hook', 'ACTIVE', 1, ?, ?) RETURNING id"),
+                      {provider, kAt, kAt}) && q.next(),
              qPrintable(q.lastError().text()));
     const qint64 endpoint = q.value(0).toLongLong();
 
@@ -169,41 +162,41 @@ void tst_ClaimOrder::claimLeasesWhatTheHistoryWalkLeased()
         {row(pending, status, {}, false, future), row(pending, test, {}, true)},
     };
     const int instances = int(patterns.size()) * 4;
-    QVERIFY2(run(QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-                                " INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
-                                " created_at, updated_at, status_changed_at, callback_url)"
-                                " SELECT 'instance-' || CAST(i AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), 'app', 'alice',"
-                                " 'RUNNING', 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 'https://provider.example/hook'"
-                                " FROM n"),
-                 {instances, organization, provider, kAt, kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+                                        " INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
+                                        " created_at, updated_at, status_changed_at, callback_url)"
+                                        " SELECT 'instance-' || CAST(i AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), 'app', 'alice',"
+                                        " 'RUNNING', 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 'https://provider.example/hook'"
+                                        " FROM n"),
+                      {instances, organization, provider, kAt, kAt, kAt}),
              qPrintable(q.lastError().text()));
     QList<qint64> instanceIds;
-    QVERIFY(run(QStringLiteral("SELECT id FROM instances ORDER BY id")));
+    QVERIFY(execWith(q, QStringLiteral("SELECT id FROM instances ORDER BY id")));
     while (q.next())
         instanceIds.append(q.value(0).toLongLong());
     QCOMPARE(instanceIds.size(), instances);
     if (history > 0)
-        QVERIFY2(run(QStringLiteral("WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?)"
-                                    " INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state,"
-                                    " body, attempts, created_at, updated_at, version)"
-                                    " SELECT 'history-' || CAST(i.id AS TEXT) || '-' || CAST(n.k AS TEXT),"
-                                    " 'instance.status_changed', i.id, i.provider_id, CAST(? AS BIGINT), 'DELIVERED', '{}', 1,"
-                                    " CAST(? AS TEXT), CAST(? AS TEXT), 1 FROM n, instances i ORDER BY n.k, i.id"),
-                     {history, endpoint, kAt, kAt}),
+        QVERIFY2(execWith(q, QStringLiteral("WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?)"
+                                            " INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state,"
+                                            " body, attempts, created_at, updated_at, version)"
+                                            " SELECT 'history-' || CAST(i.id AS TEXT) || '-' || CAST(n.k AS TEXT),"
+                                            " 'instance.status_changed', i.id, i.provider_id, CAST(? AS BIGINT), 'DELIVERED', '{}', 1,"
+                                            " CAST(? AS TEXT), CAST(? AS TEXT), 1 FROM n, instances i ORDER BY n.k, i.id"),
+                          {history, endpoint, kAt, kAt}),
                  qPrintable(q.lastError().text()));
     QList<qint64> expected;
     int serial = 0;
     for (int i = 0; i < instances; ++i) {
         for (const Live &live : patterns.at(i % patterns.size())) {
-            QVERIFY2(run(QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
-                                        " state, body, attempts, next_attempt_at, lease_owner, lease_until, created_at,"
-                                        " updated_at, version) VALUES (?, ?, ?, ?, ?, ?, '{}', 0, ?, ?, ?, ?, ?, 1) RETURNING id"),
-                         {QStringLiteral("live-%1").arg(++serial), live.eventType, instanceIds.at(i), provider, endpoint,
-                          live.state, live.due.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(live.due),
-                          live.leaseUntil.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(QStringLiteral("w-old")),
-                          live.leaseUntil.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(live.leaseUntil),
-                          kAt, kAt})
-                         && q.next(),
+            QVERIFY2(execWith(q, QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
+                                                " state, body, attempts, next_attempt_at, lease_owner, lease_until, created_at,"
+                                                " updated_at, version) VALUES (?, ?, ?, ?, ?, ?, '{}', 0, ?, ?, ?, ?, ?, 1) RETURNING id"),
+                              {QStringLiteral("live-%1").arg(++serial), live.eventType, instanceIds.at(i), provider, endpoint,
+                               live.state, live.due.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(live.due),
+                               live.leaseUntil.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(QStringLiteral("w-old")),
+                               live.leaseUntil.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(live.leaseUntil),
+                               kAt, kAt})
+                              && q.next(),
                      qPrintable(q.lastError().text()));
             if (live.leased)
                 expected.append(q.value(0).toLongLong());

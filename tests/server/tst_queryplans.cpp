@@ -122,34 +122,27 @@ void tst_QueryPlans::supersedeFindsWhatTheScanFound()
     Problem problem;
     QVERIFY2(db.open(&problem) && db.migrate(&problem), qPrintable(problem.detail));
     QSqlQuery q(db.connection());
-    const auto run = [&q](const QString &sql, const QVariantList &values = {}) {
-        if (!q.prepare(sql))
-            return false;
-        for (const QVariant &v : values)
-            q.addBindValue(v);
-        return q.exec();
-    };
     // Every value in a SELECT list is cast: PostgreSQL cannot tell a bare parameter's type there.
-    QVERIFY2(run(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
-                                " VALUES ('org', 'ACTIVE', 1, ?, ?)"),
-                 {kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                                        " VALUES ('org', 'ACTIVE', 1, ?, ?)"),
+                      {kAt, kAt}),
              qPrintable(q.lastError().text()));
-    QVERIFY2(run(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
-                                " SELECT 'provider', MIN(id), '[]', 1, CAST(? AS TEXT), CAST(? AS TEXT) FROM organizations"),
-                 {kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                                        " SELECT 'provider', MIN(id), '[]', 1, CAST(? AS TEXT), CAST(? AS TEXT) FROM organizations"),
+                      {kAt, kAt}),
              qPrintable(q.lastError().text()));
-    QVERIFY2(run(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
-                                " SELECT MIN(id), 'https://provider.example/hook', 'ACTIVE', 1, CAST(? AS TEXT),"
-                                " CAST(? AS TEXT) FROM providers"),
-                 {kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                        " SELECT MIN(id), 'https://provider.example/hook', 'ACTIVE', 1, CAST(? AS TEXT),"
+                                        " CAST(? AS TEXT) FROM providers"),
+                      {kAt, kAt}),
              qPrintable(q.lastError().text()));
-    QVERIFY2(run(QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-                                " INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
-                                " created_at, updated_at, status_changed_at, callback_url)"
-                                " SELECT 'instance-' || CAST(i AS TEXT), p.organization_id, p.id, 'app', 'alice', 'RUNNING', 1,"
-                                " CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 'https://provider.example/hook' FROM n,"
-                                " (SELECT MIN(id) AS id, MIN(organization_id) AS organization_id FROM providers) p"),
-                 {instances, kAt, kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+                                        " INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
+                                        " created_at, updated_at, status_changed_at, callback_url)"
+                                        " SELECT 'instance-' || CAST(i AS TEXT), p.organization_id, p.id, 'app', 'alice', 'RUNNING', 1,"
+                                        " CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 'https://provider.example/hook' FROM n,"
+                                        " (SELECT MIN(id) AS id, MIN(organization_id) AS organization_id FROM providers) p"),
+                      {instances, kAt, kAt, kAt}),
              qPrintable(q.lastError().text()));
     // The size of a real status notification, so the table has as many pages as a real one.
     const QString body = QStringLiteral(
@@ -164,11 +157,11 @@ void tst_QueryPlans::supersedeFindsWhatTheScanFound()
         " CAST(? AS TEXT), CAST(? AS TEXT), 1 FROM n,"
         " (SELECT MIN(i.id) AS first, MIN(i.provider_id) AS provider, MIN(e.id) AS endpoint FROM instances i, endpoints e) x");
     const QString text = QStringLiteral("CAST(? AS TEXT)");
-    QVERIFY2(run(QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)")
-                     + insert.arg(QStringLiteral("CASE WHEN i % 7 = 0 THEN 'instance.destroyed' ELSE 'instance.status_changed' END"),
-                                  QStringLiteral("i % %1").arg(instances), QStringLiteral("'DELIVERED'"),
-                                  QStringLiteral("NULL"), QStringLiteral("NULL")),
-                 {history, QStringLiteral("history-"), body, kAt, kAt}),
+    QVERIFY2(execWith(q, QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)")
+                         + insert.arg(QStringLiteral("CASE WHEN i % 7 = 0 THEN 'instance.destroyed' ELSE 'instance.status_changed' END"),
+                                      QStringLiteral("i % %1").arg(instances), QStringLiteral("'DELIVERED'"),
+                                      QStringLiteral("NULL"), QStringLiteral("NULL")),
+                      {history, QStringLiteral("history-"), body, kAt, kAt}),
              qPrintable(q.lastError().text()));
 
     // The live rows, oldest first for each instance; `stale` marks what the pass must supersede:
@@ -217,12 +210,12 @@ void tst_QueryPlans::supersedeFindsWhatTheScanFound()
             if (!live.leaseUntil.isEmpty())
                 values.append(live.leaseUntil);
             values += QVariantList{kAt, kAt};
-            QVERIFY2(run(QStringLiteral("WITH n(i) AS (SELECT CAST(? AS INTEGER))")
-                             + insert.arg(text, QStringLiteral("CAST(? AS INTEGER)"), text, due ? text : QStringLiteral("NULL"),
-                                          live.leaseUntil.isEmpty() ? QStringLiteral("NULL") : text)
-                             + QStringLiteral(" RETURNING id"),
-                         values)
-                         && q.next(),
+            QVERIFY2(execWith(q, QStringLiteral("WITH n(i) AS (SELECT CAST(? AS INTEGER))")
+                                 + insert.arg(text, QStringLiteral("CAST(? AS INTEGER)"), text, due ? text : QStringLiteral("NULL"),
+                                              live.leaseUntil.isEmpty() ? QStringLiteral("NULL") : text)
+                                 + QStringLiteral(" RETURNING id"),
+                              values)
+                              && q.next(),
                      qPrintable(q.lastError().text()));
             if (live.stale)
                 expected.append(q.value(0).toLongLong());
