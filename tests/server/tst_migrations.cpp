@@ -19,6 +19,8 @@ bool tableExists(Database &db, const QString &table)
     return q.exec(QStringLiteral("SELECT COUNT(*) FROM %1").arg(table)) && q.next();
 }
 
+const QString kAt = QStringLiteral("2026-01-01T00:00:00.000Z");
+
 int count(Database &db, const QString &sql)
 {
     QSqlQuery q(db.connection());
@@ -36,6 +38,7 @@ private slots:
     void freshDatabaseGetsEveryVersion();
     void versionOneUpgrades_data();
     void versionOneUpgrades();
+    void versionSixUpgradeCountsLoggedAttempts();
     void listingByRareStateUsesItsIndex_data();
     void listingByRareStateUsesItsIndex();
 };
@@ -107,6 +110,70 @@ void tst_Migrations::versionOneUpgrades()
     QVERIFY(db.schemaVersion() >= 2);
     QVERIFY(tableExists(db, QStringLiteral("outbox_secret_grace")));
     QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM outbox_endpoint_streaks")), helperTablesExist ? 1 : 0);
+}
+
+// A database a version 6 server left, with attempts in the log: version 7 gives each delivery the
+// count of its logged attempts, which numbers the next one.
+void tst_Migrations::versionSixUpgradeCountsLoggedAttempts()
+{
+    TestDatabase scratch;
+    QVERIFY2(scratch.isValid(), qPrintable(scratch.error()));
+    Database db(scratch.url());
+    Problem problem;
+    QVERIFY2(db.open(&problem), qPrintable(problem.detail));
+    const QString idType = db.backend() == Database::Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
+                                                                     : QStringLiteral("BIGSERIAL PRIMARY KEY");
+    QVERIFY(db.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"),
+                    &problem));
+    for (const Migration &m : migrations()) {
+        if (m.version > 6)
+            break;
+        for (QString sql : m.statements) {
+            sql.replace(QLatin1String("{{id}}"), idType);
+            QVERIFY2(db.exec(sql, &problem), qPrintable(problem.detail));
+        }
+        QVERIFY(db.exec(QStringLiteral("INSERT INTO schema_migrations (version, applied_at) VALUES (%1, '%2')")
+                            .arg(m.version)
+                            .arg(kAt),
+                        &problem));
+    }
+    QCOMPARE(db.schemaVersion(), 6);
+    const QStringList rows = {
+        QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                       " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')"),
+        QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                       " VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')"),
+        QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                       " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')"),
+        QStringLiteral("INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
+                       " created_at, updated_at, status_changed_at) VALUES ('i', 1, 1, 'app', 'owner', 'RUNNING', 1,"
+                       " '%1', '%1', '%1')"),
+    };
+    for (const QString &sql : rows)
+        QVERIFY2(db.exec(sql.arg(kAt), &problem), qPrintable(problem.detail));
+    for (int d = 1; d <= 2; ++d)
+        QVERIFY2(db.exec(QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id,"
+                                        " endpoint_id, state, body, attempts, created_at, updated_at, version)"
+                                        " VALUES ('msg_%1', 'instance.status_changed', 1, 1, 1, 'PENDING', '{}', 0,"
+                                        " '%2', '%2', 1)")
+                             .arg(d)
+                             .arg(kAt),
+                         &problem),
+                 qPrintable(problem.detail));
+    // The first delivery was tried three times (a retry set its `attempts` back to 1 meanwhile).
+    for (int attempt = 1; attempt <= 3; ++attempt)
+        QVERIFY2(db.exec(QStringLiteral("INSERT INTO delivery_attempts (delivery_id, attempt, at) VALUES (1, %1, '%2')")
+                             .arg(attempt)
+                             .arg(kAt),
+                         &problem),
+                 qPrintable(problem.detail));
+    QVERIFY(db.exec(QStringLiteral("UPDATE deliveries SET attempts = 1 WHERE id = 1"), &problem));
+
+    QVERIFY2(db.migrate(&problem), qPrintable(problem.detail));
+    QCOMPARE(db.schemaVersion(), migrations().last().version);
+    QCOMPARE(count(db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 1")), 3);
+    QCOMPARE(count(db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 2")), 0);
+    QCOMPARE(count(db, QStringLiteral("SELECT attempts FROM deliveries WHERE id = 1")), 1);
 }
 
 void tst_Migrations::listingByRareStateUsesItsIndex_data()
