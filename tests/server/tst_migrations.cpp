@@ -21,6 +21,31 @@ bool tableExists(Database &db, const QString &table)
 
 const QString kAt = QStringLiteral("2026-01-01T00:00:00.000Z");
 
+// The schema as a server of version `last` left it: every migration up to it, recorded as applied.
+bool migrateUpTo(Database &db, int last, Problem *problem)
+{
+    const QString idType = db.backend() == Database::Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
+                                                                     : QStringLiteral("BIGSERIAL PRIMARY KEY");
+    if (!db.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"),
+                 problem))
+        return false;
+    for (const Migration &m : migrations()) {
+        if (m.version > last)
+            break;
+        for (QString sql : m.statements) {
+            sql.replace(QLatin1String("{{id}}"), idType);
+            if (!db.exec(sql, problem))
+                return false;
+        }
+        if (!db.exec(QStringLiteral("INSERT INTO schema_migrations (version, applied_at) VALUES (%1, '%2')")
+                         .arg(m.version)
+                         .arg(kAt),
+                     problem))
+            return false;
+    }
+    return true;
+}
+
 int count(Database &db, const QString &sql)
 {
     QSqlQuery q(db.connection());
@@ -81,17 +106,8 @@ void tst_Migrations::versionOneUpgrades()
     QVERIFY2(db.open(&problem), qPrintable(problem.detail));
 
     // What a version 1 server left behind.
-    const QString idType = db.backend() == Database::Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
-                                                                     : QStringLiteral("BIGSERIAL PRIMARY KEY");
-    QVERIFY(db.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"),
-                    &problem));
     QCOMPARE(migrations().first().version, 1);
-    for (QString sql : migrations().first().statements) {
-        sql.replace(QLatin1String("{{id}}"), idType);
-        QVERIFY2(db.exec(sql, &problem), qPrintable(problem.detail));
-    }
-    QVERIFY(db.exec(QStringLiteral("INSERT INTO schema_migrations (version, applied_at) VALUES (1, '2026-01-01T00:00:00.000Z')"),
-                    &problem));
+    QVERIFY2(migrateUpTo(db, 1, &problem), qPrintable(problem.detail));
     if (helperTablesExist) {
         QVERIFY(db.exec(QStringLiteral("CREATE TABLE outbox_secret_grace (instance_id BIGINT PRIMARY KEY,"
                                        " previous_secret TEXT NOT NULL, valid_until TEXT NOT NULL)"),
@@ -121,22 +137,7 @@ void tst_Migrations::versionSixUpgradeCountsLoggedAttempts()
     Database db(scratch.url());
     Problem problem;
     QVERIFY2(db.open(&problem), qPrintable(problem.detail));
-    const QString idType = db.backend() == Database::Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
-                                                                     : QStringLiteral("BIGSERIAL PRIMARY KEY");
-    QVERIFY(db.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"),
-                    &problem));
-    for (const Migration &m : migrations()) {
-        if (m.version > 6)
-            break;
-        for (QString sql : m.statements) {
-            sql.replace(QLatin1String("{{id}}"), idType);
-            QVERIFY2(db.exec(sql, &problem), qPrintable(problem.detail));
-        }
-        QVERIFY(db.exec(QStringLiteral("INSERT INTO schema_migrations (version, applied_at) VALUES (%1, '%2')")
-                            .arg(m.version)
-                            .arg(kAt),
-                        &problem));
-    }
+    QVERIFY2(migrateUpTo(db, 6, &problem), qPrintable(problem.detail));
     QCOMPARE(db.schemaVersion(), 6);
     const QStringList rows = {
         QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
