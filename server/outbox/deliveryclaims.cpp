@@ -40,29 +40,44 @@ QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool aft
 {
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
-    QString select = QStringLiteral(
-        "SELECT d.id FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
+    QString due = QStringLiteral(
+        " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
         " WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)"
         " AND e.state = 'ACTIVE'");
     // The busy endpoints as one JSON array parameter, so the statement's text (and its cached
     // preparation) does not change with them.
     if (busyEndpoints)
-        select += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
-                           : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
-    if (after)
-        select += QStringLiteral(" AND d.next_attempt_at >= ? AND (d.next_attempt_at > ? OR d.id > ?)");
+        due += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                        : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
     // hold a row back is read through the two partial indexes of migration 6, never the
     // instance's delivered history: its PENDING rows, and the settled ones whose attempt is still
     // in flight (cancelled meanwhile). Each check spells its index's condition term for term, the
     // form in which SQLite's planner takes a partial index (PostgreSQL's proves it either way).
-    select += QStringLiteral(
+    const QString unblocked = QStringLiteral(
         " AND (d.event_type = 'opsdeck.test' OR (NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id"
         " AND o.id < d.id AND o.state = 'PENDING' AND o.event_type <> 'opsdeck.test')"
         " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
-        " AND o.state <> 'PENDING' AND o.lease_until IS NOT NULL AND o.event_type <> 'opsdeck.test' AND o.lease_until >= ?)))"
-        " ORDER BY d.next_attempt_at, d.id LIMIT ?");
+        " AND o.state <> 'PENDING' AND o.lease_until IS NOT NULL AND o.event_type <> 'opsdeck.test' AND o.lease_until >= ?)))");
+    QString select;
+    if (!after) {
+        select = QStringLiteral("SELECT d.id") + due + unblocked + QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
+    } else if (postgres) {
+        // After the cursor, in claim order: PostgreSQL seeks the index to a row comparison.
+        select = QStringLiteral("SELECT d.id") + due + QStringLiteral(" AND (d.next_attempt_at, d.id) > (?, ?)") + unblocked
+                 + QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
+    } else {
+        // SQLite seeks only on the time and filters the id, so every row already passed at the
+        // cursor's time would be read again by each claim: with one timestamp for a whole backlog
+        // (a bulk change, a test's seed) and a hanging endpoint's rows left behind, a claim read
+        // them all. The rest of the cursor's time and what comes after are two seeks instead,
+        // merged in claim order.
+        select = QStringLiteral("SELECT id FROM (SELECT d.id, d.next_attempt_at") + due
+                 + QStringLiteral(" AND d.next_attempt_at = ? AND d.id > ?") + unblocked
+                 + QStringLiteral(" UNION ALL SELECT d.id, d.next_attempt_at") + due
+                 + QStringLiteral(" AND d.next_attempt_at > ?") + unblocked + QStringLiteral(" ORDER BY 2, 1 LIMIT ?)");
+    }
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
     return QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
@@ -77,12 +92,24 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     if (limit <= 0)
         return true;
     const QString now = timestamp(nowAt);
-    Statement q(m_db, leaseSql(m_db.backend() == Database::Backend::Postgres, !busyEndpoints.isEmpty(), after.has_value()));
-    q.bindText(owner).bindText(timestamp(leaseUntil)).bindText(now).bindText(now);
-    if (!busyEndpoints.isEmpty())
-        q.bindText(QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']'));
-    if (after)
-        q.bindText(after->at).bindText(after->at).bind(after->id);
+    const bool postgres = m_db.backend() == Database::Backend::Postgres;
+    Statement q(m_db, leaseSql(postgres, !busyEndpoints.isEmpty(), after.has_value()));
+    q.bindText(owner).bindText(timestamp(leaseUntil));
+    const QString busy = QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']');
+    // The parameters of leaseSql()'s due rows: now twice, then the busy endpoints if any.
+    const auto bindDue = [&] {
+        q.bindText(now).bindText(now);
+        if (!busyEndpoints.isEmpty())
+            q.bindText(busy);
+    };
+    bindDue();
+    if (after && !postgres) {
+        q.bindText(after->at).bind(after->id).bindText(now);
+        bindDue();
+        q.bindText(after->at);
+    } else if (after) {
+        q.bindText(after->at).bind(after->id);
+    }
     q.bindText(now).bind(limit).bindText(now);
     if (!q.exec(error))
         return false;

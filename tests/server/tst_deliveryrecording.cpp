@@ -14,6 +14,8 @@
 #include <QSqlQuery>
 #include <QtTest>
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <memory>
 
@@ -63,6 +65,7 @@ private slots:
     void longResponseIsCutBetweenCharacters_data();
     void longResponseIsCutBetweenCharacters();
     void claimGoesOnAfterTheCursor();
+    void claimAfterTheCursorSeeksPastWhatItPassed();
     void busyEndpointsAreSkipped();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
@@ -70,8 +73,9 @@ private slots:
     void journalAppendsEventsInListOrder();
 
 private:
-    // One endpoint, `count` instances with one due PENDING delivery each.
-    void seed(int count);
+    // One endpoint, `count` instances with one due PENDING delivery each (due at `at`, or now).
+    // With `from` > 0, more of them on the endpoint already there, named on from `from`.
+    void seed(int count, int from = 0, const QString &at = QString());
     QList<DeliveryTarget> claimAll(int limit);
     static AttemptRecord outcome(const DeliveryTarget &target, QChar kind);
 
@@ -107,18 +111,20 @@ void tst_DeliveryRecording::cleanup()
     m_tdb.reset();
 }
 
-void tst_DeliveryRecording::seed(int count)
+void tst_DeliveryRecording::seed(int count, int from, const QString &at)
 {
-    const QString now = nowTimestamp();
+    const QString now = at.isEmpty() ? nowTimestamp() : at;
     QVERIFY(m_db->begin());
     QSqlQuery q(m_db->connection());
-    QVERIFY(q.exec(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
-                                  " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')").arg(now)));
-    QVERIFY(q.exec(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
-                                  " VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')").arg(now)));
-    QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
-                                  " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')").arg(now)));
-    for (int i = 0; i < count; ++i) {
+    if (from == 0) {
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                                      " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')").arg(now)));
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at,"
+                                      " updated_at) VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')").arg(now)));
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                      " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')").arg(now)));
+    }
+    for (int i = from; i < from + count; ++i) {
         QSqlQuery inst(m_db->connection());
         inst.prepare(QStringLiteral(
             "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
@@ -593,6 +599,44 @@ void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
     const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
     QCOMPARE(again.size(), 1);
     QCOMPARE(again.first().id, first.at(0).id);
+}
+
+// A backlog due at one instant (a bulk change, a long outage's retries) whose rows the claims pass
+// over (their endpoint is busy: hanging, say): a claim after the cursor must not read them again,
+// or each claim costs the whole backlog. Counted in SQLite's virtual machine steps for the claim's
+// statement, once with 200 rows behind the cursor and once with 2000.
+void tst_DeliveryRecording::claimAfterTheCursorSeeksPastWhatItPassed()
+{
+    if (m_db->backend() != Database::Backend::Sqlite)
+        QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
+    const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
+    const QString sql = DeliveryRepository::leaseSql(false, true, true);
+    const auto stepsPastTheEnd = [&]() -> qint64 {
+        QSqlQuery q(m_db->connection());
+        if (!q.exec(QStringLiteral("SELECT MAX(id) FROM deliveries")) || !q.next())
+            return -1;
+        const ClaimCursor cursor{due, q.value(0).toLongLong()};
+        q.finish();
+        QString error;
+        sqlite3_stmt *statement = m_db->sqliteStatement(sql, &error);
+        if (!statement)
+            return -1;
+        sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1);
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        Problem problem;
+        const QList<DeliveryTarget> claimed = m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem, cursor);
+        if (!problem.isNull() || !claimed.isEmpty())
+            return -1;
+        return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0);
+    };
+    seed(200, 0, due);
+    const qint64 few = stepsPastTheEnd();
+    QVERIFY(few > 0);
+    seed(1800, 200, due);
+    const qint64 many = stepsPastTheEnd();
+    QVERIFY(many > 0);
+    // Reading the rows again costs steps for each (here ~10 times as many); a seek costs the same.
+    QVERIFY2(many < 2 * few, qPrintable(QStringLiteral("%1 steps past 200 rows, %2 past 2000").arg(few).arg(many)));
 }
 
 void tst_DeliveryRecording::busyEndpointsAreSkipped()
