@@ -49,10 +49,19 @@ struct DueInstance
 // The page of due instances after (at, id).
 bool readDue(Database &db, const QString &at, qint64 id, int pageSize, QList<DueInstance> *page, Problem *error)
 {
-    QSqlQuery &q = db.query(DestructionSweep::dueSql());
-    q.addBindValue(nowTimestamp());
-    q.addBindValue(at);
-    q.addBindValue(id);
+    const bool postgres = db.backend() == Database::Backend::Postgres;
+    QSqlQuery &q = db.query(DestructionSweep::dueSql(postgres));
+    const QString now = nowTimestamp();
+    if (postgres) {
+        q.addBindValue(now);
+        q.addBindValue(at);
+        q.addBindValue(id);
+    } else {
+        q.addBindValue(at);
+        q.addBindValue(id);
+        q.addBindValue(at);
+        q.addBindValue(now);
+    }
     q.addBindValue(pageSize);
     if (!q.exec()) {
         *error = Database::sqlProblem(q);
@@ -78,14 +87,24 @@ DestructionSweep::DestructionSweep(Database &db, Journal &journal, DeliveryRepos
     Q_ASSERT(pageSize > 0);
 }
 
-const QString &DestructionSweep::dueSql()
+const QString &DestructionSweep::dueSql(bool postgres)
 {
-    // The row value seeks the partial index past the cursor on both backends, so a pass reads its
-    // page and not the stuck instances before it.
-    static const QString sql = QStringLiteral(
+    // A pass reads its page, not the stuck instances before it. PostgreSQL seeks the partial
+    // index to the row comparison. SQLite seeks only on destroy_after and would read again every
+    // instance of the cursor's instant (a bulk stop gives thousands the same one): there, the
+    // rest of that instant and what comes after are two seeks, merged in the sweep's order.
+    static const QString rowValue = QStringLiteral(
         "SELECT id, destroy_after FROM instances WHERE status = 'STOPPED' AND destroy_after IS NOT NULL"
         " AND destroy_after <= ? AND (destroy_after, id) > (?, ?) ORDER BY destroy_after, id LIMIT ?");
-    return sql;
+    // Named, since for the first seek the planner otherwise prefers instances_status (every
+    // STOPPED instance after the id, due or not). The cursor's instant was due when it was read,
+    // so the first seek needs no bound: another would keep it from seeking on the id.
+    static const QString twoSeeks = QStringLiteral(
+        "SELECT id, destroy_after FROM instances INDEXED BY instances_destroy_due WHERE status = 'STOPPED'"
+        " AND destroy_after = ? AND id > ?"
+        " UNION ALL SELECT id, destroy_after FROM instances INDEXED BY instances_destroy_due WHERE status = 'STOPPED'"
+        " AND destroy_after IS NOT NULL AND destroy_after > ? AND destroy_after <= ? ORDER BY 2, 1 LIMIT ?");
+    return postgres ? rowValue : twoSeeks;
 }
 
 const QString &DestructionSweep::latestSql()

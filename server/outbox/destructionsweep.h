@@ -32,9 +32,10 @@ public:
     int run(Problem *error);
 
     // What every pass runs, for the tests that check the plans: the instances due after a
-    // cursor (binds now, the cursor's destroy_after and id, the page size) and the newest
-    // notification of one instance and kind (binds instance, kind).
-    static const QString &dueSql();
+    // cursor, as spelled for the backend (PostgreSQL binds now, the cursor's destroy_after and
+    // id, the page size; SQLite the cursor's destroy_after and id, its destroy_after again, now,
+    // the page size) and the newest notification of one instance and kind (binds instance, kind).
+    static const QString &dueSql(bool postgres);
     static const QString &latestSql();
 
 private:

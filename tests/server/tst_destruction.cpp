@@ -17,8 +17,11 @@
 #include <QProcess>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlResult>
 #include <QTcpServer>
 #include <QtTest>
+
+#include <sqlite3.h>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -149,6 +152,23 @@ public:
 
     QString error() const { return m_error; }
 
+    // SQLite's virtual machine steps spent reading the page of due instances in one pass; -1 when
+    // the pass failed or the statement is not at hand.
+    qint64 pageReadSteps()
+    {
+        QSqlQuery &q = m_db.query(DestructionSweep::dueSql(false));
+        const QVariant handle = q.result()->handle();
+        if (!handle.isValid() || qstrcmp(handle.typeName(), "sqlite3_stmt*") != 0)
+            return -1;
+        sqlite3_stmt *statement = *static_cast<sqlite3_stmt *const *>(handle.constData());
+        if (!statement)
+            return -1;
+        sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1);
+        if (pass() < 0)
+            return -1;
+        return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0);
+    }
+
 private:
     qint64 insert(const QString &sql, const QVariantList &values)
     {
@@ -209,6 +229,7 @@ private slots:
     void sweepReachesPastStuckPages();
     void sweepStartsOverFromTheOldest_data();
     void sweepStartsOverFromTheOldest();
+    void pageAfterTheCursorSeeksPastWhatWasRead();
 
 private:
     qint64 newInstance();
@@ -433,6 +454,32 @@ void tst_Destruction::sweepReachesPastStuckPages()
         QCOMPARE(awaitingDelivery(o), blocking.at(i));
         QCOMPARE(o.value(QStringLiteral("version")).toInteger(), versions.at(i));
     }
+}
+
+// Many instances whose retention ends at one instant (a bulk stop), all stuck: a pass reads its
+// page of them, not every one before the cursor again, or a round costs the square of them.
+void tst_Destruction::pageAfterTheCursorSeeksPastWhatWasRead()
+{
+    SweepRig rig;
+    const QString opened = rig.open();
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
+    if (TestDatabase::wantsPostgres())
+        QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
+    const QString deadline = timestamp(QDateTime::currentDateTimeUtc().addSecs(-3600));
+    const int stuck = 150;
+    for (int i = 0; i < stuck; ++i) {
+        const qint64 instance = rig.stoppedInstance(deadline, true);
+        QVERIFY2(instance > 0 && rig.notification(instance, Instance::StatusChangedEvent, Delivery::Pending) > 0,
+                 qPrintable(rig.error()));
+    }
+    QVERIFY2(rig.pass() >= 0, qPrintable(rig.error())); // the statement prepared, the cursor a page in
+    const qint64 early = rig.pageReadSteps();
+    QVERIFY2(early > 0, qPrintable(rig.error()));
+    for (int pass = 0; pass < 40; ++pass)
+        QVERIFY2(rig.pass() >= 0, qPrintable(rig.error()));
+    const qint64 late = rig.pageReadSteps(); // the cursor ~130 instances in
+    QVERIFY2(late > 0, qPrintable(rig.error()));
+    QVERIFY2(late < 2 * early, qPrintable(QStringLiteral("%1 steps a page in, %2 steps 40 pages in").arg(early).arg(late)));
 }
 
 void tst_Destruction::sweepStartsOverFromTheOldest_data()

@@ -69,7 +69,7 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
         }
     }
     QTest::newRow("claim: leased rows") << DeliveryRepository::leasedTargetsSql(32);
-    QTest::newRow("destruction sweep: instances due") << DestructionSweep::dueSql();
+    QTest::newRow("destruction sweep: instances due") << DestructionSweep::dueSql(postgres);
     QTest::newRow("destruction sweep: newest notification") << DestructionSweep::latestSql();
     QTest::newRow("feed: last seq") << ChangeFeed::lastSeqSql();
     QTest::newRow("feed: read as operator") << ChangeFeed::readSql(Caller{Actor::Operator, QStringLiteral("op"), 0});
