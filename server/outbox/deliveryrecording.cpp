@@ -208,14 +208,8 @@ bool DeliveryRepository::recordBatchOnce(const QList<AttemptRecord> &records, co
     if (!logAttempts(records, done, error))
         return false;
     // Records come sorted by endpoint: each endpoint's health is read and written once per batch.
-    for (qsizetype first = 0; first < records.size();) {
-        qsizetype end = first + 1;
-        while (end < records.size() && records.at(end).target.endpointId == records.at(first).target.endpointId)
-            ++end;
-        if (!updateEndpoint(records, first, end, autoPauseWindow, &done, error))
-            return false;
-        first = end;
-    }
+    if (!updateEndpoints(records, autoPauseWindow, &done, error))
+        return false;
     if ((alsoInTransaction && !alsoInTransaction(error)) || !tx.commit(error))
         return false;
     *results = done;

@@ -185,9 +185,10 @@ private:
                          Problem *error);
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                            const QString &owner, Problem *error);
-    // Applies the outcomes of records [first, end), all of one endpoint, to its health.
-    bool updateEndpoint(const QList<AttemptRecord> &records, qsizetype first, qsizetype end,
-                        std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error);
+    // Applies the outcomes of the records (sorted by endpoint) to their endpoints' health: each
+    // endpoint read once and written once per batch, all of them by a few statements.
+    bool updateEndpoints(const QList<AttemptRecord> &records, std::chrono::milliseconds autoPauseWindow,
+                         QList<RecordResult> *results, Problem *error);
     bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,
                Problem *error);
 

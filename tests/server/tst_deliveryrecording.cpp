@@ -51,6 +51,7 @@ private slots:
     void endpointHealthFollowsTheBatchInOrder_data();
     void endpointHealthFollowsTheBatchInOrder();
     void batchLargerThanOneStatement();
+    void endpointsOfOneBatchEachKeepTheirOwnHealth();
     void lostLeaseKeepsTheState();
     void attemptsAreNumberedAcrossRetriesAndSchedules();
     void upgradeCountsTheLoggedAttempts();
@@ -252,6 +253,54 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
             lastSuccess = timestamp(r.attempt.at);
     }
     QCOMPARE(text(*m_db, QStringLiteral("SELECT COALESCE(last_success_at, 'none') FROM endpoints WHERE id = 1")), lastSuccess);
+}
+
+// One batch over more endpoints than one statement writes: each endpoint gets its own outcome.
+// Endpoint 1 answers twice, 2 fails twice, 3 answers 410, and 4.. (over two statements' worth)
+// answer once each.
+void tst_DeliveryRecording::endpointsOfOneBatchEachKeepTheirOwnHealth()
+{
+    const int endpoints = 2 * DeliveryRepository::MaxRowsPerStatement + 3;
+    const QString kinds = QStringLiteral("DDRRG") + QString(endpoints - 3, QLatin1Char('D'));
+    const QList<int> endpointOf = [&] {
+        QList<int> e{1, 1, 2, 2, 3};
+        for (int i = 4; i <= endpoints; ++i)
+            e.append(i);
+        return e;
+    }();
+    seed(int(kinds.size()));
+    QSqlQuery q(m_db->connection());
+    for (int e = 2; e <= endpoints; ++e)
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                      " VALUES (1, 'http://127.0.0.1:9/cb%1', 'ACTIVE', 1, '%2', '%2')")
+                           .arg(e)
+                           .arg(nowTimestamp())));
+    for (qsizetype i = 0; i < kinds.size(); ++i)
+        QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET endpoint_id = %1 WHERE id = %2").arg(endpointOf.at(i)).arg(i + 1)));
+    const QList<DeliveryTarget> targets = claimAll(int(kinds.size()));
+    QCOMPARE(targets.size(), kinds.size());
+    QList<AttemptRecord> records;
+    for (const DeliveryTarget &t : targets)
+        records.append(outcome(t, kinds.at(t.id - 1)));
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+
+    const auto health = [&](int endpoint) {
+        return text(*m_db, QStringLiteral("SELECT state || ' ' || consecutive_failures || ' ' || success_count || ' '"
+                                          " || failure_count || ' ' || version FROM endpoints WHERE id = %1")
+                               .arg(endpoint));
+    };
+    QCOMPARE(health(1), QStringLiteral("ACTIVE 0 2 0 1"));
+    QCOMPARE(health(2), QStringLiteral("ACTIVE 2 0 2 2"));
+    QCOMPARE(health(3), QStringLiteral("DISABLED 1 0 1 2"));
+    for (int e = 4; e <= endpoints; ++e)
+        QCOMPARE(health(e), QStringLiteral("ACTIVE 0 1 0 1"));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM outbox_endpoint_streaks")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE action = 'disable' AND object_id = 3")), 1);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM endpoints WHERE last_success_at IS NOT NULL")),
+             endpoints - 2);
 }
 
 void tst_DeliveryRecording::batchLargerThanOneStatement()
