@@ -11,6 +11,8 @@
 #include <QHash>
 #include <QSqlQuery>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 using namespace DeliverySql;

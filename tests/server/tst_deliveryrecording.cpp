@@ -1,10 +1,8 @@
-// Group-committed recording of delivery attempts and the resumable claim, on a real database.
-#include "testdatabase.h"
+// Group-committed recording of delivery attempts, on a real database: the attempt log, the
+// delivery rows, the endpoints' health and the feed events of one batch.
+#include "recordingrig.h"
 
-#include "server/outbox/deliveryrepository.h"
-#include "server/storage/database.h"
 #include "server/storage/migrations.h"
-#include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
 
 #include <QJsonArray>
@@ -14,8 +12,6 @@
 #include <QSqlQuery>
 #include <QtTest>
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <memory>
 
@@ -24,19 +20,7 @@ using namespace OpsDeck::Test;
 
 namespace {
 
-const QString kOwner = QStringLiteral("w-test");
-
-qint64 scalar(Database &db, const QString &sql)
-{
-    QSqlQuery q(db.connection());
-    return q.exec(sql) && q.next() ? q.value(0).toLongLong() : -1;
-}
-
-QString text(Database &db, const QString &sql)
-{
-    QSqlQuery q(db.connection());
-    return q.exec(sql) && q.next() ? q.value(0).toString() : QStringLiteral("<none>");
-}
+const QString &kOwner = RecordingOwner;
 
 } // namespace
 
@@ -59,31 +43,17 @@ private slots:
     void cancelledInFlight();
     void headersAreLoggedAsJson();
     void requestBodyIsKeptOnce();
-    void testEventDoesNotWaitForTheInstancesBacklog();
-    void settledInFlightHoldsTheNextBackUntilRecorded_data();
-    void settledInFlightHoldsTheNextBackUntilRecorded();
     void responseTextIsStoredAsValidUtf8();
     void longResponseIsCutBetweenCharacters_data();
     void longResponseIsCutBetweenCharacters();
-    void claimGoesOnAfterTheCursor();
-    void claimAfterTheCursorSeeksPastWhatItPassed();
-    void busyEndpointsAreSkipped();
-    void leaseSharesTheBatchTransaction();
-    void failedLeaseRollsTheBatchBack();
     void feedEventsAreTheRecordedRows();
     void journalAppendsEventsInListOrder();
 
 private:
-    // One endpoint, `count` instances with one due PENDING delivery each (due at `at`, or now).
-    // With `from` > 0, more of them on the endpoint already there, named on from `from`.
-    void seed(int count, int from = 0, const QString &at = QString());
-    QList<DeliveryTarget> claimAll(int limit);
-    static AttemptRecord outcome(const DeliveryTarget &target, QChar kind);
-
-    std::unique_ptr<TestDatabase> m_tdb;
-    std::unique_ptr<Database> m_db;
-    std::unique_ptr<Journal> m_journal;
-    std::unique_ptr<DeliveryRepository> m_repo;
+    std::unique_ptr<RecordingRig> m_rig;
+    Database *m_db = nullptr;
+    Journal *m_journal = nullptr;
+    DeliveryRepository *m_repo = nullptr;
 };
 
 void tst_DeliveryRecording::initTestCase()
@@ -93,98 +63,20 @@ void tst_DeliveryRecording::initTestCase()
 
 void tst_DeliveryRecording::init()
 {
-    m_tdb = std::make_unique<TestDatabase>();
-    QVERIFY2(m_tdb->isValid(), qPrintable(m_tdb->error()));
-    m_db = std::make_unique<Database>(m_tdb->url());
-    Problem problem;
-    QVERIFY2(m_db->open(&problem) && m_db->migrate(&problem), qPrintable(problem.detail));
-    m_journal = std::make_unique<Journal>(*m_db);
-    m_repo = std::make_unique<DeliveryRepository>(*m_db, *m_journal);
+    m_rig = std::make_unique<RecordingRig>();
+    const QString opened = m_rig->open();
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
+    m_db = &m_rig->db();
+    m_journal = &m_rig->journal();
+    m_repo = &m_rig->repository();
 }
 
 void tst_DeliveryRecording::cleanup()
 {
-    m_repo.reset();
-    m_journal.reset();
-    if (m_db)
-        m_db->close();
-    m_db.reset();
-    m_tdb.reset();
-}
-
-void tst_DeliveryRecording::seed(int count, int from, const QString &at)
-{
-    const QString now = at.isEmpty() ? nowTimestamp() : at;
-    QVERIFY(m_db->begin());
-    QSqlQuery q(m_db->connection());
-    if (from == 0) {
-        QVERIFY(q.exec(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
-                                      " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')").arg(now)));
-        QVERIFY(q.exec(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at,"
-                                      " updated_at) VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')").arg(now)));
-        QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
-                                      " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')").arg(now)));
-    }
-    for (int i = from; i < from + count; ++i) {
-        QSqlQuery inst(m_db->connection());
-        inst.prepare(QStringLiteral(
-            "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
-            " updated_at, status_changed_at, callback_url, callback_signing, secret) VALUES (?, 1, 1, 'app', 'owner',"
-            " 'RUNNING', 1, ?, ?, ?, 'http://127.0.0.1:9/cb', 'standard-webhooks', 'whsec_dGVzdA==') RETURNING id"));
-        inst.addBindValue(QStringLiteral("i%1").arg(i));
-        inst.addBindValue(now);
-        inst.addBindValue(now);
-        inst.addBindValue(now);
-        QVERIFY(inst.exec() && inst.next());
-        const qint64 id = inst.value(0).toLongLong();
-        inst.finish();
-        QSqlQuery del(m_db->connection());
-        del.prepare(QStringLiteral(
-            "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-            " next_attempt_at, created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, 1, 'PENDING',"
-            " '{}', 0, ?, ?, ?, 1)"));
-        del.addBindValue(QStringLiteral("msg_%1").arg(i));
-        del.addBindValue(id);
-        del.addBindValue(now);
-        del.addBindValue(now);
-        del.addBindValue(now);
-        QVERIFY(del.exec());
-    }
-    QVERIFY(m_db->commit());
-}
-
-QList<DeliveryTarget> tst_DeliveryRecording::claimAll(int limit)
-{
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    Problem problem;
-    const QList<DeliveryTarget> targets = m_repo->claim(kOwner, now, now.addSecs(60), limit, {}, &problem);
-    if (!problem.isNull())
-        qWarning("claim failed: %s", qPrintable(problem.detail));
-    return targets;
-}
-
-// 'D' delivered, 'R' failed and retried later, 'G' answered 410 Gone (retried, endpoint disabled).
-AttemptRecord tst_DeliveryRecording::outcome(const DeliveryTarget &target, QChar kind)
-{
-    AttemptRecord r;
-    r.target = target;
-    r.attempt.at = QDateTime::currentDateTimeUtc();
-    r.attempt.requestHeaders = {{"webhook-id", target.webhookId.toUtf8()}};
-    r.attempt.requestBody = target.body;
-    r.attempt.latencyMs = 3;
-    if (kind == QLatin1Char('D')) {
-        r.attempt.status = 200;
-        r.outcome.verdict = AttemptOutcome::Verdict::Delivered;
-    } else {
-        r.attempt.status = kind == QLatin1Char('G') ? 410 : 500;
-        r.attempt.errorClass = QStringLiteral("http");
-        r.attempt.error = QStringLiteral("HTTP %1").arg(r.attempt.status);
-        r.outcome.verdict = AttemptOutcome::Verdict::Retry;
-        r.outcome.nextAttemptAt = r.attempt.at.addSecs(5);
-        r.outcome.giveUpAt = r.attempt.at.addDays(3);
-        r.outcome.disableEndpoint = kind == QLatin1Char('G');
-    }
-    return r;
+    m_repo = nullptr;
+    m_journal = nullptr;
+    m_db = nullptr;
+    m_rig.reset();
 }
 
 void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder_data()
@@ -196,11 +88,15 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder_data()
     QTest::addColumn<bool>("failingStreak");
     QTest::addColumn<QString>("state");
     QTest::addColumn<int>("endpointEvents");
+    QTest::addColumn<int>("pauseWindowMs");
 
-    QTest::newRow("all delivered") << "DDD" << 0 << 3 << 0 << false << "ACTIVE" << 0;
-    QTest::newRow("delivered, then failing") << "DRR" << 2 << 1 << 2 << true << "ACTIVE" << 1;
-    QTest::newRow("failing, then delivered") << "RRD" << 0 << 1 << 2 << false << "ACTIVE" << 1;
-    QTest::newRow("gone disables") << "RGR" << 3 << 0 << 3 << true << "DISABLED" << 1;
+    const int day = 24 * 3600 * 1000;
+    QTest::newRow("all delivered") << "DDD" << 0 << 3 << 0 << false << "ACTIVE" << 0 << day;
+    QTest::newRow("delivered, then failing") << "DRR" << 2 << 1 << 2 << true << "ACTIVE" << 1 << day;
+    QTest::newRow("failing, then delivered") << "RRD" << 0 << 1 << 2 << false << "ACTIVE" << 1 << day;
+    QTest::newRow("gone disables") << "RGR" << 3 << 0 << 3 << true << "DISABLED" << 1 << day;
+    // Failing longer than the window (none here): paused at its first failure.
+    QTest::newRow("failing past the window pauses") << "DRR" << 2 << 1 << 2 << true << "PAUSED" << 1 << 0;
 }
 
 void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
@@ -212,18 +108,20 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
     QFETCH(bool, failingStreak);
     QFETCH(QString, state);
     QFETCH(int, endpointEvents);
+    QFETCH(int, pauseWindowMs);
 
-    seed(int(outcomes.size()));
-    const QList<DeliveryTarget> targets = claimAll(100);
+    m_rig->seed(int(outcomes.size()));
+    const QList<DeliveryTarget> targets = m_rig->claimAll(100);
     QCOMPARE(targets.size(), outcomes.size());
     QList<AttemptRecord> records;
     for (qsizetype i = 0; i < targets.size(); ++i)
-        records.append(outcome(targets.at(i), outcomes.at(i)));
+        records.append(RecordingRig::outcome(targets.at(i), outcomes.at(i)));
     const qint64 versionBefore = scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1"));
 
     QList<RecordResult> results;
     Problem problem;
-    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
+    QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::milliseconds(pauseWindowMs), &results, &problem),
+             qPrintable(problem.detail));
     QCOMPARE(results.size(), records.size());
     for (const RecordResult &r : std::as_const(results)) {
         QVERIFY(r.ok);
@@ -253,6 +151,20 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder()
             lastSuccess = timestamp(r.attempt.at);
     }
     QCOMPARE(text(*m_db, QStringLiteral("SELECT COALESCE(last_success_at, 'none') FROM endpoints WHERE id = 1")), lastSuccess);
+    // Its last failure the batch's last failed one; paused (if it was) at the failure that did.
+    QString lastFailure = QStringLiteral("none");
+    QString pausedAt = QStringLiteral("none");
+    for (const AttemptRecord &r : std::as_const(records)) {
+        if (r.outcome.verdict == AttemptOutcome::Verdict::Delivered)
+            continue;
+        lastFailure = timestamp(r.attempt.at);
+        if (state == QLatin1String("PAUSED") && pausedAt == QLatin1String("none"))
+            pausedAt = lastFailure;
+    }
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT COALESCE(last_failure_at, 'none') FROM endpoints WHERE id = 1")), lastFailure);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT COALESCE(paused_at, 'none') FROM endpoints WHERE id = 1")), pausedAt);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE action = 'pause'")),
+             state == QLatin1String("PAUSED") ? 1 : 0);
 }
 
 // One batch over more endpoints than one statement writes: each endpoint gets its own outcome.
@@ -268,7 +180,7 @@ void tst_DeliveryRecording::endpointsOfOneBatchEachKeepTheirOwnHealth()
             e.append(i);
         return e;
     }();
-    seed(int(kinds.size()));
+    m_rig->seed(int(kinds.size()));
     QSqlQuery q(m_db->connection());
     for (int e = 2; e <= endpoints; ++e)
         QVERIFY(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
@@ -277,11 +189,11 @@ void tst_DeliveryRecording::endpointsOfOneBatchEachKeepTheirOwnHealth()
                            .arg(nowTimestamp())));
     for (qsizetype i = 0; i < kinds.size(); ++i)
         QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET endpoint_id = %1 WHERE id = %2").arg(endpointOf.at(i)).arg(i + 1)));
-    const QList<DeliveryTarget> targets = claimAll(int(kinds.size()));
+    const QList<DeliveryTarget> targets = m_rig->claimAll(int(kinds.size()));
     QCOMPARE(targets.size(), kinds.size());
     QList<AttemptRecord> records;
     for (const DeliveryTarget &t : targets)
-        records.append(outcome(t, kinds.at(t.id - 1)));
+        records.append(RecordingRig::outcome(t, kinds.at(t.id - 1)));
     QList<RecordResult> results;
     Problem problem;
     QVERIFY2(m_repo->recordBatch(records, kOwner, std::chrono::hours(24), &results, &problem), qPrintable(problem.detail));
@@ -306,12 +218,12 @@ void tst_DeliveryRecording::endpointsOfOneBatchEachKeepTheirOwnHealth()
 void tst_DeliveryRecording::batchLargerThanOneStatement()
 {
     const int count = 2 * DeliveryRepository::MaxRowsPerStatement + 5;
-    seed(count);
-    const QList<DeliveryTarget> targets = claimAll(count);
+    m_rig->seed(count);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(count);
     QCOMPARE(targets.size(), count);
     QList<AttemptRecord> records;
     for (const DeliveryTarget &t : targets)
-        records.append(outcome(t, QLatin1Char('D')));
+        records.append(RecordingRig::outcome(t, QLatin1Char('D')));
     // A second answer code makes a second group of the settling UPDATE.
     records.last().attempt.status = 204;
 
@@ -333,8 +245,8 @@ void tst_DeliveryRecording::batchLargerThanOneStatement()
 
 void tst_DeliveryRecording::lostLeaseKeepsTheState()
 {
-    seed(2);
-    const QList<DeliveryTarget> targets = claimAll(2);
+    m_rig->seed(2);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(2);
     QCOMPARE(targets.size(), 2);
     // Another worker took the first one over after the lease expired.
     QSqlQuery q(m_db->connection());
@@ -342,7 +254,7 @@ void tst_DeliveryRecording::lostLeaseKeepsTheState()
 
     QList<RecordResult> results;
     Problem problem;
-    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D')), outcome(targets.at(1), QLatin1Char('D'))},
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.at(0), QLatin1Char('D')), RecordingRig::outcome(targets.at(1), QLatin1Char('D'))},
                                  kOwner, std::chrono::hours(24), &results, &problem),
              qPrintable(problem.detail));
     QCOMPARE(results.size(), 2);
@@ -358,16 +270,16 @@ void tst_DeliveryRecording::lostLeaseKeepsTheState()
 
 void tst_DeliveryRecording::attemptsAreNumberedAcrossRetriesAndSchedules()
 {
-    seed(1);
+    m_rig->seed(1);
     QSqlQuery q(m_db->connection());
     const auto recordAs = [&](QChar kind) {
         // Due again, then claimed and recorded.
         QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z'")));
-        const QList<DeliveryTarget> targets = claimAll(1);
+        const QList<DeliveryTarget> targets = m_rig->claimAll(1);
         QCOMPARE(targets.size(), 1);
         QList<RecordResult> results;
         Problem problem;
-        QVERIFY2(m_repo->recordBatch({outcome(targets.first(), kind)}, kOwner, std::chrono::hours(24), &results, &problem),
+        QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.first(), kind)}, kOwner, std::chrono::hours(24), &results, &problem),
                  qPrintable(problem.detail));
         QVERIFY(results.first().ok);
     };
@@ -378,12 +290,12 @@ void tst_DeliveryRecording::attemptsAreNumberedAcrossRetriesAndSchedules()
     recordAs(QLatin1Char('R'));
     // Recorded by a worker whose lease another took over: logged and numbered all the same.
     QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z'")));
-    const QList<DeliveryTarget> targets = claimAll(1);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
     QCOMPARE(targets.size(), 1);
     QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-other'")));
     QList<RecordResult> results;
     Problem problem;
-    QVERIFY2(m_repo->recordBatch({outcome(targets.first(), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.first(), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
                                  &problem),
              qPrintable(problem.detail));
     QVERIFY(results.first().ok && results.first().leaseLost);
@@ -398,16 +310,16 @@ void tst_DeliveryRecording::attemptsAreNumberedAcrossRetriesAndSchedules()
 
 void tst_DeliveryRecording::upgradeCountsTheLoggedAttempts()
 {
-    seed(2);
+    m_rig->seed(2);
     QSqlQuery q(m_db->connection());
     for (int round = 0; round < 2; ++round) {
         QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE id = 1")));
-        const QList<DeliveryTarget> targets = claimAll(1);
+        const QList<DeliveryTarget> targets = m_rig->claimAll(1);
         QCOMPARE(targets.size(), 1);
         QCOMPARE(targets.first().id, 1);
         QList<RecordResult> results;
         Problem problem;
-        QVERIFY2(m_repo->recordBatch({outcome(targets.first(), QLatin1Char('R'))}, kOwner, std::chrono::hours(24),
+        QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.first(), QLatin1Char('R'))}, kOwner, std::chrono::hours(24),
                                      &results, &problem),
                  qPrintable(problem.detail));
     }
@@ -439,8 +351,8 @@ void tst_DeliveryRecording::cancelledInFlight()
     QFETCH(QChar, answer);
     QFETCH(QString, state);
     QFETCH(int, audits);
-    seed(1);
-    const QList<DeliveryTarget> targets = claimAll(1);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
     QCOMPARE(targets.size(), 1);
     // Cancelled through the API while its attempt was in flight (the lease stays the worker's).
     QSqlQuery q(m_db->connection());
@@ -448,7 +360,7 @@ void tst_DeliveryRecording::cancelledInFlight()
                        .arg(targets.at(0).id)));
     QList<RecordResult> results;
     Problem problem;
-    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
              qPrintable(problem.detail));
     QCOMPARE(results.size(), 1);
     QVERIFY(results.at(0).ok && !results.at(0).leaseLost);
@@ -462,10 +374,10 @@ void tst_DeliveryRecording::cancelledInFlight()
 
 void tst_DeliveryRecording::headersAreLoggedAsJson()
 {
-    seed(1);
-    const QList<DeliveryTarget> targets = claimAll(1);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
     QCOMPARE(targets.size(), 1);
-    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    AttemptRecord r = RecordingRig::outcome(targets.at(0), QLatin1Char('D'));
     const QByteArray odd = QStringLiteral("q\"b\\n\nt\tc\x01 \u00e9\u2713").toUtf8();
     r.attempt.requestHeaders = {{"webhook-id", "msg_1"}, {"x-odd", odd}};
     r.attempt.responseHeaders = {{"content-type", "text/plain"}};
@@ -484,13 +396,13 @@ void tst_DeliveryRecording::headersAreLoggedAsJson()
 
 void tst_DeliveryRecording::requestBodyIsKeptOnce()
 {
-    seed(2);
-    const QList<DeliveryTarget> targets = claimAll(2);
+    m_rig->seed(2);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(2);
     QCOMPARE(targets.size(), 2);
     // The body sent is the delivery's: the attempt log points at it instead of holding a copy.
     // One that differs (a sender that rewrote it) is kept as it was sent.
-    AttemptRecord same = outcome(targets.at(0), QLatin1Char('D'));
-    AttemptRecord other = outcome(targets.at(1), QLatin1Char('D'));
+    AttemptRecord same = RecordingRig::outcome(targets.at(0), QLatin1Char('D'));
+    AttemptRecord other = RecordingRig::outcome(targets.at(1), QLatin1Char('D'));
     other.attempt.requestBody = "{\"rewritten\":true}";
     QList<RecordResult> results;
     Problem problem;
@@ -506,76 +418,14 @@ void tst_DeliveryRecording::requestBodyIsKeptOnce()
     QCOMPARE(stored.value(other.target.id).toString(), QStringLiteral("{\"rewritten\":true}"));
 }
 
-void tst_DeliveryRecording::testEventDoesNotWaitForTheInstancesBacklog()
-{
-    seed(1);
-    // The instance's notification failed and waits an hour for its retry; a test event sent to
-    // the endpoint meanwhile goes now, and the notification still waits.
-    QSqlQuery q(m_db->connection());
-    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET attempts = 1, next_attempt_at = '%1'")
-                       .arg(timestamp(QDateTime::currentDateTimeUtc().addSecs(3600)))));
-    const QString now = nowTimestamp();
-    QVERIFY(q.exec(QStringLiteral(
-        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_test', 'opsdeck.test', 1, 1, 1, 'PENDING', '{}',"
-        " 0, '%1', '%1', '%1', 1)").arg(now)));
-    const QList<DeliveryTarget> targets = claimAll(10);
-    QCOMPARE(targets.size(), 1);
-    QCOMPARE(targets.at(0).eventType, QStringLiteral("opsdeck.test"));
-    QCOMPARE(targets.at(0).webhookId, QStringLiteral("msg_test"));
-}
-
-void tst_DeliveryRecording::settledInFlightHoldsTheNextBackUntilRecorded_data()
-{
-    QTest::addColumn<QString>("settledAs");
-    QTest::addColumn<QChar>("answer");
-    QTest::newRow("cancelled, acknowledged") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('D'));
-    QTest::newRow("cancelled, failed") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('R'));
-    QTest::newRow("superseded, acknowledged") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('D'));
-    QTest::newRow("superseded, failed") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('R'));
-}
-
-void tst_DeliveryRecording::settledInFlightHoldsTheNextBackUntilRecorded()
-{
-    // A notification settled through the API while its attempt is in flight may still reach the
-    // provider: the instance's next one waits until that attempt is recorded, which clears the
-    // lease and so takes the row out of the claim's index of in-flight rows.
-    QFETCH(QString, settledAs);
-    QFETCH(QChar, answer);
-    seed(1);
-    const QList<DeliveryTarget> first = claimAll(10);
-    QCOMPARE(first.size(), 1);
-    QSqlQuery q(m_db->connection());
-    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET state = '%1', next_attempt_at = NULL, version = version + 1"
-                                  " WHERE id = %2").arg(settledAs).arg(first.at(0).id)));
-    const QString now = nowTimestamp();
-    QVERIFY(q.exec(QStringLiteral(
-        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', %1, 1, 1,"
-        " 'PENDING', '{}', 0, '%2', '%2', '%2', 1)").arg(first.at(0).instanceId).arg(now)));
-    QVERIFY(claimAll(10).isEmpty());
-
-    QList<RecordResult> results;
-    Problem problem;
-    QVERIFY2(m_repo->recordBatch({outcome(first.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
-             qPrintable(problem.detail));
-    QCOMPARE(results.size(), 1);
-    QVERIFY(results.at(0).ok && !results.at(0).leaseLost);
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL")),
-             0);
-    const QList<DeliveryTarget> next = claimAll(10);
-    QCOMPARE(next.size(), 1);
-    QCOMPARE(next.at(0).webhookId, QStringLiteral("msg_next"));
-}
-
 void tst_DeliveryRecording::responseTextIsStoredAsValidUtf8()
 {
-    seed(1);
-    const QList<DeliveryTarget> targets = claimAll(1);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
     QCOMPARE(targets.size(), 1);
     // A provider may answer bytes that are not UTF-8 (Latin-1, a cut sequence): they are stored
     // as text every reader can decode, decoded as Qt decodes them (bad bytes become U+FFFD).
-    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    AttemptRecord r = RecordingRig::outcome(targets.at(0), QLatin1Char('D'));
     r.attempt.responseHeaders = {{"x-latin1", "caf\xe9"}};
     r.attempt.responseBody = "ok \xe2\x9c";
     QList<RecordResult> results;
@@ -610,10 +460,10 @@ void tst_DeliveryRecording::longResponseIsCutBetweenCharacters()
 {
     QFETCH(QByteArray, body);
     QFETCH(QByteArray, stored);
-    seed(1);
-    const QList<DeliveryTarget> targets = claimAll(1);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
     QCOMPARE(targets.size(), 1);
-    AttemptRecord r = outcome(targets.at(0), QLatin1Char('D'));
+    AttemptRecord r = RecordingRig::outcome(targets.at(0), QLatin1Char('D'));
     r.attempt.responseBody = body;
     QList<RecordResult> results;
     Problem problem;
@@ -623,160 +473,9 @@ void tst_DeliveryRecording::longResponseIsCutBetweenCharacters()
     QCOMPARE(logged.toUtf8(), stored);
 }
 
-void tst_DeliveryRecording::claimGoesOnAfterTheCursor()
-{
-    seed(5);
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    Problem problem;
-    ClaimCursor last;
-    const QList<DeliveryTarget> first = m_repo->claim(kOwner, now, now.addSecs(60), 2, {}, &problem, std::nullopt, &last);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(first.size(), 2);
-    QCOMPARE(last.id, first.last().id);
-
-    // Released rows before the cursor are not seen again until a claim starts over.
-    m_repo->release(first.at(0).id, kOwner);
-    ClaimCursor next;
-    const QList<DeliveryTarget> rest = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, last, &next);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(rest.size(), 3);
-    QVERIFY(rest.first().id > last.id);
-    QCOMPARE(next.id, rest.last().id);
-
-    const QList<DeliveryTarget> none = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, next);
-    QVERIFY(none.isEmpty());
-    const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
-    QCOMPARE(again.size(), 1);
-    QCOMPARE(again.first().id, first.at(0).id);
-}
-
-// A backlog due at one instant (a bulk change, a long outage's retries) whose rows the claims pass
-// over (their endpoint is busy: hanging, say): a claim after the cursor must not read them again,
-// or each claim costs the whole backlog. Counted in SQLite's virtual machine steps for the claim's
-// statement, once with 200 rows behind the cursor and once with 2000.
-void tst_DeliveryRecording::claimAfterTheCursorSeeksPastWhatItPassed()
-{
-    if (m_db->backend() != Database::Backend::Sqlite)
-        QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
-    const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
-    const QString sql = DeliveryRepository::leaseSql(false, true, true);
-    const auto stepsPastTheEnd = [&]() -> qint64 {
-        QSqlQuery q(m_db->connection());
-        if (!q.exec(QStringLiteral("SELECT MAX(id) FROM deliveries")) || !q.next())
-            return -1;
-        const ClaimCursor cursor{due, q.value(0).toLongLong()};
-        q.finish();
-        QString error;
-        sqlite3_stmt *statement = m_db->sqliteStatement(sql, &error);
-        if (!statement)
-            return -1;
-        sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1);
-        const QDateTime now = QDateTime::currentDateTimeUtc();
-        Problem problem;
-        const QList<DeliveryTarget> claimed = m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem, cursor);
-        if (!problem.isNull() || !claimed.isEmpty())
-            return -1;
-        return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0);
-    };
-    seed(200, 0, due);
-    const qint64 few = stepsPastTheEnd();
-    QVERIFY(few > 0);
-    seed(1800, 200, due);
-    const qint64 many = stepsPastTheEnd();
-    QVERIFY(many > 0);
-    // Reading the rows again costs steps for each (here ~10 times as many); a seek costs the same.
-    QVERIFY2(many < 2 * few, qPrintable(QStringLiteral("%1 steps past 200 rows, %2 past 2000").arg(few).arg(many)));
-}
-
-void tst_DeliveryRecording::busyEndpointsAreSkipped()
-{
-    seed(3);
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    Problem problem;
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem).isEmpty());
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 1, 9}, &problem).isEmpty());
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 9}, &problem).size(), 3);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-}
-
-void tst_DeliveryRecording::leaseSharesTheBatchTransaction()
-{
-    seed(2);
-    const QList<DeliveryTarget> targets = claimAll(1);
-    QCOMPARE(targets.size(), 1);
-    // The instance's next notification waits behind the one in flight.
-    QSqlQuery next(m_db->connection());
-    next.prepare(QStringLiteral(
-        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
-        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', ?, 1, 1,"
-        " 'PENDING', '{\"n\":1}', 0, ?, ?, ?, 1) RETURNING id"));
-    const QString at = nowTimestamp();
-    next.addBindValue(targets.at(0).instanceId);
-    next.addBindValue(at);
-    next.addBindValue(at);
-    next.addBindValue(at);
-    QVERIFY(next.exec() && next.next());
-    const qint64 nextId = next.value(0).toLongLong();
-    next.finish();
-
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    QList<qint64> leased;
-    QList<RecordResult> results;
-    Problem problem;
-    QVERIFY2(m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
-                                 &problem,
-                                 [&](Problem *error) {
-                                     return m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error);
-                                 }),
-             qPrintable(problem.detail));
-    // The lease sees the batch settled: the instance's next notification is free already.
-    std::sort(leased.begin(), leased.end());
-    QCOMPARE(leased.size(), 2);
-    QCOMPARE(leased.last(), nextId);
-    ClaimCursor last;
-    const QList<DeliveryTarget> claimed = m_repo->leasedTargets(leased, kOwner, now, &problem, &last);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(claimed.size(), 2);
-    QCOMPARE(claimed.last().id, nextId);
-    QCOMPARE(claimed.last().body, QByteArray("{\"n\":1}"));
-    QCOMPARE(claimed.last().secrets, QStringList{QStringLiteral("whsec_dGVzdA==")});
-    QCOMPARE(last.id, nextId);
-    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(0).id)),
-             QStringLiteral("DELIVERED"));
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 2);
-}
-
-void tst_DeliveryRecording::failedLeaseRollsTheBatchBack()
-{
-    seed(2);
-    const QList<DeliveryTarget> targets = claimAll(1);
-    QCOMPARE(targets.size(), 1);
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    QList<qint64> leased;
-    QList<RecordResult> results;
-    Problem problem;
-    QVERIFY(!m_repo->recordBatch({outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
-                                 &problem, [&](Problem *error) {
-                                     if (!m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error))
-                                         return false;
-                                     *error = Problem::make(500, QStringLiteral("test"), QStringLiteral("Test"),
-                                                            QStringLiteral("refused after the lease"));
-                                     return false;
-                                 }));
-    QCOMPARE(problem.detail, QStringLiteral("refused after the lease"));
-    QCOMPARE(leased.size(), 1);
-    // All or none: neither the attempt nor the lease.
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 0);
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 2);
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 1);
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery'")), 0);
-}
-
 void tst_DeliveryRecording::feedEventsAreTheRecordedRows()
 {
-    seed(4);
+    m_rig->seed(4);
     // Bodies as the server stores them: compact JSON written by QJsonDocument.
     const QJsonObject body{{QStringLiteral("instance"), QJsonObject{{QStringLiteral("id"), 7},
                                                                     {QStringLiteral("name"), QStringLiteral("q\"\u00e9")}}},
@@ -788,10 +487,10 @@ void tst_DeliveryRecording::feedEventsAreTheRecordedRows()
     QVERIFY(q.exec());
     const qint64 seqBefore = scalar(*m_db, QStringLiteral("SELECT COALESCE(MAX(seq), 0) FROM events"));
 
-    const QList<DeliveryTarget> targets = claimAll(4);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(4);
     QCOMPARE(targets.size(), 4);
-    QList<AttemptRecord> records{outcome(targets.at(0), QLatin1Char('D')), outcome(targets.at(1), QLatin1Char('R')),
-                                 outcome(targets.at(2), QLatin1Char('D')), outcome(targets.at(3), QLatin1Char('D'))};
+    QList<AttemptRecord> records{RecordingRig::outcome(targets.at(0), QLatin1Char('D')), RecordingRig::outcome(targets.at(1), QLatin1Char('R')),
+                                 RecordingRig::outcome(targets.at(2), QLatin1Char('D')), RecordingRig::outcome(targets.at(3), QLatin1Char('D'))};
     records[2].attempt.status = 204;
     QList<RecordResult> results;
     Problem problem;

@@ -1,0 +1,282 @@
+// Claims on a real database: the resumable cursor, busy endpoints, the per-instance order and the
+// lease taken in the same transaction as a recorded batch.
+#include "recordingrig.h"
+
+#include "server/storage/timestamps.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include <memory>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+const QString &kOwner = RecordingOwner;
+
+} // namespace
+
+class tst_DeliveryClaims : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void testEventDoesNotWaitForTheInstancesBacklog();
+    void settledInFlightHoldsTheNextBackUntilRecorded_data();
+    void settledInFlightHoldsTheNextBackUntilRecorded();
+    void claimGoesOnAfterTheCursor();
+    void claimAfterTheCursorSeeksPastWhatItPassed();
+    void busyEndpointsAreSkipped();
+    void leaseSharesTheBatchTransaction();
+    void failedLeaseRollsTheBatchBack();
+
+private:
+    std::unique_ptr<RecordingRig> m_rig;
+    Database *m_db = nullptr;
+    DeliveryRepository *m_repo = nullptr;
+};
+
+void tst_DeliveryClaims::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+}
+
+void tst_DeliveryClaims::init()
+{
+    m_rig = std::make_unique<RecordingRig>();
+    const QString opened = m_rig->open();
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
+    m_db = &m_rig->db();
+    m_repo = &m_rig->repository();
+}
+
+void tst_DeliveryClaims::cleanup()
+{
+    m_repo = nullptr;
+    m_db = nullptr;
+    m_rig.reset();
+}
+
+void tst_DeliveryClaims::testEventDoesNotWaitForTheInstancesBacklog()
+{
+    m_rig->seed(1);
+    // The instance's notification failed and waits an hour for its retry; a test event sent to
+    // the endpoint meanwhile goes now, and the notification still waits.
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET attempts = 1, next_attempt_at = '%1'")
+                       .arg(timestamp(QDateTime::currentDateTimeUtc().addSecs(3600)))));
+    const QString now = nowTimestamp();
+    QVERIFY(q.exec(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_test', 'opsdeck.test', 1, 1, 1, 'PENDING', '{}',"
+        " 0, '%1', '%1', '%1', 1)").arg(now)));
+    const QList<DeliveryTarget> targets = m_rig->claimAll(10);
+    QCOMPARE(targets.size(), 1);
+    QCOMPARE(targets.at(0).eventType, QStringLiteral("opsdeck.test"));
+    QCOMPARE(targets.at(0).webhookId, QStringLiteral("msg_test"));
+}
+
+void tst_DeliveryClaims::settledInFlightHoldsTheNextBackUntilRecorded_data()
+{
+    QTest::addColumn<QString>("settledAs");
+    QTest::addColumn<QChar>("answer");
+    QTest::newRow("cancelled, acknowledged") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('D'));
+    QTest::newRow("cancelled, failed") << QStringLiteral("CANCELLED") << QChar(QLatin1Char('R'));
+    QTest::newRow("superseded, acknowledged") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('D'));
+    QTest::newRow("superseded, failed") << QStringLiteral("SUPERSEDED") << QChar(QLatin1Char('R'));
+}
+
+void tst_DeliveryClaims::settledInFlightHoldsTheNextBackUntilRecorded()
+{
+    // A notification settled through the API while its attempt is in flight may still reach the
+    // provider: the instance's next one waits until that attempt is recorded, which clears the
+    // lease and so takes the row out of the claim's index of in-flight rows.
+    QFETCH(QString, settledAs);
+    QFETCH(QChar, answer);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> first = m_rig->claimAll(10);
+    QCOMPARE(first.size(), 1);
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET state = '%1', next_attempt_at = NULL, version = version + 1"
+                                  " WHERE id = %2").arg(settledAs).arg(first.at(0).id)));
+    const QString now = nowTimestamp();
+    QVERIFY(q.exec(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', %1, 1, 1,"
+        " 'PENDING', '{}', 0, '%2', '%2', '%2', 1)").arg(first.at(0).instanceId).arg(now)));
+    QVERIFY(m_rig->claimAll(10).isEmpty());
+
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(first.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(results.size(), 1);
+    QVERIFY(results.at(0).ok && !results.at(0).leaseLost);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL")),
+             0);
+    const QList<DeliveryTarget> next = m_rig->claimAll(10);
+    QCOMPARE(next.size(), 1);
+    QCOMPARE(next.at(0).webhookId, QStringLiteral("msg_next"));
+}
+
+void tst_DeliveryClaims::claimGoesOnAfterTheCursor()
+{
+    m_rig->seed(5);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    ClaimCursor last;
+    const QList<DeliveryTarget> first = m_repo->claim(kOwner, now, now.addSecs(60), 2, {}, &problem, std::nullopt, &last);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(first.size(), 2);
+    QCOMPARE(last.id, first.last().id);
+
+    // Released rows before the cursor are not seen again until a claim starts over.
+    m_repo->release(first.at(0).id, kOwner);
+    ClaimCursor next;
+    const QList<DeliveryTarget> rest = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, last, &next);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(rest.size(), 3);
+    QVERIFY(rest.first().id > last.id);
+    QCOMPARE(next.id, rest.last().id);
+
+    const QList<DeliveryTarget> none = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem, next);
+    QVERIFY(none.isEmpty());
+    const QList<DeliveryTarget> again = m_repo->claim(kOwner, now, now.addSecs(60), 10, {}, &problem);
+    QCOMPARE(again.size(), 1);
+    QCOMPARE(again.first().id, first.at(0).id);
+}
+
+// A backlog due at one instant (a bulk change, a long outage's retries) whose rows the claims pass
+// over (their endpoint is busy: hanging, say): a claim after the cursor must not read them again,
+// or each claim costs the whole backlog. Counted in SQLite's virtual machine steps for the claim's
+// statement, once with 200 rows behind the cursor and once with 2000.
+void tst_DeliveryClaims::claimAfterTheCursorSeeksPastWhatItPassed()
+{
+    if (m_db->backend() != Database::Backend::Sqlite)
+        QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
+    const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
+    const QString sql = DeliveryRepository::leaseSql(false, true, true);
+    const auto stepsPastTheEnd = [&]() -> qint64 {
+        QSqlQuery q(m_db->connection());
+        if (!q.exec(QStringLiteral("SELECT MAX(id) FROM deliveries")) || !q.next())
+            return -1;
+        const ClaimCursor cursor{due, q.value(0).toLongLong()};
+        q.finish();
+        QString error;
+        sqlite3_stmt *statement = m_db->sqliteStatement(sql, &error);
+        if (!statement)
+            return -1;
+        sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1);
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        Problem problem;
+        const QList<DeliveryTarget> claimed = m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem, cursor);
+        if (!problem.isNull() || !claimed.isEmpty())
+            return -1;
+        return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0);
+    };
+    m_rig->seed(200, 0, due);
+    const qint64 few = stepsPastTheEnd();
+    QVERIFY(few > 0);
+    m_rig->seed(1800, 200, due);
+    const qint64 many = stepsPastTheEnd();
+    QVERIFY(many > 0);
+    // Reading the rows again costs steps for each (here ~10 times as many); a seek costs the same.
+    QVERIFY2(many < 2 * few, qPrintable(QStringLiteral("%1 steps past 200 rows, %2 past 2000").arg(few).arg(many)));
+}
+
+void tst_DeliveryClaims::busyEndpointsAreSkipped()
+{
+    m_rig->seed(3);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 1, 9}, &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 9}, &problem).size(), 3);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+}
+
+void tst_DeliveryClaims::leaseSharesTheBatchTransaction()
+{
+    m_rig->seed(2);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    // The instance's next notification waits behind the one in flight.
+    QSqlQuery next(m_db->connection());
+    next.prepare(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) VALUES ('msg_next', 'instance.status_changed', ?, 1, 1,"
+        " 'PENDING', '{\"n\":1}', 0, ?, ?, ?, 1) RETURNING id"));
+    const QString at = nowTimestamp();
+    next.addBindValue(targets.at(0).instanceId);
+    next.addBindValue(at);
+    next.addBindValue(at);
+    next.addBindValue(at);
+    QVERIFY(next.exec() && next.next());
+    const qint64 nextId = next.value(0).toLongLong();
+    next.finish();
+
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    QList<qint64> leased;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem,
+                                 [&](Problem *error) {
+                                     return m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error);
+                                 }),
+             qPrintable(problem.detail));
+    // The lease sees the batch settled: the instance's next notification is free already.
+    std::sort(leased.begin(), leased.end());
+    QCOMPARE(leased.size(), 2);
+    QCOMPARE(leased.last(), nextId);
+    ClaimCursor last;
+    const QList<DeliveryTarget> claimed = m_repo->leasedTargets(leased, kOwner, now, &problem, &last);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(claimed.size(), 2);
+    QCOMPARE(claimed.last().id, nextId);
+    QCOMPARE(claimed.last().body, QByteArray("{\"n\":1}"));
+    QCOMPARE(claimed.last().secrets, QStringList{QStringLiteral("whsec_dGVzdA==")});
+    QCOMPARE(last.id, nextId);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(targets.at(0).id)),
+             QStringLiteral("DELIVERED"));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 2);
+}
+
+void tst_DeliveryClaims::failedLeaseRollsTheBatchBack()
+{
+    m_rig->seed(2);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(1);
+    QCOMPARE(targets.size(), 1);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    QList<qint64> leased;
+    QList<RecordResult> results;
+    Problem problem;
+    QVERIFY(!m_repo->recordBatch({RecordingRig::outcome(targets.at(0), QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem, [&](Problem *error) {
+                                     if (!m_repo->leaseDue(kOwner, now, now.addSecs(60), 10, {}, &leased, error))
+                                         return false;
+                                     *error = Problem::make(500, QStringLiteral("test"), QStringLiteral("Test"),
+                                                            QStringLiteral("refused after the lease"));
+                                     return false;
+                                 }));
+    QCOMPARE(problem.detail, QStringLiteral("refused after the lease"));
+    QCOMPARE(leased.size(), 1);
+    // All or none: neither the attempt nor the lease.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 0);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 1);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery'")), 0);
+}
+
+QTEST_MAIN(tst_DeliveryClaims)
+#include "tst_deliveryclaims.moc"
