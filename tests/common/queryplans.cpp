@@ -272,15 +272,6 @@ QList<qint64> ids(Database &db, const QString &sql, const QString &now)
     return out;
 }
 
-bool execWith(QSqlQuery &q, const QString &sql, const QVariantList &values)
-{
-    if (!q.prepare(sql))
-        return false;
-    for (const QVariant &v : values)
-        q.addBindValue(v);
-    return q.exec();
-}
-
 double medianMs(int runs, const std::function<void()> &run)
 {
     QList<double> times;

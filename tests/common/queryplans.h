@@ -1,11 +1,11 @@
 // Query-plan readers for the tests that hold hot statements to their indexes, on SQLite and PostgreSQL.
 #pragma once
 
+#include "testdatabase.h"
+
 #include <QList>
-#include <QSqlQuery>
 #include <QString>
 #include <QStringList>
-#include <QVariantList>
 
 #include <functional>
 #include <memory>
@@ -39,10 +39,6 @@ QStringList readsBesidePartial(Database &db, const QString &sql, const QString &
 // The first column of what `sql` selects with `now` for every parameter, to compare what an old
 // statement found with what its replacement finds.
 QList<qint64> ids(Database &db, const QString &sql, const QString &now);
-
-// Prepares `sql` on `q`, binds `values` in order and runs it; false when either step failed
-// (q.lastError() says why).
-bool execWith(QSqlQuery &q, const QString &sql, const QVariantList &values = {});
 
 // Milliseconds `run` took, the median of `runs`: printed beside the plans, never asserted on.
 double medianMs(int runs, const std::function<void()> &run);

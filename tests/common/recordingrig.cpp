@@ -58,29 +58,19 @@ void RecordingRig::seed(int count, int from, const QString &at)
                                       " VALUES (1, 'http://127.0.0.1:9/cb', 'ACTIVE', 1, '%1', '%1')").arg(now)));
     }
     for (int i = from; i < from + count; ++i) {
-        QSqlQuery inst(m_db->connection());
-        inst.prepare(QStringLiteral(
+        QVERIFY(execWith(q, QStringLiteral(
             "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
             " updated_at, status_changed_at, callback_url, callback_signing, secret) VALUES (?, 1, 1, 'app', 'owner',"
-            " 'RUNNING', 1, ?, ?, ?, 'http://127.0.0.1:9/cb', 'standard-webhooks', 'whsec_dGVzdA==') RETURNING id"));
-        inst.addBindValue(QStringLiteral("i%1").arg(i));
-        inst.addBindValue(now);
-        inst.addBindValue(now);
-        inst.addBindValue(now);
-        QVERIFY(inst.exec() && inst.next());
-        const qint64 id = inst.value(0).toLongLong();
-        inst.finish();
-        QSqlQuery del(m_db->connection());
-        del.prepare(QStringLiteral(
+            " 'RUNNING', 1, ?, ?, ?, 'http://127.0.0.1:9/cb', 'standard-webhooks', 'whsec_dGVzdA==') RETURNING id"),
+                         {QStringLiteral("i%1").arg(i), now, now, now})
+                && q.next());
+        const qint64 id = q.value(0).toLongLong();
+        q.finish();
+        QVERIFY(execWith(q, QStringLiteral(
             "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
             " next_attempt_at, created_at, updated_at, version) VALUES (?, 'instance.status_changed', ?, 1, 1, 'PENDING',"
-            " '{}', 0, ?, ?, ?, 1)"));
-        del.addBindValue(QStringLiteral("msg_%1").arg(i));
-        del.addBindValue(id);
-        del.addBindValue(now);
-        del.addBindValue(now);
-        del.addBindValue(now);
-        QVERIFY(del.exec());
+            " '{}', 0, ?, ?, ?, 1)"),
+                         {QStringLiteral("msg_%1").arg(i), id, now, now, now}));
     }
     QVERIFY(m_db->commit());
 }

@@ -1,8 +1,10 @@
 // A fresh, empty database for one test: a SQLite file in a temp dir or a PostgreSQL database.
 #pragma once
 
+#include <QSqlQuery>
 #include <QString>
 #include <QTemporaryDir>
+#include <QVariantList>
 
 namespace OpsDeck::Test {
 
@@ -34,6 +36,10 @@ private:
     QString m_pgName;
     bool m_postgres = false;
 };
+
+// Prepares `sql` on `q`, binds `values` in order and runs it; false when either step failed
+// (q.lastError() says why).
+bool execWith(QSqlQuery &q, const QString &sql, const QVariantList &values = {});
 
 } // namespace OpsDeck::Test
 
