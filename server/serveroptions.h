@@ -28,6 +28,9 @@ struct ServerOptions
     std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
     std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs
     std::chrono::milliseconds outboxPollInterval{1000}; // due retries, expired leases, retention
+    // The pass over every undelivered notification for stale ones (the paths that queue a newer
+    // one supersede the older ones themselves): at start, then this often.
+    std::chrono::milliseconds outboxSupersedeInterval{std::chrono::minutes(1)};
 };
 
 } // namespace OpsDeck

@@ -457,44 +457,6 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
     audience.provider = providerId;
     DeliveryRepository deliveries(m_ctx.db, m_ctx.journal, m_schedule);
 
-    // Older undelivered notifications for this instance say less than the new one. One still in
-    // flight keeps its lease: the claim holds the newer one back until that attempt is recorded,
-    // so no replica can overtake it. The console's Callbacks view follows the change on the feed.
-    QSqlQuery &older = m_ctx.db.query(QStringLiteral("SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ?"
-                                                     " AND state = ? ORDER BY id"));
-    older.addBindValue(id);
-    older.addBindValue(Instance::StatusChangedEvent);
-    older.addBindValue(Delivery::Pending);
-    if (!older.exec()) {
-        *error = Database::sqlProblem(older);
-        older.finish();
-        return false;
-    }
-    QList<qint64> superseded;
-    while (older.next())
-        superseded.append(older.value(0).toLongLong());
-    older.finish();
-    for (const qint64 d : superseded) {
-        // A live lease stays (the attempt is on the wire and still holds the newer one back); an
-        // expired one is let go, so the row leaves the claim's in-flight index.
-        QSqlQuery &sup = m_ctx.db.query(QStringLiteral(
-            "UPDATE deliveries SET state = ?, next_attempt_at = NULL,"
-            " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
-            " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
-            " version = version + 1, updated_at = ? WHERE id = ?"));
-        sup.addBindValue(Delivery::Superseded);
-        sup.addBindValue(now);
-        sup.addBindValue(now);
-        sup.addBindValue(now);
-        sup.addBindValue(d);
-        const bool ok = sup.exec();
-        if (!ok)
-            *error = Database::sqlProblem(sup);
-        sup.finish();
-        if (!ok || !deliveries.emitDelivery(d, QStringLiteral("updated"), error))
-            return false;
-    }
-
     const QJsonObject body{{QStringLiteral("type"), Instance::StatusChangedEvent},
                            {QStringLiteral("instance_id"), id},
                            {QStringLiteral("status"), instance.value(QStringLiteral("status"))},
@@ -526,6 +488,10 @@ bool InstancesApi::enqueueCallback(const QJsonObject &instance, const QString &p
     }
     const qint64 deliveryId = q.value(0).toLongLong();
     q.finish();
+    // Older undelivered notifications for this instance say less than the new one. The console's
+    // Callbacks view follows the change on the feed.
+    if (!deliveries.supersedeOlder(id, Instance::StatusChangedEvent, deliveryId, now, error))
+        return false;
     const QJsonObject delivery{{QStringLiteral("id"), deliveryId},
                                {QStringLiteral("webhook_id"), webhookId},
                                {QStringLiteral("event_type"), Instance::StatusChangedEvent},

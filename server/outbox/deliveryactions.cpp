@@ -104,6 +104,13 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     q.addBindValue(version);
     if (!updateVersioned(q, kDelivery, error))
         return false;
+    // Retry is refused while a newer notification of the instance exists (retrySuperseded()), so
+    // this one is the newest again, and the older ones still undelivered (left while this one
+    // was cancelled or failed) are stale now.
+    if (t->to == Delivery::Pending
+        && !m_repository->supersedeOlder(before.value(QStringLiteral("instance_id")).toInteger(),
+                                         before.value(QStringLiteral("event_type")).toString(), id, now, error))
+        return false;
     const qint64 provider = before.value(QStringLiteral("provider_id")).toInteger();
     if (!m_ctx.journal.audit(who, {action, kDelivery, id, from, t->to, reason}, Audience{provider, {}, false}, error)
         || !m_repository->emitDelivery(id, QStringLiteral("updated"), error))

@@ -40,12 +40,56 @@ const QString &DeliveryRepository::staleSql()
     return sql;
 }
 
-const QString &DeliveryRepository::staleSiblingsSql()
+const QString &DeliveryRepository::olderSiblingsSql()
 {
     static const QString sql = QStringLiteral(
         "SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? AND id < ? AND state IN ('PENDING', 'FAILED')"
-        " AND (lease_until IS NULL OR lease_until < ?)");
+        " ORDER BY id");
     return sql;
+}
+
+bool DeliveryRepository::supersedeOlder(qint64 instanceId, const QString &eventType, qint64 newerId, const QString &now,
+                                        Problem *error)
+{
+    // A test event says nothing of the instance: it neither replaces nor is replaced.
+    if (eventType == kTestEvent)
+        return true;
+    QSqlQuery &older = m_db.query(olderSiblingsSql());
+    older.addBindValue(instanceId);
+    older.addBindValue(eventType);
+    older.addBindValue(newerId);
+    QList<qint64> rows;
+    const bool read = older.exec();
+    while (read && older.next())
+        rows.append(older.value(0).toLongLong());
+    if (!read || older.lastError().isValid()) {
+        *error = failed(older);
+        older.finish();
+        return false;
+    }
+    older.finish();
+    for (const qint64 id : std::as_const(rows)) {
+        // A live lease stays: its attempt is on the wire, and the claim holds the newer
+        // notification back until that attempt is recorded, so no replica overtakes it (recording
+        // leaves a settled row's state as it is). An expired one is let go, so the row leaves the
+        // claim's in-flight index.
+        QSqlQuery &u = m_db.query(QStringLiteral(
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL,"
+            " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
+            " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
+            " version = version + 1, updated_at = ? WHERE id = ?"));
+        u.addBindValue(now);
+        u.addBindValue(now);
+        u.addBindValue(now);
+        u.addBindValue(id);
+        const bool ok = u.exec();
+        if (!ok)
+            *error = failed(u);
+        u.finish();
+        if (!ok || !emitDelivery(id, QStringLiteral("updated"), error))
+            return false;
+    }
+    return true;
 }
 
 int DeliveryRepository::supersedeStale(Problem *error)
@@ -141,29 +185,8 @@ std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const 
     }
     const qint64 id = ins.value(0).toLongLong();
     ins.finish();
-    if (eventType != kTestEvent) {
-        QSqlQuery &old = m_db.query(staleSiblingsSql());
-        old.addBindValue(instanceId);
-        old.addBindValue(eventType);
-        old.addBindValue(id);
-        old.addBindValue(now);
-        QList<qint64> stale;
-        if (old.exec())
-            while (old.next())
-                stale.append(old.value(0).toLongLong());
-        old.finish();
-        for (qint64 s : std::as_const(stale)) {
-            QSqlQuery &u = m_db.query(QStringLiteral(
-                "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,"
-                " version = version + 1, updated_at = ? WHERE id = ?"));
-            u.addBindValue(now);
-            u.addBindValue(s);
-            const bool ok = u.exec();
-            u.finish();
-            if (!ok || !emitDelivery(s, QStringLiteral("updated"), error))
-                return std::nullopt;
-        }
-    }
+    if (!supersedeOlder(instanceId, eventType, id, now, error))
+        return std::nullopt;
     if (!emitDelivery(id, QStringLiteral("created"), error))
         return std::nullopt;
     return delivery(id, error);

@@ -146,13 +146,18 @@ public:
                      QList<RecordResult> *results, Problem *error,
                      const std::function<bool(Problem *)> &alsoInTransaction = {});
 
-    // Undelivered older notifications that a newer one of the same instance and kind replaces.
+    // Every path that queues a notification or makes one due again supersedes, in its own
+    // transaction, the older undelivered (PENDING or FAILED) ones of the instance and kind: the
+    // newer one carries the current state. One in flight keeps its live lease. Not for test events.
+    bool supersedeOlder(qint64 instanceId, const QString &eventType, qint64 newerId, const QString &now, Problem *error);
+    // The same as a pass over the whole outbox, for what no such path saw: rows written before an
+    // upgrade, and the rare race of a retry beside a new notification on another connection.
     int supersedeStale(Problem *error);
 
     // The statements the outbox runs on every poll, claim or enqueue, for the tests that check
     // their plans (none may walk a whole growing table) and for the methods that run them.
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
-    static const QString &staleSiblingsSql(); // enqueue()'s older ones; binds instance, kind, id, now
+    static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
     // leaseDue()'s statement, as it is spelled for the backend and with or without busy
     // endpoints and a cursor.
     static QString leaseSql(bool postgres, bool busyEndpoints, bool after);

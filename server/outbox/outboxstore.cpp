@@ -165,8 +165,17 @@ void OutboxStore::maintain(QObject *context, MaintainDone done)
         [this, target = QPointer<QObject>(context), done = std::move(done)] {
             if (!m_repository || !target)
                 return;
+            // Whatever queues a notification or makes one due again supersedes the stale ones
+            // itself; the pass (which reads every PENDING row) is for rows from before an upgrade
+            // and a rare race between replicas, so it runs at start and then seldom.
             Problem supersedeProblem;
-            const int superseded = m_repository->supersedeStale(&supersedeProblem);
+            int superseded = 0;
+            if (!m_lastSupersede.isValid() || m_lastSupersede.hasExpired(m_options.outboxSupersedeInterval.count())) {
+                superseded = m_repository->supersedeStale(&supersedeProblem);
+                // A failed pass is tried again at the next poll.
+                if (superseded >= 0)
+                    m_lastSupersede.start();
+            }
             Problem sweepProblem;
             const int swept = m_destruction->run(&sweepProblem);
             QMetaObject::invokeMethod(

@@ -6,6 +6,7 @@
 #include "core/retryschedule.h"
 #include "server/serveroptions.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 
@@ -58,7 +59,8 @@ public:
                bool onlyNew, QObject *context, ClaimDone done);
     void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
     void release(const QList<qint64> &ids);
-    // Supersedes stale notifications and runs the destruction sweep.
+    // Supersedes stale notifications (at the first call, then every outboxSupersedeInterval) and
+    // runs the destruction sweep.
     void maintain(QObject *context, MaintainDone done);
 
 private:
@@ -88,6 +90,7 @@ private:
     qint64 m_newestSeen = -1; // the highest delivery id when the last claim ran
     std::optional<ClaimCursor> m_cursor; // where the last claim stopped
     bool m_flushQueued = false;
+    QElapsedTimer m_lastSupersede; // since the last pass of supersedeStale() that went through
 };
 
 } // namespace OpsDeck

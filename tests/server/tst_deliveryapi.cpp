@@ -37,6 +37,8 @@ private slots:
     void rotateSecretGrace();
     void abandonedLeaseIsLetGo_data();
     void abandonedLeaseIsLetGo();
+    void newestSupersedesTheOlderAtOnce_data();
+    void newestSupersedesTheOlderAtOnce();
 
 private:
     // The delivery's lease_until as stored, "NULL" when it has none.
@@ -485,6 +487,76 @@ void tst_DeliveryApi::abandonedLeaseIsLetGo()
     QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(),
              how == QLatin1String("cancel") ? QStringLiteral("CANCELLED") : QStringLiteral("SUPERSEDED"));
     QCOMPARE(leaseOf(first), live ? until : QStringLiteral("NULL"));
+}
+
+void tst_DeliveryApi::newestSupersedesTheOlderAtOnce_data()
+{
+    QTest::addColumn<QString>("how");
+    QTest::addColumn<QString>("olderState");
+    QTest::addColumn<bool>("inFlight");
+    for (const QString &how : {QStringLiteral("stop"), QStringLiteral("retry")}) {
+        for (const QString &state : {QStringLiteral("PENDING"), QStringLiteral("FAILED")}) {
+            for (const bool inFlight : {false, true}) {
+                const QString name = QStringLiteral("%1 over %2%3").arg(how, state, inFlight ? QStringLiteral(", in flight") : QString());
+                QTest::newRow(qPrintable(name)) << how << state << inFlight;
+            }
+        }
+    }
+}
+
+void tst_DeliveryApi::newestSupersedesTheOlderAtOnce()
+{
+    // Whatever makes a notification the instance's newest due one supersedes the older undelivered
+    // ones in the same transaction: a status change's new notification, and a retry of the newest
+    // one (after it was cancelled, older ones may have been left undelivered by an earlier
+    // version or a replica's race). No worker runs here, so nothing else could have done it.
+    QFETCH(QString, how);
+    QFETCH(QString, olderState);
+    QFETCH(bool, inFlight);
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 older = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    qint64 newer = 0;
+    if (how == QLatin1String("retry")) {
+        QCOMPARE(post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance)).status, 200);
+        newer = deliveries(instance).last().toObject().value(QStringLiteral("id")).toInteger();
+        QVERIFY(newer > older);
+        QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(newer)).status, 200);
+    }
+    const QString until = QStringLiteral("2999-01-01T00:00:00.000Z");
+    QVERIFY(store(QStringLiteral("UPDATE deliveries SET state = '%1', next_attempt_at = %2, lease_owner = %3, lease_until = %4"
+                                 " WHERE id = %5")
+                      .arg(olderState,
+                           olderState == QLatin1String("PENDING") ? QStringLiteral("'2000-01-01T00:00:00.000Z'") : QStringLiteral("NULL"),
+                           inFlight ? QStringLiteral("'w-elsewhere'") : QStringLiteral("NULL"),
+                           inFlight ? QLatin1Char('\'') + until + QLatin1Char('\'') : QStringLiteral("NULL"))
+                      .arg(older)));
+    const qint64 seq = lastSeq();
+
+    if (how == QLatin1String("retry"))
+        QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/retry").arg(newer)).status, 200);
+    else
+        QCOMPARE(post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance)).status, 200);
+
+    const QJsonObject after = delivery(older);
+    QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+    QVERIFY(after.value(QStringLiteral("next_attempt_at")).isNull());
+    // An attempt on the wire keeps its lease: the newer one waits for it.
+    QCOMPARE(leaseOf(older), inFlight ? until : QStringLiteral("NULL"));
+    const QJsonArray events =
+        m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(seq), m_server->operatorToken()).json().value(QStringLiteral("events")).toArray();
+    bool seen = false;
+    for (const QJsonValue &v : events) {
+        const QJsonObject e = v.toObject();
+        seen = seen
+               || (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery") && e.value(QStringLiteral("id")).toInteger() == older
+                   && e.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("SUPERSEDED"));
+    }
+    QVERIFY2(seen, QJsonDocument(events).toJson().constData());
+    const QJsonArray all = deliveries(instance);
+    QCOMPARE(all.last().toObject().value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    if (how == QLatin1String("retry"))
+        QCOMPARE(all.last().toObject().value(QStringLiteral("id")).toInteger(), newer);
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)

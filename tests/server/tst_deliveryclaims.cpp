@@ -37,6 +37,8 @@ private slots:
     void busyEndpointsAreSkipped();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
+    void enqueueSupersedesTheOlderInFlight_data();
+    void enqueueSupersedesTheOlderInFlight();
 
 private:
     std::unique_ptr<RecordingRig> m_rig;
@@ -276,6 +278,54 @@ void tst_DeliveryClaims::failedLeaseRollsTheBatchBack()
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 2);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 1);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery'")), 0);
+}
+
+void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight_data()
+{
+    QTest::addColumn<QString>("eventType");
+    QTest::addColumn<QChar>("answer");
+    QTest::newRow("acknowledged") << QStringLiteral("instance.status_changed") << QChar(QLatin1Char('D'));
+    QTest::newRow("failed") << QStringLiteral("instance.status_changed") << QChar(QLatin1Char('R'));
+    QTest::newRow("test event") << DeliveryRepository::TestEvent << QChar(QLatin1Char('R'));
+}
+
+void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight()
+{
+    // A notification queued while an older one of its instance is on the wire (a destruction
+    // callback) supersedes it at once, lease kept: the newer one waits for that attempt, and
+    // recording it leaves the state as it is, so nothing stale is left for the poll's pass.
+    QFETCH(QString, eventType);
+    QFETCH(QChar, answer);
+    const bool replaces = eventType != DeliveryRepository::TestEvent;
+    m_rig->seed(1);
+    const QList<DeliveryTarget> first = m_rig->claimAll(10);
+    QCOMPARE(first.size(), 1);
+    const QString state = QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(first.at(0).id);
+    const QString lease = QStringLiteral("SELECT lease_owner FROM deliveries WHERE id = %1").arg(first.at(0).id);
+    Problem problem;
+    QVERIFY2(m_db->begin(), "begin");
+    const auto queued = m_repo->enqueue(first.at(0).instanceId, eventType, QJsonObject{{QStringLiteral("n"), 2}}, &problem);
+    QVERIFY2(queued.has_value(), qPrintable(problem.detail));
+    QVERIFY(m_db->commit());
+    QCOMPARE(text(*m_db, state), replaces ? QStringLiteral("SUPERSEDED") : QStringLiteral("PENDING"));
+    QCOMPARE(text(*m_db, lease), kOwner);
+    if (replaces) {
+        QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery' AND object_id = %1 AND op = 'updated'")
+                                   .arg(first.at(0).id)),
+                 1);
+        // Held back while the older attempt is in flight.
+        QVERIFY(m_rig->claimAll(10).isEmpty());
+    }
+
+    QList<RecordResult> results;
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(first.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(text(*m_db, state), replaces ? QStringLiteral("SUPERSEDED")
+                                          : answer == QLatin1Char('D') ? QStringLiteral("DELIVERED") : QStringLiteral("PENDING"));
+    QCOMPARE(m_repo->supersedeStale(&problem), 0);
+    const QList<DeliveryTarget> next = m_rig->claimAll(10);
+    QCOMPARE(next.size(), 1);
+    QCOMPARE(next.at(0).id, queued->value(QStringLiteral("id")).toInteger());
 }
 
 QTEST_MAIN(tst_DeliveryClaims)

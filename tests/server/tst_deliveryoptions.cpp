@@ -1,5 +1,6 @@
 // Callback delivery under server options of its own, against the real demo provider process:
-// hanging endpoints within a small concurrency budget, and a short retry schedule running out.
+// hanging endpoints within a small concurrency budget, a short retry schedule running out, and
+// the pass for stale notifications run often.
 #include "callbackfixture.h"
 #include "testserver.h"
 
@@ -24,6 +25,7 @@ private slots:
     void initTestCase();
     void hangingEndpointsTakeNoHealthySlots();
     void exhaustedBecomesFailedWithAlert();
+    void thePassSupersedesWhatNoPathSaw();
 };
 
 void tst_DeliveryOptions::initTestCase()
@@ -148,6 +150,36 @@ void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()
                                      .size()
                                  > 3,
                              Patience);
+}
+
+void tst_DeliveryOptions::thePassSupersedesWhatNoPathSaw()
+{
+    // A newer notification written behind the API's back (as an earlier version or a replica's
+    // race could leave it) supersedes the older undelivered one through the poll's pass.
+    ServerOptions options;
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    options.outboxSupersedeInterval = std::chrono::milliseconds(200);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("o"));
+    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    // Nobody listens there: the first notification fails and waits for its retry.
+    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  {{QStringLiteral("callback_url"), QStringLiteral("http://127.0.0.1:9/hook")}}, server.operatorToken());
+    QCOMPARE(reg.status, 200);
+    const QString path = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
+    const QJsonArray first = server.get(path, server.operatorToken()).items();
+    QCOMPARE(first.size(), 1);
+    const qint64 older = first.at(0).toObject().value(QStringLiteral("id")).toInteger();
+    Database admin(server.databaseUrl());
+    QVERIFY(admin.open());
+    QVERIFY(admin.exec(QStringLiteral(
+        "INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " next_attempt_at, created_at, updated_at, version) SELECT 'msg_behind', event_type, instance_id, provider_id,"
+        " endpoint_id, 'PENDING', body, 0, created_at, created_at, created_at, 1 FROM deliveries WHERE id = %1").arg(older)));
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("SUPERSEDED"), Patience);
+    QCOMPARE(stateOf(server.get(path, server.operatorToken()).items(), 1), QStringLiteral("PENDING"));
 }
 
 QTEST_MAIN(tst_DeliveryOptions)

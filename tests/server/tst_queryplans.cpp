@@ -59,7 +59,7 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     QTest::addColumn<QString>("sql");
     const bool postgres = TestDatabase::wantsPostgres();
     QTest::newRow("outbox poll: supersede stale") << DeliveryRepository::staleSql();
-    QTest::newRow("enqueue: older siblings") << DeliveryRepository::staleSiblingsSql();
+    QTest::newRow("enqueue: older siblings") << DeliveryRepository::olderSiblingsSql();
     QTest::newRow("claim: newest id") << DeliveryRepository::newestIdSql();
     for (const bool busy : {false, true}) {
         for (const bool after : {false, true}) {
