@@ -7,6 +7,7 @@
 #include "server/storage/timestamps.h"
 
 #include "cpuclocks.h"
+#include "idleupkeep.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -532,8 +533,9 @@ int main(int argc, char *argv[])
     parser.setApplicationDescription(QStringLiteral(
         "Callback delivery benchmark on loopback: deliveries/s to the demo provider with 1 and with 100 endpoints,\n"
         "the same with half of the endpoints hanging, the provider's own accept rate measured with wrk in the\n"
-        "same run, and commit-to-first-attempt latency. SQLite storage in a temporary directory, or with --database\n"
-        "a fresh PostgreSQL database per run (the latency run always uses SQLite)."));
+        "same run, commit-to-first-attempt latency, and the CPU of an idle server holding a backlog (idle). SQLite\n"
+        "storage in a temporary directory, or with --database a fresh PostgreSQL database per run (the latency\n"
+        "run always uses SQLite)."));
     parser.addHelpOption();
     parser.addOptions({{QStringLiteral("deliveries"), QStringLiteral("Deliveries per throughput run (default 20000)."), QStringLiteral("N"), QStringLiteral("20000")},
                        {QStringLiteral("provider"), QStringLiteral("Path of opsdeck-demo-provider."), QStringLiteral("FILE")},
@@ -542,7 +544,7 @@ int main(int argc, char *argv[])
                        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("history"), QStringLiteral("Delivered notifications each instance already has before a throughput or store run (default 0): a long-lived installation."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
-                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, latency (for profiling one of them)."),
+                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, latency, idle (for profiling one of them)."),
                         QStringLiteral("PARTS")},
                        {QStringLiteral("database"), QStringLiteral("postgresql://user@host:port/db: create a database per run on that cluster and drop it after"
                                                                " (default: SQLite files in a temporary directory)."),
@@ -658,6 +660,15 @@ int main(int argc, char *argv[])
     if (runs("latency")) {
         const Latency l = commitToFirstAttempt(parser.value(QStringLiteral("latency-samples")).toInt(), 20);
         std::printf("commit to first attempt (%d stops, one every ~20 ms): p50 %.0f ms, p99 %.0f ms\n", l.samples, l.p50, l.p99);
+    }
+    if (runs("idle")) {
+        const RunDatabase database(QStringLiteral("idle"));
+        const IdleUpkeep u = idleUpkeep(database.url(), n, 5, 30);
+        std::printf("idle with %d notifications waiting for a retry: %.0f ms CPU in the first 5 s, then %.1f ms per second\n", n,
+                    u.startMs, u.perSecondMs);
+        if (u.backendPerSecondMs >= 0)
+            std::printf("  PostgreSQL backends: %.0f ms in the first 5 s, then %.1f ms per second\n", u.backendStartMs,
+                        u.backendPerSecondMs);
     }
     return 0;
 }
