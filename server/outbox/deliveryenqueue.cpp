@@ -72,21 +72,24 @@ bool DeliveryRepository::supersedeOlder(qint64 instanceId, const QString &eventT
         // A live lease stays: its attempt is on the wire, and the claim holds the newer
         // notification back until that attempt is recorded, so no replica overtakes it (recording
         // leaves a settled row's state as it is). An expired one is let go, so the row leaves the
-        // claim's in-flight index.
+        // claim's in-flight index. The state is checked again: on PostgreSQL the row may have
+        // been recorded DELIVERED or cancelled since it was read, by a transaction that held its
+        // lock, and a settled row stays as it is.
         QSqlQuery &u = m_db.query(QStringLiteral(
             "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL,"
             " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
             " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
-            " version = version + 1, updated_at = ? WHERE id = ?"));
+            " version = version + 1, updated_at = ? WHERE id = ? AND state IN ('PENDING', 'FAILED')"));
         u.addBindValue(now);
         u.addBindValue(now);
         u.addBindValue(now);
         u.addBindValue(id);
         const bool ok = u.exec();
+        const bool superseded = ok && u.numRowsAffected() == 1;
         if (!ok)
             *error = failed(u);
         u.finish();
-        if (!ok || !emitDelivery(id, QStringLiteral("updated"), error))
+        if (!ok || (superseded && !emitDelivery(id, QStringLiteral("updated"), error)))
             return false;
     }
     return true;

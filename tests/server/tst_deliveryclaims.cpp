@@ -4,12 +4,15 @@
 
 #include "server/storage/timestamps.h"
 
+#include <QElapsedTimer>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QThread>
 #include <QtTest>
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <memory>
 
 using namespace OpsDeck;
@@ -18,6 +21,24 @@ using namespace OpsDeck::Test;
 namespace {
 
 const QString &kOwner = RecordingOwner;
+
+// Polls on another writer's connection until some other backend of the database waits for a
+// lock: the statement under test has reached the row that writer holds. False after 20 s.
+bool untilAnotherWaitsForALock(QSqlQuery &q)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < 20000) {
+        // Inside a transaction PostgreSQL keeps its first view of pg_stat_activity unless told not to.
+        if (q.exec(QStringLiteral("SELECT pg_stat_clear_snapshot()"))
+            && q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                     " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
+            && q.next() && q.value(0).toInt() > 0)
+            return true;
+        QThread::msleep(5);
+    }
+    return false;
+}
 
 } // namespace
 
@@ -39,6 +60,8 @@ private slots:
     void failedLeaseRollsTheBatchBack();
     void enqueueSupersedesTheOlderInFlight_data();
     void enqueueSupersedesTheOlderInFlight();
+    void supersedeLeavesWhatSettledMeanwhile_data();
+    void supersedeLeavesWhatSettledMeanwhile();
 
 private:
     std::unique_ptr<RecordingRig> m_rig;
@@ -326,6 +349,66 @@ void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight()
     const QList<DeliveryTarget> next = m_rig->claimAll(10);
     QCOMPARE(next.size(), 1);
     QCOMPARE(next.at(0).id, queued->value(QStringLiteral("id")).toInteger());
+}
+
+void tst_DeliveryClaims::supersedeLeavesWhatSettledMeanwhile_data()
+{
+    QTest::addColumn<QString>("settledAs");
+    QTest::newRow("delivered by its worker") << QStringLiteral("DELIVERED");
+    QTest::newRow("cancelled on another replica") << QStringLiteral("CANCELLED");
+}
+
+void tst_DeliveryClaims::supersedeLeavesWhatSettledMeanwhile()
+{
+    // The older notification is on the wire when a newer one is queued. Its worker records the
+    // acknowledgement (or another replica cancels it) in a transaction that commits after the
+    // newer one's read the older as PENDING: the supersede must not turn a settled row into
+    // SUPERSEDED (the state machine supersedes only PENDING and FAILED).
+    if (m_db->backend() != Database::Backend::Postgres)
+        QSKIP("row locks are PostgreSQL's; SQLite has one writer at a time");
+    QFETCH(QString, settledAs);
+    m_rig->seed(1);
+    const QList<DeliveryTarget> first = m_rig->claimAll(10);
+    QCOMPARE(first.size(), 1);
+    const qint64 older = first.at(0).id;
+
+    std::atomic<int> phase{0};
+    const QString url = m_db->url();
+    std::unique_ptr<QThread> other(QThread::create([&] {
+        Database db(url);
+        if (!db.open() || !db.begin()) {
+            phase = -1;
+            return;
+        }
+        QSqlQuery q(db.connection());
+        if (!q.exec(QStringLiteral("UPDATE deliveries SET state = '%1', next_attempt_at = NULL, lease_owner = NULL,"
+                                   " lease_until = NULL, version = version + 1 WHERE id = %2")
+                        .arg(settledAs)
+                        .arg(older))) {
+            phase = -1;
+            return;
+        }
+        phase = 1;
+        const bool supersedeWaits = untilAnotherWaitsForALock(q);
+        db.commit();
+        phase = supersedeWaits ? 2 : -2;
+    }));
+    other->start();
+    QTRY_VERIFY(phase.load() != 0);
+    QCOMPARE(phase.load(), 1);
+
+    Problem problem;
+    QVERIFY2(m_db->begin(), "begin");
+    const auto queued = m_repo->enqueue(first.at(0).instanceId, QStringLiteral("instance.status_changed"),
+                                        QJsonObject{{QStringLiteral("n"), 2}}, &problem);
+    QVERIFY2(queued.has_value(), qPrintable(problem.detail));
+    QVERIFY(m_db->commit());
+    QVERIFY(other->wait(30000));
+    QCOMPARE(phase.load(), 2);
+
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(older)), settledAs);
+    // No feed event says it was superseded.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery' AND object_id = %1").arg(older)), 0);
 }
 
 QTEST_MAIN(tst_DeliveryClaims)
