@@ -25,7 +25,7 @@ const QString &DeliveryRepository::staleSql()
 {
     // Stale: undelivered, not in flight, and a newer notification of its instance and kind that
     // was not cancelled exists. Only PENDING and FAILED rows can be, so each state is read through
-    // its own partial index: a pass (every poll) reads the rows still in play, never the DELIVERED
+    // its own partial index: a pass (at start, then once a minute) reads the rows still in play, never the DELIVERED
     // history that a long-lived installation holds millions of. The PENDING index is in claim
     // order; MATERIALIZED keeps SQLite from walking the whole table in id order for the ORDER BY
     // instead of reading that index and sorting the few rows found.

@@ -158,7 +158,11 @@ bool DeliveryRepository::lockForRecording(const QList<AttemptRecord> &records, P
 {
     // The one lock order of every writer on PostgreSQL: endpoints before deliveries, each in id
     // order (an endpoint resume and a bulk retry take theirs the same way), so a batch and an
-    // API call never wait on each other in a cycle.
+    // API call never wait on each other in a cycle. One exception: superseding locks an instance's
+    // older PENDING or FAILED rows after the newer row that replaces them, and no batch holds such
+    // a row together with a newer one of its instance (the claim sends an instance's
+    // notifications one at a time, oldest first). A deadlock victim is run again either way
+    // (recordBatch() here, the HTTP router for a request).
     if (m_db.backend() != Database::Backend::Postgres || records.isEmpty())
         return true;
     QList<qint64> endpoints;

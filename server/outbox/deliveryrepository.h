@@ -154,7 +154,7 @@ public:
     // upgrade, and the rare race of a retry beside a new notification on another connection.
     int supersedeStale(Problem *error);
 
-    // The statements the outbox runs on every poll, claim or enqueue, for the tests that check
+    // The statements the outbox runs on a poll, claim or enqueue, for the tests that check
     // their plans (none may walk a whole growing table) and for the methods that run them.
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
     static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
