@@ -3,6 +3,7 @@
 
 #include "deliveryapisupport.h"
 #include "deliveryrepository.h"
+#include "deliverysql.h"
 #include "writetransaction.h"
 
 #include "core/delivery.h"
@@ -145,6 +146,16 @@ qint64 DeliveryApi::newerNotification(const QJsonObject &delivery, Problem *erro
 Response DeliveryApi::retry(Request &req)
 {
     TransitionSpec retry = deliveryTransitions();
+    // The instance first, then the delivery (a status change's order: it updates the instance,
+    // then queues and supersedes). On PostgreSQL a status change on another replica that has not
+    // committed yet is then waited for, and the check below sees its newer notification; without
+    // the instance's lock the check missed it, this one became PENDING beside the newer, and
+    // could reach the provider after it. Cancel needs none: it makes nothing due.
+    retry.lock = [this](qint64 id) -> std::optional<Problem> {
+        if (auto p = lockInstanceOf(id))
+            return p;
+        return lockRow(QStringLiteral("deliveries"), id);
+    };
     retry.check = [this](const TransitionStep &step) { return retrySuperseded(step.before); };
     return runTransition(m_ctx, req, retry, QStringLiteral("retry"));
 }
@@ -259,14 +270,40 @@ Response DeliveryApi::bulkRetry(Request &req)
     WriteTransaction tx(m_ctx.db);
     if (!tx.isActive())
         return Response::problem(tx.problem());
+    const bool postgres = m_ctx.db.backend() == Database::Backend::Postgres;
+    QString matching = filter->where + QStringLiteral(" AND d.state IN ('") + states.join(QStringLiteral("', '"))
+                       + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
+                       + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
+                                        " AND n.event_type = d.event_type AND n.id > d.id))");
+    if (postgres) {
+        // As the single retry: the instances before the deliveries, so a status change that has
+        // not committed yet is waited for and the "no newer one" test below sees its notification.
+        // A plain read finds the instances, which are then locked in id order.
+        QSqlQuery candidates(m_ctx.db.connection());
+        candidates.setForwardOnly(true);
+        candidates.prepare(QStringLiteral("SELECT DISTINCT m.instance_id FROM (SELECT d.instance_id FROM deliveries d WHERE ")
+                           + matching + QStringLiteral(" ORDER BY d.id LIMIT ?) m ORDER BY m.instance_id"));
+        for (const QVariant &v : filter->values)
+            candidates.addBindValue(v);
+        candidates.addBindValue(kMaxBulk + 1);
+        if (!candidates.exec())
+            return failedQuery(candidates);
+        QList<qint64> instances;
+        while (candidates.next())
+            instances.append(candidates.value(0).toLongLong());
+        candidates.finish();
+        if (auto p = lockInstances(instances))
+            return Response::problem(*p);
+        // A row that became retryable after that read belongs to an instance this retry may not
+        // hold: it is left out, as if it had changed after the retry.
+        matching += instances.isEmpty()
+                        ? QStringLiteral(" AND 1 = 0")
+                        : QStringLiteral(" AND d.instance_id IN (%1)").arg(DeliverySql::idList(instances));
+    }
     QSqlQuery q(m_ctx.db.connection());
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
-              + filter->where + QStringLiteral(" AND d.state IN ('") + states.join(QStringLiteral("', '"))
-              + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
-              + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
-                               " AND n.event_type = d.event_type AND n.id > d.id)) ORDER BY d.id LIMIT ?")
-              + (m_ctx.db.backend() == Database::Backend::Postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
+              + matching + QStringLiteral(" ORDER BY d.id LIMIT ?") + (postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
     for (const QVariant &v : filter->values)
         q.addBindValue(v);
     q.addBindValue(kMaxBulk + 1);

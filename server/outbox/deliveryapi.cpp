@@ -4,6 +4,7 @@
 #include "deliveryapisupport.h"
 #include "deliveryrepository.h"
 #include "deliveryschedule.h"
+#include "deliverysql.h"
 
 #include "core/delivery.h"
 #include "server/api/apisupport.h"
@@ -196,6 +197,39 @@ std::optional<Problem> DeliveryApi::lockRow(const QString &table, qint64 id)
     std::optional<Problem> failure;
     if (!q.exec())
         failure = Database::sqlProblem(q); // a deadlock victim: the router runs the request again
+    q.finish();
+    return failure;
+}
+
+std::optional<Problem> DeliveryApi::lockInstanceOf(qint64 deliveryId)
+{
+    // SQLite's write transaction already keeps every other writer out.
+    if (m_ctx.db.backend() != Database::Backend::Postgres)
+        return std::nullopt;
+    // FOR UPDATE, not FOR NO KEY UPDATE: it also waits for a writer that has queued a notification
+    // of the instance (the foreign key's share lock on the row). The destruction sweep queues one,
+    // supersedes the older ones and then updates the instance: with a weaker lock, a retry of one
+    // of those older ones could deadlock with it.
+    QSqlQuery &q = m_ctx.db.query(
+        QStringLiteral("SELECT id FROM instances WHERE id = (SELECT instance_id FROM deliveries WHERE id = ?) FOR UPDATE"));
+    q.addBindValue(deliveryId);
+    std::optional<Problem> failure;
+    if (!q.exec())
+        failure = Database::sqlProblem(q); // a deadlock victim: the router runs the request again
+    q.finish();
+    return failure;
+}
+
+std::optional<Problem> DeliveryApi::lockInstances(const QList<qint64> &instances)
+{
+    if (m_ctx.db.backend() != Database::Backend::Postgres || instances.isEmpty())
+        return std::nullopt;
+    // In id order, as every writer that locks several rows of a table takes them, so two bulk
+    // retries over overlapping instances wait for each other instead of deadlocking.
+    QSqlQuery q(m_ctx.db.connection());
+    std::optional<Problem> failure;
+    if (!q.exec(QStringLiteral("SELECT id FROM instances WHERE id IN (%1) ORDER BY id FOR UPDATE").arg(DeliverySql::idList(instances))))
+        failure = Database::sqlProblem(q);
     q.finish();
     return failure;
 }

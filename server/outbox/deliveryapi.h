@@ -58,6 +58,14 @@ private:
     qint64 newerNotification(const QJsonObject &delivery, Problem *error);
     // PostgreSQL: the row's lock, or the problem (a deadlock victim gets "storage-conflict").
     std::optional<Problem> lockRow(const QString &table, qint64 id);
+    // PostgreSQL: the lock of the delivery's instance row, taken before the delivery's own. A
+    // status change holds its instance's row from its UPDATE until it commits the newer
+    // notification, so a retry that waits here sees that notification when it checks for one.
+    // The instance before its deliveries, as the status change takes them: the reverse order
+    // would deadlock with it.
+    std::optional<Problem> lockInstanceOf(qint64 deliveryId);
+    // PostgreSQL: the locks of `instances` in id order, none when empty.
+    std::optional<Problem> lockInstances(const QList<qint64> &instances);
     std::optional<QJsonObject> visibleDelivery(const Caller &who, qint64 id, Problem *error);
     std::optional<QJsonObject> visibleEndpoint(const Caller &who, qint64 id, Problem *error);
     // One delivery transition inside the caller's transaction: state, audit and feed event.

@@ -1,0 +1,191 @@
+// A retry through the API racing a status change of the same instance on another replica
+// (PostgreSQL): the retry waits for the instance's lock, then sees the newer notification.
+#include "testserver.h"
+
+#include "server/storage/database.h"
+
+#include <QElapsedTimer>
+#include <QSqlQuery>
+#include <QThread>
+#include <QtTest>
+
+#include <atomic>
+#include <memory>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+// Nobody listens there; with the worker off nothing is sent anyway.
+const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
+
+// Polls on the holder's connection until another backend waits for one of its locks: the retry
+// has reached the instance row the holder updated (the holder locks nothing else the retry could
+// want). False after 20 s, or as soon as `answered` is set (the request finished without waiting).
+bool untilTheRetryWaitsForTheInstance(QSqlQuery &q, const std::atomic<bool> &answered)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < 20000 && !answered.load()) {
+        // Inside a transaction PostgreSQL keeps its first view of pg_stat_activity unless told not to.
+        if (q.exec(QStringLiteral("SELECT pg_stat_clear_snapshot()"))
+            && q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                                     " AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"))
+            && q.next() && q.value(0).toInt() > 0)
+            return true;
+        QThread::msleep(5);
+    }
+    return false;
+}
+
+} // namespace
+
+class tst_RetryRace : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void retryWaitsForAStatusChange_data();
+    void retryWaitsForAStatusChange();
+
+private:
+    // A registered instance, stopped, its STOPPED notification cancelled: that notification's id
+    // (the instance's newest) in *newest. Returns the instance id, 0 on failure.
+    qint64 stoppedWithItsNotificationCancelled(qint64 *newest);
+    QJsonObject delivery(qint64 id);
+    Reply post(const QString &path, const QByteArray &body);
+
+    std::unique_ptr<TestServer> m_server;
+    qint64 m_org = 0;
+    qint64 m_provider = 0;
+    int m_counter = 0;
+};
+
+void tst_RetryRace::initTestCase()
+{
+    if (!TestDatabase::wantsPostgres())
+        QSKIP("row locks between replicas are PostgreSQL's; SQLite has one writer at a time (BEGIN IMMEDIATE)");
+    OPSDECK_REQUIRE_BACKEND();
+    ServerOptions options;
+    options.deliveryWorker = false; // the states are the test's to arrange
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    m_org = m_server->createOrganization(QStringLiteral("acme"));
+    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
+    QVERIFY(m_org > 0 && m_provider > 0);
+}
+
+qint64 tst_RetryRace::stoppedWithItsNotificationCancelled(qint64 *newest)
+{
+    const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org, m_provider,
+                                                     QStringLiteral("crm"), QStringLiteral("alice"));
+    if (instance <= 0
+        || m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance), {{QStringLiteral("callback_url"), Nowhere}},
+                          m_server->operatorToken())
+                   .status
+               != 200
+        || post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), "{}").status != 200)
+        return 0;
+    const QJsonArray all =
+        m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), m_server->operatorToken()).items();
+    if (all.isEmpty())
+        return 0;
+    *newest = all.last().toObject().value(QStringLiteral("id")).toInteger();
+    if (post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(*newest), "{}").status != 200)
+        return 0;
+    return instance;
+}
+
+QJsonObject tst_RetryRace::delivery(qint64 id)
+{
+    return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken()).json();
+}
+
+Reply tst_RetryRace::post(const QString &path, const QByteArray &body)
+{
+    return m_server->request("POST", path, body, m_server->operatorToken());
+}
+
+void tst_RetryRace::retryWaitsForAStatusChange_data()
+{
+    QTest::addColumn<bool>("bulk");
+    QTest::newRow("retry of the one") << false;
+    QTest::newRow("bulk retry of the cancelled") << true;
+}
+
+void tst_RetryRace::retryWaitsForAStatusChange()
+{
+    // Another replica starts the instance: it updates the instance row (its lock), queues the
+    // newer notification and has not committed yet when the retry of the older one arrives. The
+    // retry must wait for that transaction and then refuse (a newer one exists); otherwise it
+    // makes the older one PENDING beside the newer, and if the newer is sent first the provider
+    // is left with the older status.
+    QFETCH(bool, bulk);
+    qint64 older = 0;
+    const qint64 instance = stoppedWithItsNotificationCancelled(&older);
+    QVERIFY(instance > 0);
+    const QJsonObject before = delivery(older);
+    QCOMPARE(before.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
+
+    std::atomic<int> phase{0};
+    std::atomic<qint64> newer{0};
+    std::atomic<bool> answered{false};
+    const QString url = m_server->databaseUrl();
+    const QString webhookId = QStringLiteral("msg_race_%1").arg(m_counter);
+    std::unique_ptr<QThread> replica(QThread::create([&] {
+        Database db(url);
+        if (!db.open() || !db.begin()) {
+            phase = -1;
+            return;
+        }
+        QSqlQuery q(db.connection());
+        if (!execWith(q, QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = ?"), {instance})
+            || !execWith(q,
+                         QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
+                                        " state, body, attempts, next_attempt_at, created_at, updated_at, version)"
+                                        " SELECT ?, event_type, instance_id, provider_id, endpoint_id, 'PENDING', body, 0,"
+                                        " updated_at, updated_at, updated_at, 1 FROM deliveries WHERE id = ? RETURNING id"),
+                         {webhookId, older})
+            || !q.next()) {
+            db.rollback();
+            phase = -1;
+            return;
+        }
+        newer = q.value(0).toLongLong();
+        phase = 1;
+        const bool retryWaited = untilTheRetryWaitsForTheInstance(q, answered);
+        db.commit();
+        phase = retryWaited ? 2 : -2;
+    }));
+    replica->start();
+    QTRY_VERIFY(phase.load() != 0);
+    QCOMPARE(phase.load(), 1);
+
+    // Runs the in-process server on this thread; the replica commits once the retry waits.
+    const Reply r = bulk ? post(QStringLiteral("/api/v1/deliveries/retry"),
+                                QStringLiteral(R"({"instance": %1, "state": "CANCELLED", "reason": "resend"})").arg(instance).toUtf8())
+                         : post(QStringLiteral("/api/v1/deliveries/%1/retry").arg(older), R"({"reason": "resend"})");
+    answered = true;
+    QVERIFY(replica->wait(30000));
+
+    if (bulk) {
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.json().value(QStringLiteral("count")).toInt(), 0);
+        QCOMPARE(r.json().value(QStringLiteral("retried")).toInt(), 0);
+    } else {
+        QVERIFY2(r.status == 409, r.body.constData());
+        QCOMPARE(r.code(), QStringLiteral("delivery-superseded"));
+        QCOMPARE(r.json().value(QStringLiteral("newer_delivery_id")).toInteger(), newer.load());
+    }
+    const QJsonObject after = delivery(older);
+    QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
+    QCOMPARE(after.value(QStringLiteral("version")), before.value(QStringLiteral("version")));
+    QCOMPARE(delivery(newer.load()).value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
+    // The retry reached the instance's lock while the replica held it (not after its commit).
+    QCOMPARE(phase.load(), 2);
+}
+
+QTEST_GUILESS_MAIN(tst_RetryRace)
+#include "tst_retryrace.moc"
