@@ -1,5 +1,6 @@
 // Claims on a real database: the resumable cursor, busy endpoints, the per-instance order and the
 // lease taken in the same transaction as a recorded batch.
+#include "lockwait.h"
 #include "recordingrig.h"
 
 #include "server/storage/timestamps.h"
@@ -22,23 +23,6 @@ namespace {
 
 const QString &kOwner = RecordingOwner;
 
-// Polls on another writer's connection until some other backend of the database waits for a
-// lock: the statement under test has reached the row that writer holds. False after 20 s.
-bool untilAnotherWaitsForALock(QSqlQuery &q)
-{
-    QElapsedTimer waited;
-    waited.start();
-    while (waited.elapsed() < 20000) {
-        // Inside a transaction PostgreSQL keeps its first view of pg_stat_activity unless told not to.
-        if (q.exec(QStringLiteral("SELECT pg_stat_clear_snapshot()"))
-            && q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
-                                     " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
-            && q.next() && q.value(0).toInt() > 0)
-            return true;
-        QThread::msleep(5);
-    }
-    return false;
-}
 
 } // namespace
 
@@ -389,7 +373,7 @@ void tst_DeliveryClaims::supersedeLeavesWhatSettledMeanwhile()
             return;
         }
         phase = 1;
-        const bool supersedeWaits = untilAnotherWaitsForALock(q);
+        const bool supersedeWaits = untilAnotherWaitsForMyLock(q);
         db.commit();
         phase = supersedeWaits ? 2 : -2;
     }));

@@ -1,5 +1,6 @@
 // Callback endpoints: health, pause and resume keep deliveries, auto-pause after the failure window, and
 // what the endpoint and secret actions do while another writer holds their rows.
+#include "lockwait.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -54,21 +55,6 @@ QString stateOf(const QJsonArray &list, int index)
     return list.at(index).toObject().value(QStringLiteral("state")).toString();
 }
 
-// Polls on another writer's connection until some other backend waits for a lock: the request
-// under test has reached the row that writer holds. False after 20 s.
-bool untilAnotherWaitsForALock(QSqlQuery &q)
-{
-    QElapsedTimer waited;
-    waited.start();
-    while (waited.elapsed() < 20000) {
-        if (q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
-                                  " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"))
-            && q.next() && q.value(0).toInt() > 0)
-            return true;
-        QThread::msleep(5);
-    }
-    return false;
-}
 
 } // namespace
 
@@ -333,7 +319,7 @@ void tst_Endpoints::resumeSurvivesDeadlock()
             return;
         }
         phase = 1;
-        const bool resumeWaits = untilAnotherWaitsForALock(q);
+        const bool resumeWaits = untilAnotherWaitsForMyLock(q);
         tookEndpoint = resumeWaits && q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id = %1 FOR UPDATE").arg(endpointId));
         db.commit();
         phase = 2;
@@ -385,7 +371,7 @@ void tst_Endpoints::rotateSecretWaitsForAConcurrentWriter()
             return;
         }
         phase = 1;
-        const bool rotationWaits = untilAnotherWaitsForALock(q);
+        const bool rotationWaits = untilAnotherWaitsForMyLock(q);
         db.commit();
         phase = rotationWaits ? 2 : -2;
     }));

@@ -1,5 +1,6 @@
 // A retry through the API racing a status change of the same instance on another replica
 // (PostgreSQL): the retry waits for the instance's lock, then sees the newer notification.
+#include "lockwait.h"
 #include "testserver.h"
 
 #include "server/storage/database.h"
@@ -20,24 +21,6 @@ namespace {
 // Nobody listens there; with the worker off nothing is sent anyway.
 const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
 
-// Polls on the holder's connection until another backend waits for one of its locks: the retry
-// has reached the instance row the holder updated (the holder locks nothing else the retry could
-// want). False after 20 s, or as soon as `answered` is set (the request finished without waiting).
-bool untilTheRetryWaitsForTheInstance(QSqlQuery &q, const std::atomic<bool> &answered)
-{
-    QElapsedTimer waited;
-    waited.start();
-    while (waited.elapsed() < 20000 && !answered.load()) {
-        // Inside a transaction PostgreSQL keeps its first view of pg_stat_activity unless told not to.
-        if (q.exec(QStringLiteral("SELECT pg_stat_clear_snapshot()"))
-            && q.exec(QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
-                                     " AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"))
-            && q.next() && q.value(0).toInt() > 0)
-            return true;
-        QThread::msleep(5);
-    }
-    return false;
-}
 
 } // namespace
 
@@ -155,7 +138,7 @@ void tst_RetryRace::retryWaitsForAStatusChange()
         }
         newer = q.value(0).toLongLong();
         phase = 1;
-        const bool retryWaited = untilTheRetryWaitsForTheInstance(q, answered);
+        const bool retryWaited = untilAnotherWaitsForMyLock(q, &answered);
         db.commit();
         phase = retryWaited ? 2 : -2;
     }));
