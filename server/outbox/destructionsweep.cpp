@@ -26,18 +26,24 @@ struct LatestDelivery
     QString state;
 };
 
-LatestDelivery latest(Database &db, qint64 instanceId, const QString &eventType)
+// The newest notification of the instance and kind (id 0 when there is none); false when the
+// read failed, which must not pass for "none": the step would queue a second one.
+bool latest(Database &db, qint64 instanceId, const QString &eventType, LatestDelivery *d, Problem *error)
 {
     QSqlQuery &q = db.query(DestructionSweep::latestSql());
     q.addBindValue(instanceId);
     q.addBindValue(eventType);
-    LatestDelivery d;
-    if (q.exec() && q.next()) {
-        d.id = q.value(0).toLongLong();
-        d.state = q.value(1).toString();
+    if (!q.exec()) {
+        *error = Database::sqlProblem(q);
+        q.finish();
+        return false;
+    }
+    if (q.next()) {
+        d->id = q.value(0).toLongLong();
+        d->state = q.value(1).toString();
     }
     q.finish();
-    return d;
+    return true;
 }
 
 struct DueInstance
@@ -134,15 +140,8 @@ int DestructionSweep::run(Problem *error)
         // holding up those after it every pass.
         m_cursorAt = d.destroyAfter;
         m_cursorId = d.id;
-        WriteTransaction tx(m_db);
-        if (!tx.isActive()) {
-            *error = tx.problem();
-            return -1;
-        }
         bool changed = false;
-        if (!step(d.id, error, &changed))
-            return -1;
-        if (!tx.commit(error))
+        if (!sweepOne(d.id, error, &changed))
             return -1;
         if (changed)
             ++changedCount;
@@ -155,14 +154,55 @@ int DestructionSweep::run(Problem *error)
     return changedCount;
 }
 
+bool DestructionSweep::sweepOne(qint64 id, Problem *error, bool *changed)
+{
+    // PostgreSQL rolled a deadlock victim's transaction back whole: the step runs again from its
+    // start, a few times, before the pass gives up (the worker runs the next pass at its next poll).
+    constexpr int kMaxAttempts = 3;
+    for (int attempt = 1;; ++attempt) {
+        Problem problem;
+        bool stepChanged = false;
+        {
+            WriteTransaction tx(m_db);
+            if (!tx.isActive()) {
+                problem = tx.problem();
+            } else if (step(id, &problem, &stepChanged) && tx.commit(&problem)) {
+                *changed = stepChanged;
+                return true;
+            }
+        }
+        if (attempt == kMaxAttempts || !Database::isConflict(problem)) {
+            *error = problem;
+            return false;
+        }
+    }
+}
+
 bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
 {
-    QSqlQuery &q = m_db.query(QStringLiteral(
-        "SELECT callback_url, organization_id, version FROM instances WHERE id = ? AND status = 'STOPPED'"));
+    // On PostgreSQL the first read takes the instance's row lock, held until the commit, so the
+    // rest of the step runs after every transaction that holds or wants the instance: another
+    // replica's sweep of it (which locks it here too, and whose destruction callback latest() then
+    // sees: one is queued, not two), a status change (it updates the row), a retry through the API
+    // (it locks the instance first), and any transaction that queued a notification of it (the
+    // foreign key's share lock on the row, which FOR UPDATE waits for and FOR NO KEY UPDATE would
+    // not). The instance before its deliveries, the order every writer takes them in: the
+    // reverse would deadlock with a status change. SQLite's write transaction already keeps every
+    // other writer out, and SQLite has no FOR UPDATE.
+    static const QString read = QStringLiteral(
+        "SELECT callback_url, organization_id, version FROM instances WHERE id = ? AND status = 'STOPPED'");
+    static const QString readLocked = read + QStringLiteral(" FOR UPDATE");
+    QSqlQuery &q = m_db.query(m_db.backend() == Database::Backend::Postgres ? readLocked : read);
     q.addBindValue(id);
-    if (!q.exec() || !q.next()) {
+    if (!q.exec()) {
+        // A deadlock victim (its transaction is gone) or a lost connection: not "nothing to do".
+        *error = Database::sqlProblem(q);
         q.finish();
-        return true; // changed meanwhile (started again): nothing to do
+        return false;
+    }
+    if (!q.next()) {
+        q.finish();
+        return true; // changed meanwhile (started again, or another replica destroyed it): nothing to do
     }
     const QString callback = q.value(0).toString();
     const qint64 organization = q.value(1).toLongLong();
@@ -173,14 +213,18 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         *changed = true;
         return destroy(id, error);
     }
-    const LatestDelivery stopped = latest(m_db, id, Instance::StatusChangedEvent);
+    LatestDelivery stopped;
+    if (!latest(m_db, id, Instance::StatusChangedEvent, &stopped, error))
+        return false;
     if (stopped.id != 0 && stopped.state != Delivery::Delivered)
         return setAwaiting(id,
                            QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)")
                                .arg(stopped.id)
                                .arg(stopped.state),
                            stopped.id, error, changed);
-    const LatestDelivery destroyed = latest(m_db, id, Instance::DestroyedEvent);
+    LatestDelivery destroyed;
+    if (!latest(m_db, id, Instance::DestroyedEvent, &destroyed, error))
+        return false;
     if (destroyed.id == 0) {
         const QJsonObject body{{QStringLiteral("type"), Instance::DestroyedEvent},
                                {QStringLiteral("instance_id"), id},

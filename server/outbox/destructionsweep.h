@@ -39,6 +39,9 @@ public:
     static const QString &latestSql();
 
 private:
+    // step() in a write transaction of its own, run again when PostgreSQL chose it as a deadlock
+    // victim; false with the problem after the last try.
+    bool sweepOne(qint64 instanceId, Problem *error, bool *changed);
     bool step(qint64 instanceId, Problem *error, bool *changed);
     bool setAwaiting(qint64 instanceId, const QString &reason, qint64 deliveryId, Problem *error, bool *changed);
     bool destroy(qint64 instanceId, Problem *error);

@@ -1,4 +1,5 @@
 // Instance destruction after retention: only once the provider acknowledged STOPPED and the destruction callback.
+#include "lockwait.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -19,9 +20,12 @@
 #include <QSqlQuery>
 #include <QSqlResult>
 #include <QTcpServer>
+#include <QThread>
 #include <QtTest>
 
 #include <sqlite3.h>
+
+#include <atomic>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -123,6 +127,20 @@ public:
                == delivery;
     }
 
+    // The instance's notifications of that kind, oldest first.
+    QList<qint64> notifications(qint64 instance, const QString &eventType)
+    {
+        QSqlQuery q(m_db.connection());
+        q.prepare(QStringLiteral("SELECT id FROM deliveries WHERE instance_id = ? AND event_type = ? ORDER BY id"));
+        q.addBindValue(instance);
+        q.addBindValue(eventType);
+        QList<qint64> ids;
+        if (q.exec())
+            while (q.next())
+                ids.append(q.value(0).toLongLong());
+        return ids;
+    }
+
     QString eventType(qint64 delivery)
     {
         QSqlQuery q(m_db.connection());
@@ -151,6 +169,7 @@ public:
     }
 
     QString error() const { return m_error; }
+    QString url() const { return m_scratch.url(); }
 
     // SQLite's virtual machine steps spent reading the page of due instances in one pass; -1 when
     // the pass failed or the statement is not at hand.
@@ -230,6 +249,7 @@ private slots:
     void sweepStartsOverFromTheOldest_data();
     void sweepStartsOverFromTheOldest();
     void pageAfterTheCursorSeeksPastWhatWasRead();
+    void concurrentSweepsQueueOneCallback();
 
 private:
     qint64 newInstance();
@@ -520,6 +540,70 @@ void tst_Destruction::sweepStartsOverFromTheOldest()
     const QJsonObject o = rig.instance(id);
     QVERIFY2(awaitingReason(o).contains(QLatin1String("destruction callback")), qPrintable(awaitingReason(o)));
     QCOMPARE(rig.eventType(awaitingDelivery(o)), Instance::DestroyedEvent);
+}
+
+// Two replicas sweep one instance at the same moment (PostgreSQL): the other replica's sweep has
+// queued the destruction callback and not committed yet. This sweep must wait for it and then
+// await that callback; otherwise neither sees the other's and the provider is told twice.
+void tst_Destruction::concurrentSweepsQueueOneCallback()
+{
+    if (!TestDatabase::wantsPostgres())
+        QSKIP("replicas race on PostgreSQL only; SQLite's write transaction (BEGIN IMMEDIATE) lets one writer in at a time");
+    SweepRig rig;
+    const QString opened = rig.open();
+    QVERIFY2(opened.isEmpty(), qPrintable(opened));
+    const qint64 id = rig.stoppedInstance(timestamp(QDateTime::currentDateTimeUtc().addSecs(-3600)), true);
+    QVERIFY2(id > 0, qPrintable(rig.error()));
+    const qint64 stopped = rig.notification(id, Instance::StatusChangedEvent, Delivery::Delivered);
+    QVERIFY2(stopped > 0, qPrintable(rig.error()));
+
+    std::atomic<int> phase{0};
+    std::atomic<qint64> theirs{0};
+    std::atomic<bool> swept{false};
+    const QString url = rig.url();
+    std::unique_ptr<QThread> replica(QThread::create([&] {
+        Database db(url);
+        if (!db.open() || !db.begin()) {
+            phase = -1;
+            return;
+        }
+        // What the other sweep's enqueue writes; its foreign key share-locks the instance row.
+        QSqlQuery q(db.connection());
+        if (!execWith(q,
+                      QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
+                                     " state, body, attempts, next_attempt_at, created_at, updated_at, version)"
+                                     " SELECT 'msg_other_replica', ?, instance_id, provider_id, endpoint_id, 'PENDING', '{}', 0,"
+                                     " updated_at, updated_at, updated_at, 1 FROM deliveries WHERE id = ? RETURNING id"),
+                      {Instance::DestroyedEvent, stopped})
+            || !q.next()) {
+            db.rollback();
+            phase = -1;
+            return;
+        }
+        theirs = q.value(0).toLongLong();
+        phase = 1;
+        // The sweep waits for the instance row, the one lock the holder has that it could want.
+        const bool sweepWaited = untilAnotherWaitsForMyLock(q, &swept);
+        db.commit();
+        phase = sweepWaited ? 2 : -2;
+    }));
+    replica->start();
+    QTRY_VERIFY(phase.load() != 0);
+    QCOMPARE(phase.load(), 1);
+
+    const int changed = rig.pass(); // waits on this thread until the other replica commits
+    swept = true;
+    QVERIFY(replica->wait(30000));
+    QVERIFY2(changed >= 0, qPrintable(rig.error()));
+
+    // The other replica's callback is the only one, and the instance awaits it.
+    QCOMPARE(rig.notifications(id, Instance::DestroyedEvent), QList<qint64>{theirs.load()});
+    const QJsonObject o = rig.instance(id);
+    QCOMPARE(o.value(QStringLiteral("status")).toString(), Instance::Stopped);
+    QCOMPARE(awaitingDelivery(o), theirs.load());
+    QVERIFY2(awaitingReason(o).contains(QLatin1String("destruction callback")), qPrintable(awaitingReason(o)));
+    // The sweep reached the instance's lock while the other replica held it (not after its commit).
+    QCOMPARE(phase.load(), 2);
 }
 
 QTEST_MAIN(tst_Destruction)
