@@ -151,7 +151,7 @@ public:
     // newer one carries the current state. One in flight keeps its live lease. Not for test events.
     bool supersedeOlder(qint64 instanceId, const QString &eventType, qint64 newerId, const QString &now, Problem *error);
     // The same as a pass over the whole outbox, for what no such path saw: rows written before an
-    // upgrade, and two replicas' destruction sweeps queueing one instance's callback at once.
+    // upgrade, or by anything else that bypassed them.
     int supersedeStale(Problem *error);
 
     // The statements the outbox runs on a poll, claim or enqueue, for the tests that check

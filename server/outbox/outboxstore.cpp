@@ -167,7 +167,7 @@ void OutboxStore::maintain(QObject *context, MaintainDone done)
                 return;
             // Whatever queues a notification or makes one due again supersedes the stale ones
             // itself; the pass (which reads every PENDING row) is for rows from before an upgrade
-            // and two replicas' sweeps racing on one instance, so it runs at start and then seldom.
+            // or written behind those paths' backs, so it runs at start and then seldom.
             Problem supersedeProblem;
             int superseded = 0;
             if (!m_lastSupersede.isValid() || m_lastSupersede.hasExpired(m_options.outboxSupersedeInterval.count())) {
