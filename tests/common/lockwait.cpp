@@ -1,6 +1,8 @@
 // For tests that race a transaction on another connection against the code under test (PostgreSQL).
 #include "lockwait.h"
 
+#include "server/storage/database.h"
+
 #include <QElapsedTimer>
 #include <QSqlQuery>
 #include <QThread>
@@ -22,6 +24,56 @@ bool untilAnotherWaitsForMyLock(QSqlQuery &q, const std::atomic<bool> *abandon)
         QThread::msleep(5);
     }
     return false;
+}
+
+LockHolder::LockHolder(QString databaseUrl, Step hold, Step afterWait)
+    : m_url(std::move(databaseUrl))
+    , m_hold(std::move(hold))
+    , m_afterWait(std::move(afterWait))
+{
+}
+
+LockHolder::~LockHolder()
+{
+    m_done = true;
+    if (m_thread)
+        m_thread->wait();
+}
+
+bool LockHolder::start()
+{
+    m_thread.reset(QThread::create([this] {
+        Database db(m_url);
+        if (!db.open() || !db.begin()) {
+            m_phase = -1;
+            return;
+        }
+        QSqlQuery q(db.connection());
+        if (!m_hold(q)) {
+            db.rollback();
+            m_phase = -1;
+            return;
+        }
+        m_phase = 1;
+        const bool waited = untilAnotherWaitsForMyLock(q, &m_done) && (!m_afterWait || m_afterWait(q));
+        db.commit();
+        m_phase = waited ? 2 : -2;
+    }));
+    m_thread->start();
+    // The thread needs nothing from this one's event loop: a plain wait for it to hold its locks.
+    QElapsedTimer clock;
+    clock.start();
+    while (m_phase.load() == 0 && clock.elapsed() < 20000)
+        QThread::msleep(1);
+    return m_phase.load() == 1;
+}
+
+bool LockHolder::finish()
+{
+    m_done = true;
+    if (m_thread && !m_thread->wait(30000))
+        return false;
+    return m_phase.load() == 2;
 }
 
 } // namespace OpsDeck::Test

@@ -20,7 +20,6 @@
 #include <QSqlQuery>
 #include <QSqlResult>
 #include <QTcpServer>
-#include <QThread>
 #include <QtTest>
 
 #include <sqlite3.h>
@@ -557,43 +556,25 @@ void tst_Destruction::concurrentSweepsQueueOneCallback()
     const qint64 stopped = rig.notification(id, Instance::StatusChangedEvent, Delivery::Delivered);
     QVERIFY2(stopped > 0, qPrintable(rig.error()));
 
-    std::atomic<int> phase{0};
     std::atomic<qint64> theirs{0};
-    std::atomic<bool> swept{false};
-    const QString url = rig.url();
-    std::unique_ptr<QThread> replica(QThread::create([&] {
-        Database db(url);
-        if (!db.open() || !db.begin()) {
-            phase = -1;
-            return;
-        }
-        // What the other sweep's enqueue writes; its foreign key share-locks the instance row.
-        QSqlQuery q(db.connection());
+    LockHolder replica(rig.url(), [&](QSqlQuery &q) {
+        // What the other sweep's enqueue writes; its foreign key share-locks the instance row, the
+        // one lock the holder has that the sweep could want.
         if (!execWith(q,
                       QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
                                      " state, body, attempts, next_attempt_at, created_at, updated_at, version)"
                                      " SELECT 'msg_other_replica', ?, instance_id, provider_id, endpoint_id, 'PENDING', '{}', 0,"
                                      " updated_at, updated_at, updated_at, 1 FROM deliveries WHERE id = ? RETURNING id"),
                       {Instance::DestroyedEvent, stopped})
-            || !q.next()) {
-            db.rollback();
-            phase = -1;
-            return;
-        }
+            || !q.next())
+            return false;
         theirs = q.value(0).toLongLong();
-        phase = 1;
-        // The sweep waits for the instance row, the one lock the holder has that it could want.
-        const bool sweepWaited = untilAnotherWaitsForMyLock(q, &swept);
-        db.commit();
-        phase = sweepWaited ? 2 : -2;
-    }));
-    replica->start();
-    QTRY_VERIFY(phase.load() != 0);
-    QCOMPARE(phase.load(), 1);
+        return true;
+    });
+    QVERIFY(replica.start());
 
     const int changed = rig.pass(); // waits on this thread until the other replica commits
-    swept = true;
-    QVERIFY(replica->wait(30000));
+    const bool sweepWaited = replica.finish();
     QVERIFY2(changed >= 0, qPrintable(rig.error()));
 
     // The other replica's callback is the only one, and the instance awaits it.
@@ -603,7 +584,7 @@ void tst_Destruction::concurrentSweepsQueueOneCallback()
     QCOMPARE(awaitingDelivery(o), theirs.load());
     QVERIFY2(awaitingReason(o).contains(QLatin1String("destruction callback")), qPrintable(awaitingReason(o)));
     // The sweep reached the instance's lock while the other replica held it (not after its commit).
-    QCOMPARE(phase.load(), 2);
+    QVERIFY(sweepWaited);
 }
 
 QTEST_MAIN(tst_Destruction)

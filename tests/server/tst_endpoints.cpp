@@ -12,10 +12,8 @@
 #include <QProcess>
 #include <QSqlQuery>
 #include <QTcpServer>
-#include <QThread>
 #include <QtTest>
 
-#include <atomic>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -299,39 +297,23 @@ void tst_Endpoints::resumeSurvivesDeadlock()
     // Another transaction (as the delivery worker's group commit used to) holds the delivery and
     // then wants the endpoint the resume holds: PostgreSQL breaks the cycle by failing the
     // transaction that waited first, the resume's.
-    std::atomic<int> phase{0};
-    std::atomic<bool> tookEndpoint{false};
-    const QString url = server.databaseUrl();
-    std::unique_ptr<QThread> other(QThread::create([&] {
-        Database db(url);
-        if (!db.open() || !db.begin()) {
-            phase = -1;
-            return;
-        }
-        QSqlQuery q(db.connection());
-        // The backend whose deadlock_timeout runs out first checks for the cycle and is the
-        // victim. On a loaded machine this one could be checked first; with a long timeout of
-        // its own the resume's transaction is always the one PostgreSQL fails (the test runs as
-        // the cluster's owner, who may set it).
-        if (!q.exec(QStringLiteral("SET deadlock_timeout = '60s'"))
-            || !q.exec(QStringLiteral("SELECT id FROM deliveries WHERE id = %1 FOR UPDATE").arg(deliveryId))) {
-            phase = -1;
-            return;
-        }
-        phase = 1;
-        const bool resumeWaits = untilAnotherWaitsForMyLock(q);
-        tookEndpoint = resumeWaits && q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id = %1 FOR UPDATE").arg(endpointId));
-        db.commit();
-        phase = 2;
-    }));
-    other->start();
-    QTRY_VERIFY(phase.load() != 0);
-    QCOMPARE(phase.load(), 1);
+    LockHolder other(
+        server.databaseUrl(),
+        [&](QSqlQuery &q) {
+            // The backend whose deadlock_timeout runs out first checks for the cycle and is the
+            // victim. On a loaded machine this one could be checked first; with a long timeout of
+            // its own the resume's transaction is always the one PostgreSQL fails (the test runs as
+            // the cluster's owner, who may set it).
+            return q.exec(QStringLiteral("SET deadlock_timeout = '60s'"))
+                   && q.exec(QStringLiteral("SELECT id FROM deliveries WHERE id = %1 FOR UPDATE").arg(deliveryId));
+        },
+        [&](QSqlQuery &q) { return q.exec(QStringLiteral("SELECT id FROM endpoints WHERE id = %1 FOR UPDATE").arg(endpointId)); });
+    QVERIFY(other.start());
 
     const Reply resumed = server.post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId),
                                       {{QStringLiteral("reason"), QStringLiteral("back")}}, server.operatorToken());
-    QVERIFY(other->wait(30000));
-    QVERIFY(tookEndpoint.load());
+    // The resume waited for the delivery, and the other transaction then took the endpoint.
+    QVERIFY(other.finish());
     // The deadlock victim was run again: no 500 for the client, and the resume took effect.
     QVERIFY2(resumed.status == 200, resumed.body.constData());
     QCOMPARE(resumed.json().value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
@@ -357,31 +339,13 @@ void tst_Endpoints::rotateSecretWaitsForAConcurrentWriter()
 
     // Another writer (a stop on another replica) holds the instance's row while the rotation
     // starts, and commits once the rotation waits for it.
-    std::atomic<int> phase{0};
-    const QString url = server.databaseUrl();
-    std::unique_ptr<QThread> other(QThread::create([&] {
-        Database db(url);
-        if (!db.open() || !db.begin()) {
-            phase = -1;
-            return;
-        }
-        QSqlQuery q(db.connection());
-        if (!q.exec(QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = %1").arg(instance))) {
-            phase = -1;
-            return;
-        }
-        phase = 1;
-        const bool rotationWaits = untilAnotherWaitsForMyLock(q);
-        db.commit();
-        phase = rotationWaits ? 2 : -2;
-    }));
-    other->start();
-    QTRY_VERIFY(phase.load() != 0);
-    QCOMPARE(phase.load(), 1);
+    LockHolder other(server.databaseUrl(), [&](QSqlQuery &q) {
+        return q.exec(QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = %1").arg(instance));
+    });
+    QVERIFY(other.start());
 
     const Reply rotated = server.post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(instance), {}, server.operatorToken());
-    QVERIFY(other->wait(30000));
-    QCOMPARE(phase.load(), 2);
+    QVERIFY(other.finish());
     // Not a 500: the rotation read the instance after the other writer committed.
     QVERIFY2(rotated.status == 200, rotated.body.constData());
     QVERIFY(rotated.json().value(QStringLiteral("secret")).toString().startsWith(QLatin1String("whsec_")));
