@@ -186,52 +186,54 @@ Response DeliveryApi::list(Request &req)
     return listQuery(q, page->limit, [](const QSqlQuery &row) { return DeliveryRepository::deliveryJson(row); });
 }
 
-std::optional<Problem> DeliveryApi::lockRow(const QString &table, qint64 id)
+namespace {
+
+// A locking read inside the caller's write transaction, on PostgreSQL only: SQLite's write
+// transaction already keeps every other writer out. A deadlock victim's problem is
+// "storage-conflict", and the router runs the request again. A statement with an id to bind is
+// prepared once (its text never changes); one with the ids in its text is run once.
+std::optional<Problem> lockOnPostgres(Database &db, const QString &sql, std::optional<qint64> id = std::nullopt)
 {
-    // Inside a write transaction: SQLite already holds the database's write lock; PostgreSQL
-    // locks the row, so the worker recording an attempt meanwhile cannot make this a 412.
-    if (m_ctx.db.backend() != Database::Backend::Postgres)
+    if (db.backend() != Database::Backend::Postgres)
         return std::nullopt;
-    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT id FROM %1 WHERE id = ? FOR UPDATE").arg(table));
-    q.addBindValue(id);
+    QSqlQuery once(db.connection());
+    QSqlQuery &q = id ? db.query(sql) : once;
+    if (id)
+        q.addBindValue(*id);
     std::optional<Problem> failure;
-    if (!q.exec())
-        failure = Database::sqlProblem(q); // a deadlock victim: the router runs the request again
+    if (!(id ? q.exec() : q.exec(sql)))
+        failure = Database::sqlProblem(q);
     q.finish();
     return failure;
+}
+
+} // namespace
+
+std::optional<Problem> DeliveryApi::lockRow(const QString &table, qint64 id)
+{
+    // PostgreSQL locks the row, so the worker recording an attempt meanwhile cannot make this a 412.
+    return lockOnPostgres(m_ctx.db, QStringLiteral("SELECT id FROM %1 WHERE id = ? FOR UPDATE").arg(table), id);
 }
 
 std::optional<Problem> DeliveryApi::lockInstanceOf(qint64 deliveryId)
 {
-    // SQLite's write transaction already keeps every other writer out.
-    if (m_ctx.db.backend() != Database::Backend::Postgres)
-        return std::nullopt;
     // FOR UPDATE, not FOR NO KEY UPDATE: it also waits for a writer that has queued a notification
     // of the instance (the foreign key's share lock on the row). The destruction sweep queues one,
     // supersedes the older ones and then updates the instance: with a weaker lock, a retry of one
     // of those older ones could deadlock with it.
-    QSqlQuery &q = m_ctx.db.query(
-        QStringLiteral("SELECT id FROM instances WHERE id = (SELECT instance_id FROM deliveries WHERE id = ?) FOR UPDATE"));
-    q.addBindValue(deliveryId);
-    std::optional<Problem> failure;
-    if (!q.exec())
-        failure = Database::sqlProblem(q); // a deadlock victim: the router runs the request again
-    q.finish();
-    return failure;
+    return lockOnPostgres(
+        m_ctx.db, QStringLiteral("SELECT id FROM instances WHERE id = (SELECT instance_id FROM deliveries WHERE id = ?) FOR UPDATE"),
+        deliveryId);
 }
 
 std::optional<Problem> DeliveryApi::lockInstances(const QList<qint64> &instances)
 {
-    if (m_ctx.db.backend() != Database::Backend::Postgres || instances.isEmpty())
+    if (instances.isEmpty())
         return std::nullopt;
     // In id order, as every writer that locks several rows of a table takes them, so two bulk
     // retries over overlapping instances wait for each other instead of deadlocking.
-    QSqlQuery q(m_ctx.db.connection());
-    std::optional<Problem> failure;
-    if (!q.exec(QStringLiteral("SELECT id FROM instances WHERE id IN (%1) ORDER BY id FOR UPDATE").arg(DeliverySql::idList(instances))))
-        failure = Database::sqlProblem(q);
-    q.finish();
-    return failure;
+    return lockOnPostgres(m_ctx.db, QStringLiteral("SELECT id FROM instances WHERE id IN (%1) ORDER BY id FOR UPDATE")
+                                        .arg(DeliverySql::idList(instances)));
 }
 
 std::optional<QJsonObject> DeliveryApi::visibleDelivery(const Caller &who, qint64 id, Problem *error)
