@@ -13,6 +13,8 @@
 #include <QSqlQuery>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace OpsDeck::Bench {
 
 namespace {

@@ -16,6 +16,8 @@
 #include <QJsonArray>
 #include <QSqlQuery>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 using namespace ApiSupport;
@@ -275,14 +277,20 @@ Response DeliveryApi::bulkRetry(Request &req)
                        + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
                        + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
                                         " AND n.event_type = d.event_type AND n.id > d.id))");
-    if (postgres) {
+    const auto tooMany = [] {
+        return Response::problem(Problem::make(422, QStringLiteral("too-many-matches"), QStringLiteral("Too many matches"),
+                                               QStringLiteral("more than %1 deliveries match; narrow the filter").arg(kMaxBulk)));
+    };
+    if (postgres && !dryRun) {
         // As the single retry: the instances before the deliveries, so a status change that has
         // not committed yet is waited for and the "no newer one" test below sees its notification.
-        // A plain read finds the instances, which are then locked in id order.
+        // A plain read finds the instances, which are then locked in id order. Too many matches
+        // are refused here already: rows that stop matching before the locking read must not
+        // shrink an oversized retry into a partial one.
         QSqlQuery candidates(m_ctx.db.connection());
         candidates.setForwardOnly(true);
-        candidates.prepare(QStringLiteral("SELECT DISTINCT m.instance_id FROM (SELECT d.instance_id FROM deliveries d WHERE ")
-                           + matching + QStringLiteral(" ORDER BY d.id LIMIT ?) m ORDER BY m.instance_id"));
+        candidates.prepare(QStringLiteral("SELECT d.instance_id FROM deliveries d WHERE ") + matching
+                           + QStringLiteral(" ORDER BY d.id LIMIT ?"));
         for (const QVariant &v : filter->values)
             candidates.addBindValue(v);
         candidates.addBindValue(kMaxBulk + 1);
@@ -292,6 +300,10 @@ Response DeliveryApi::bulkRetry(Request &req)
         while (candidates.next())
             instances.append(candidates.value(0).toLongLong());
         candidates.finish();
+        if (instances.size() > kMaxBulk)
+            return tooMany();
+        std::sort(instances.begin(), instances.end());
+        instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
         if (auto p = lockInstances(instances))
             return Response::problem(*p);
         // A row that became retryable after that read belongs to an instance this retry may not
@@ -319,8 +331,7 @@ Response DeliveryApi::bulkRetry(Request &req)
     }
     q.finish();
     if (matches.size() > kMaxBulk)
-        return Response::problem(Problem::make(422, QStringLiteral("too-many-matches"), QStringLiteral("Too many matches"),
-                                               QStringLiteral("more than %1 deliveries match; narrow the filter").arg(kMaxBulk)));
+        return tooMany();
     QJsonObject result{{QStringLiteral("dry_run"), dryRun},
                        {QStringLiteral("count"), qint64(matches.size())},
                        {QStringLiteral("states"), byState}};

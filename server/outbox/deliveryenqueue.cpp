@@ -36,7 +36,7 @@ const QString &DeliveryRepository::staleSql()
     static const QString sql = QStringLiteral("WITH pending AS MATERIALIZED (SELECT d.id FROM deliveries d WHERE d.state = 'PENDING'")
                                + staleOf
                                + QStringLiteral(") SELECT id FROM pending UNION ALL SELECT d.id FROM deliveries d WHERE d.state = 'FAILED'")
-                               + staleOf + QStringLiteral(" ORDER BY 1 LIMIT 1000");
+                               + staleOf + QStringLiteral(" ORDER BY 1 LIMIT %1").arg(StalePassLimit);
     return sql;
 }
 

@@ -151,8 +151,9 @@ public:
     // newer one carries the current state. One in flight keeps its live lease. Not for test events.
     bool supersedeOlder(qint64 instanceId, const QString &eventType, qint64 newerId, const QString &now, Problem *error);
     // The same as a pass over the whole outbox, for what no such path saw: rows written before an
-    // upgrade, or by anything else that bypassed them.
+    // upgrade, or by anything else that bypassed them. At most StalePassLimit rows a call.
     int supersedeStale(Problem *error);
+    static constexpr int StalePassLimit = 1000;
 
     // The statements the outbox runs on a poll, claim or enqueue, for the tests that check
     // their plans (none may walk a whole growing table) and for the methods that run them.

@@ -172,8 +172,9 @@ void OutboxStore::maintain(QObject *context, MaintainDone done)
             int superseded = 0;
             if (!m_lastSupersede.isValid() || m_lastSupersede.hasExpired(m_options.outboxSupersedeInterval.count())) {
                 superseded = m_repository->supersedeStale(&supersedeProblem);
-                // A failed pass is tried again at the next poll.
-                if (superseded >= 0)
+                // A failed pass is tried again at the next poll, and so is a full one: a backlog
+                // from before an upgrade is gone in seconds, not a thousand rows a minute.
+                if (superseded >= 0 && superseded < DeliveryRepository::StalePassLimit)
                     m_lastSupersede.start();
             }
             Problem sweepProblem;

@@ -36,8 +36,10 @@ LockHolder::LockHolder(QString databaseUrl, Step hold, Step afterWait)
 LockHolder::~LockHolder()
 {
     m_done = true;
-    if (m_thread)
-        m_thread->wait();
+    // The holder stops polling within milliseconds; one stuck in a statement (waiting for a lock
+    // the test's own connection holds) is a test that cannot end: say so rather than hang.
+    if (m_thread && !m_thread->wait(60000))
+        qFatal("the transaction holding locks for the test did not end");
 }
 
 bool LockHolder::start()
@@ -56,8 +58,8 @@ bool LockHolder::start()
         }
         m_phase = 1;
         const bool waited = untilAnotherWaitsForMyLock(q, &m_done) && (!m_afterWait || m_afterWait(q));
-        db.commit();
-        m_phase = waited ? 2 : -2;
+        const bool committed = db.commit();
+        m_phase = waited && committed ? 2 : -2;
     }));
     m_thread->start();
     // The thread needs nothing from this one's event loop: a plain wait for it to hold its locks.

@@ -39,6 +39,8 @@ private slots:
     void abandonedLeaseIsLetGo();
     void newestSupersedesTheOlderAtOnce_data();
     void newestSupersedesTheOlderAtOnce();
+    void bulkRetryOfTooManyChangesNothing_data();
+    void bulkRetryOfTooManyChangesNothing();
 
 private:
     // The delivery's lease_until as stored, "NULL" when it has none.
@@ -557,6 +559,59 @@ void tst_DeliveryApi::newestSupersedesTheOlderAtOnce()
     QCOMPARE(all.last().toObject().value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
     if (how == QLatin1String("retry"))
         QCOMPARE(all.last().toObject().value(QStringLiteral("id")).toInteger(), newer);
+}
+
+void tst_DeliveryApi::bulkRetryOfTooManyChangesNothing_data()
+{
+    QTest::addColumn<bool>("dryRun");
+    QTest::newRow("retry") << false;
+    QTest::newRow("dry run") << true;
+}
+
+void tst_DeliveryApi::bulkRetryOfTooManyChangesNothing()
+{
+    // One more than a bulk retry takes (10 000): failed test events of one instance, which no
+    // newer notification replaces. The retry is refused whole, never cut to a part.
+    QFETCH(bool, dryRun);
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 first = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    QVERIFY(store(QStringLiteral(
+        "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 10001)"
+        " INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id, state, body, attempts,"
+        " created_at, updated_at, version) SELECT 'msg_many_%1_' || k, 'opsdeck.test', instance_id, provider_id, endpoint_id,"
+        " 'FAILED', '{}', 3, created_at, updated_at, 1 FROM n, deliveries WHERE id = %2").arg(instance).arg(first)));
+    const QString failed = QStringLiteral(
+        "SELECT COUNT(*) FROM deliveries WHERE instance_id = %1 AND state = 'FAILED'").arg(instance);
+    const auto count = [&] {
+        Database admin(m_server->databaseUrl());
+        QSqlQuery q(admin.open() ? admin.connection() : QSqlDatabase());
+        return q.exec(failed) && q.next() ? q.value(0).toInt() : -1;
+    };
+    QCOMPARE(count(), 10001);
+    const qint64 seq = lastSeq();
+
+    const Reply r = post(QStringLiteral("/api/v1/deliveries/retry"),
+                         QStringLiteral(R"({"instance": %1, "state": "FAILED", "dry_run": %2})")
+                             .arg(instance)
+                             .arg(dryRun ? QStringLiteral("true") : QStringLiteral("false"))
+                             .toUtf8());
+    QVERIFY2(r.status == 422, r.body.constData());
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    QCOMPARE(r.code(), QStringLiteral("too-many-matches"));
+    QCOMPARE(count(), 10001);
+    QCOMPARE(lastSeq(), seq);
+
+    // One fewer and it goes through.
+    QVERIFY(store(QStringLiteral("DELETE FROM deliveries WHERE webhook_id = 'msg_many_%1_1'").arg(instance)));
+    const Reply ok = post(QStringLiteral("/api/v1/deliveries/retry"),
+                          QStringLiteral(R"({"instance": %1, "state": "FAILED", "dry_run": %2})")
+                              .arg(instance)
+                              .arg(dryRun ? QStringLiteral("true") : QStringLiteral("false"))
+                              .toUtf8());
+    QVERIFY2(ok.status == 200, ok.body.left(400).constData());
+    QCOMPARE(ok.json().value(QStringLiteral("count")).toInt(), 10000);
+    QCOMPARE(count(), dryRun ? 10000 : 0);
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryApi)

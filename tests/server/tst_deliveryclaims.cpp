@@ -20,7 +20,6 @@ namespace {
 
 const QString &kOwner = RecordingOwner;
 
-
 } // namespace
 
 class tst_DeliveryClaims : public QObject

@@ -14,7 +14,6 @@
 #include <QTcpServer>
 #include <QtTest>
 
-
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
 
@@ -52,7 +51,6 @@ QString stateOf(const QJsonArray &list, int index)
 {
     return list.at(index).toObject().value(QStringLiteral("state")).toString();
 }
-
 
 } // namespace
 

@@ -19,7 +19,6 @@ namespace {
 // Nobody listens there; with the worker off nothing is sent anyway.
 const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
 
-
 } // namespace
 
 class tst_RetryRace : public QObject
