@@ -90,7 +90,7 @@ private:
     qint64 m_newestSeen = -1; // the highest delivery id when the last claim ran
     std::optional<ClaimCursor> m_cursor; // where the last claim stopped
     bool m_flushQueued = false;
-    QElapsedTimer m_lastSupersede; // since the last pass of supersedeStale() that went through
+    QElapsedTimer m_lastSupersede; // since the last pass of supersedeStale() that went through and was not full
 };
 
 } // namespace OpsDeck
