@@ -259,8 +259,14 @@ void tst_ApiClient::droppedConnectionRetriedForGet()
     client.setRetryPolicy(3, 5, 20);
     const ApiResult r = wait(client.get(QStringLiteral("/instances/4")));
     QVERIFY(r.ok());
-    QCOMPARE(r.attempts, 2);
     QCOMPARE(r.object().value(QStringLiteral("id")).toInt(), 4);
+    // The cut answer reached the peer's second request, the one that got the 200.
+    QCOMPARE(peer.requests().size(), 2);
+    // Usually the client's own retry. Now and then the cut answer and the close reach Qt's HTTP
+    // layer before it has seen its request written, and that layer sends the GET again by itself:
+    // the client then counts one attempt. The client's own retry of a network error is shown by
+    // connectionRefused (3 attempts), of a server error by getRetriesOnUnavailable.
+    QVERIFY2(r.attempts == 2 || r.attempts == 1, qPrintable(QString::number(r.attempts)));
 }
 
 void tst_ApiClient::connectionRefused()
