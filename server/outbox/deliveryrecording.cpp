@@ -140,18 +140,11 @@ bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString
     std::sort(records.begin(), records.end(), [](const AttemptRecord &a, const AttemptRecord &b) {
         return std::pair(a.target.endpointId, a.target.id) < std::pair(b.target.endpointId, b.target.id);
     });
-    // A deadlock victim's transaction was rolled back whole: recording it again is safe, and
-    // better than releasing the batch, which would send those attempts a second time.
-    constexpr int kMaxAttempts = 3;
-    for (int attempt = 1;; ++attempt) {
-        Problem problem;
-        if (recordBatchOnce(records, owner, autoPauseWindow, results, &problem, alsoInTransaction))
-            return true;
-        if (attempt == kMaxAttempts || !Database::isConflict(problem)) {
-            *error = problem;
-            return false;
-        }
-    }
+    // A deadlock victim's batch is recorded again: better than releasing it, which would send
+    // those attempts a second time.
+    return runAgainOnConflict(
+        [&](Problem *problem) { return recordBatchOnce(records, owner, autoPauseWindow, results, problem, alsoInTransaction); },
+        error);
 }
 
 bool DeliveryRepository::lockForRecording(const QList<AttemptRecord> &records, Problem *error)

@@ -156,26 +156,22 @@ int DestructionSweep::run(Problem *error)
 
 bool DestructionSweep::sweepOne(qint64 id, Problem *error, bool *changed)
 {
-    // PostgreSQL rolled a deadlock victim's transaction back whole: the step runs again from its
-    // start, a few times, before the pass gives up (the worker runs the next pass at its next poll).
-    constexpr int kMaxAttempts = 3;
-    for (int attempt = 1;; ++attempt) {
-        Problem problem;
-        bool stepChanged = false;
-        {
+    // A deadlock victim's step runs again from its start, a few times, before the pass gives up
+    // (the worker runs the next pass at its next poll).
+    return runAgainOnConflict(
+        [this, id, changed](Problem *problem) {
             WriteTransaction tx(m_db);
             if (!tx.isActive()) {
-                problem = tx.problem();
-            } else if (step(id, &problem, &stepChanged) && tx.commit(&problem)) {
-                *changed = stepChanged;
-                return true;
+                *problem = tx.problem();
+                return false;
             }
-        }
-        if (attempt == kMaxAttempts || !Database::isConflict(problem)) {
-            *error = problem;
-            return false;
-        }
-    }
+            bool stepChanged = false;
+            if (!step(id, problem, &stepChanged) || !tx.commit(problem))
+                return false;
+            *changed = stepChanged;
+            return true;
+        },
+        error);
 }
 
 bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)

@@ -30,4 +30,17 @@ bool WriteTransaction::commit(Problem *error)
     return false;
 }
 
+bool runAgainOnConflict(const std::function<bool(Problem *)> &once, Problem *error, int attempts)
+{
+    for (int attempt = 1;; ++attempt) {
+        Problem problem;
+        if (once(&problem))
+            return true;
+        if (attempt >= attempts || !Database::isConflict(problem)) {
+            *error = problem;
+            return false;
+        }
+    }
+}
+
 } // namespace OpsDeck

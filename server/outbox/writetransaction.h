@@ -3,6 +3,8 @@
 
 #include "server/storage/database.h"
 
+#include <functional>
+
 namespace OpsDeck {
 
 // The delivery worker writes from its own connection while the HTTP thread writes from another.
@@ -28,5 +30,10 @@ private:
     Problem m_problem;
     bool m_active = false;
 };
+
+// Runs `once`, a whole transaction, again while PostgreSQL rolls it back as a deadlock or
+// serialization victim (rolled back whole, so running it from its start is safe), at most
+// `attempts` times in all. False with the last problem otherwise.
+bool runAgainOnConflict(const std::function<bool(Problem *)> &once, Problem *error, int attempts = 3);
 
 } // namespace OpsDeck
