@@ -277,6 +277,16 @@ Response DeliveryApi::bulkRetry(Request &req)
                        + QStringLiteral("') AND (d.event_type = '") + DeliveryRepository::TestEvent
                        + QStringLiteral("' OR NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.instance_id = d.instance_id"
                                         " AND n.event_type = d.event_type AND n.id > d.id))");
+    // Both reads below run the filter the same way: up to one more row than a bulk retry takes.
+    const auto readMatching = [&](QSqlQuery &query, const QString &columns, const QString &tail) {
+        query.setForwardOnly(true);
+        query.prepare(QStringLiteral("SELECT ") + columns + QStringLiteral(" FROM deliveries d WHERE ") + matching
+                      + QStringLiteral(" ORDER BY d.id LIMIT ?") + tail);
+        for (const QVariant &v : filter->values)
+            query.addBindValue(v);
+        query.addBindValue(kMaxBulk + 1);
+        return query.exec();
+    };
     const auto tooMany = [] {
         return Response::problem(Problem::make(422, QStringLiteral("too-many-matches"), QStringLiteral("Too many matches"),
                                                QStringLiteral("more than %1 deliveries match; narrow the filter").arg(kMaxBulk)));
@@ -288,13 +298,7 @@ Response DeliveryApi::bulkRetry(Request &req)
         // are refused here already: rows that stop matching before the locking read must not
         // shrink an oversized retry into a partial one.
         QSqlQuery candidates(m_ctx.db.connection());
-        candidates.setForwardOnly(true);
-        candidates.prepare(QStringLiteral("SELECT d.instance_id FROM deliveries d WHERE ") + matching
-                           + QStringLiteral(" ORDER BY d.id LIMIT ?"));
-        for (const QVariant &v : filter->values)
-            candidates.addBindValue(v);
-        candidates.addBindValue(kMaxBulk + 1);
-        if (!candidates.exec())
+        if (!readMatching(candidates, QStringLiteral("d.instance_id"), QString()))
             return failedQuery(candidates);
         QList<qint64> instances;
         while (candidates.next())
@@ -313,13 +317,7 @@ Response DeliveryApi::bulkRetry(Request &req)
                         : QStringLiteral(" AND d.instance_id IN (%1)").arg(DeliverySql::idList(instances));
     }
     QSqlQuery q(m_ctx.db.connection());
-    q.setForwardOnly(true);
-    q.prepare(QStringLiteral("SELECT ") + DeliveryRepository::deliveryColumns() + QStringLiteral(" FROM deliveries d WHERE ")
-              + matching + QStringLiteral(" ORDER BY d.id LIMIT ?") + (postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()));
-    for (const QVariant &v : filter->values)
-        q.addBindValue(v);
-    q.addBindValue(kMaxBulk + 1);
-    if (!q.exec())
+    if (!readMatching(q, DeliveryRepository::deliveryColumns(), postgres ? QStringLiteral(" FOR UPDATE OF d") : QString()))
         return failedQuery(q);
     QList<QJsonObject> matches;
     QJsonObject byState;
