@@ -31,6 +31,9 @@ struct ServerOptions
     // The pass over every undelivered notification for stale ones (the paths that queue a newer
     // one supersede the older ones themselves): at start, then this often.
     std::chrono::milliseconds outboxSupersedeInterval{std::chrono::minutes(1)};
+    // Finished attempts are recorded in one transaction at most this often (the first after a
+    // quiet spell at once): under load a commit then carries dozens of attempts, not a handful.
+    std::chrono::milliseconds outboxRecordPacing{4};
 };
 
 } // namespace OpsDeck

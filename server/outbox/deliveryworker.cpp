@@ -28,6 +28,10 @@ DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
 {
     m_pollTimer.setParent(this);
     connect(&m_pollTimer, &QTimer::timeout, this, &DeliveryWorker::poll);
+    m_flushTimer.setParent(this);
+    m_flushTimer.setSingleShot(true);
+    m_flushTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_flushTimer, &QTimer::timeout, this, &DeliveryWorker::flushDone);
 }
 
 DeliveryWorker::~DeliveryWorker()
@@ -160,7 +164,7 @@ int DeliveryWorker::claimAhead(qint64 endpointId) const
 {
     // A proven endpoint keeps as many claimed attempts waiting here as it has in flight, so a
     // freed slot is filled at once instead of after a round trip to the store.
-    return m_proven.contains(endpointId) ? 2 * endpointLimit(endpointId) : 1;
+    return m_proven.contains(endpointId) ? 8 * endpointLimit(endpointId) : 1;
 }
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
@@ -370,10 +374,7 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     if (wantsWork(target.endpointId))
         m_wanting.insert(target.endpointId);
     m_done.append(AttemptRecord{target, log, outcome});
-    if (!m_flushQueued) {
-        m_flushQueued = true;
-        QMetaObject::invokeMethod(this, &DeliveryWorker::flushDone, Qt::QueuedConnection);
-    }
+    scheduleFlush();
     // The freed slot takes the endpoint's next claimed attempt now, on the connection that just
     // answered, rather than after every other response of this turn: the provider gets to work on
     // it meanwhile instead of both sides taking turns (docs/benchmarks.md).
@@ -390,17 +391,39 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     }
 }
 
+void DeliveryWorker::scheduleFlush()
+{
+    if (m_flushQueued || m_recording || m_done.isEmpty())
+        return;
+    m_flushQueued = true;
+    // A recording commit costs about as much for one attempt as for dozens, and every hand-over
+    // is a message to the store's thread and one back: under load the store gets one batch at a
+    // time, at most every outboxRecordPacing, so each carries what finished meanwhile
+    // (docs/benchmarks.md). After a quiet spell the first goes at once (on the next turn, with
+    // whatever else finishes in this one).
+    const qint64 wait = m_lastFlush.isValid() ? m_options.outboxRecordPacing.count() - m_lastFlush.elapsed() : 0;
+    if (wait > 0)
+        m_flushTimer.start(int(wait));
+    else
+        QMetaObject::invokeMethod(this, &DeliveryWorker::flushDone, Qt::QueuedConnection);
+}
+
 void DeliveryWorker::flushDone()
 {
     m_flushQueued = false;
+    m_flushTimer.stop();
     if (m_done.isEmpty() || !m_store)
         return;
+    m_recording = true;
+    m_lastFlush.start();
     m_store->record(std::exchange(m_done, {}), this,
                     [this](const QList<AttemptRecord> &records, const Problem &problem) { onRecorded(records, problem); });
 }
 
 void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Problem &problem)
 {
+    m_recording = false;
+    scheduleFlush();
     // Settled deliveries let their instances' next notifications through (to the same endpoint,
     // so only where it takes more); released ones are due again.
     if (!problem.isNull())

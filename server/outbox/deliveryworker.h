@@ -8,6 +8,7 @@
 #include "server/delivery/attemptresult.h"
 #include "server/serveroptions.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QSet>
 #include <QObject>
@@ -65,8 +66,11 @@ private:
     // its lease goes to `expired`, to be released.
     void sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired);
     void finish(const DeliveryTarget &target, const AttemptResult &result);
-    // Hands every attempt that finished since the last turn to the store, which records it.
+    // Hands every attempt that finished since the last hand-over to the store, which records it.
     void flushDone();
+    // flushDone() once the store has answered the last hand-over and outboxRecordPacing has
+    // passed since it (at once after a quiet spell).
+    void scheduleFlush();
     void onRecorded(const QList<AttemptRecord> &records, const Problem &problem);
     void stopStore();
     int endpointLimit(qint64 endpointId) const;
@@ -105,7 +109,10 @@ private:
     bool m_mayHaveWork = true;              // claiming could find something
     QSet<qint64> m_wanting;                 // endpoints that took less than their claim-ahead when last seen
     bool m_woken = false;                   // a wake came: new deliveries may have been inserted
-    bool m_flushQueued = false;
+    bool m_flushQueued = false;             // flushDone() is posted or its timer runs
+    bool m_recording = false;               // the store has not answered the last hand-over yet
+    QTimer m_flushTimer;
+    QElapsedTimer m_lastFlush;              // since the last hand-over
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
     bool m_cycleClaim = false;              // that claim's answer ends the current poll cycle
     bool m_running = false;

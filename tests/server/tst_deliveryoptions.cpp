@@ -26,6 +26,7 @@ private slots:
     void hangingEndpointsTakeNoHealthySlots();
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
+    void recordingIsPacedAndStopRecordsWhatWaits();
 };
 
 void tst_DeliveryOptions::initTestCase()
@@ -184,6 +185,58 @@ void tst_DeliveryOptions::thePassSupersedesWhatNoPathSaw()
         " endpoint_id, 'PENDING', body, 0, created_at, created_at, created_at, 1 FROM deliveries WHERE id = %1").arg(older)));
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("SUPERSEDED"), Patience);
     QCOMPARE(stateOf(server.get(path, server.operatorToken()).items(), 1), QStringLiteral("PENDING"));
+}
+
+void tst_DeliveryOptions::recordingIsPacedAndStopRecordsWhatWaits()
+{
+    // Finished attempts go to the store at most once per outboxRecordPacing, the first after a
+    // quiet spell at once; what waits for its turn when the server stops is recorded then, not
+    // sent again.
+    ServerOptions options;
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    options.outboxRecordPacing = std::chrono::hours(1);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("o"));
+    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    QVERIFY(instance > 0);
+    // Listening before the first attempt (without the secret: the demo provider answers 2xx to
+    // any signature unless told to reject invalid ones), so that attempt succeeds.
+    DemoProvider receiver;
+    receiver.port = freePort();
+    startProvider(&receiver, {});
+    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/ok/paced"))}},
+                                  server.operatorToken());
+    QCOMPARE(reg.status, 200);
+    Database peek(server.databaseUrl());
+    QVERIFY(peek.open());
+    const auto newest = [&peek, instance](const QString &column) {
+        QSqlQuery q(peek.connection());
+        q.prepare(QStringLiteral("SELECT %1 FROM deliveries WHERE instance_id = ? ORDER BY id DESC LIMIT 1").arg(column));
+        q.addBindValue(instance);
+        return q.exec() && q.next() ? q.value(0).toString() : QString();
+    };
+    // Nothing finished before: the first attempt to finish is recorded at once, not in an hour.
+    QTRY_COMPARE_WITH_TIMEOUT(newest(QStringLiteral("state")), QStringLiteral("DELIVERED"), Patience);
+
+    // The next one finishes within the hour: the provider has it, the store not yet.
+    QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, server.operatorToken()).status, 200);
+    const QByteArray waiting = newest(QStringLiteral("webhook_id")).toUtf8();
+    QTRY_VERIFY_WITH_TIMEOUT(!logEntry(receiver, waiting).isEmpty(), Patience);
+    QTest::qWait(300);
+    QCOMPARE(newest(QStringLiteral("state")), QStringLiteral("PENDING"));
+    QVERIFY(!newest(QStringLiteral("lease_owner")).isEmpty());
+
+    // Stopping records it: delivered once, no lease left to expire into a second attempt.
+    server.controlPlane().stop();
+    QCOMPARE(newest(QStringLiteral("state")), QStringLiteral("DELIVERED"));
+    QVERIFY(newest(QStringLiteral("lease_owner")).isEmpty());
+    int received = 0;
+    for (const QJsonObject &line : logLines(receiver))
+        received += line.value(QStringLiteral("webhook_id")).toString().toUtf8() == waiting ? 1 : 0;
+    QCOMPARE(received, 1);
 }
 
 QTEST_MAIN(tst_DeliveryOptions)
