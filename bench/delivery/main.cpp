@@ -61,6 +61,7 @@ QString g_secret;
 QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
+int g_recordPacing = -1;        // ms; -1: the server's default
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
 QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
@@ -409,6 +410,8 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         options.deliveryConcurrency = g_concurrency;
     if (g_endpointConcurrency > 0)
         options.endpointConcurrency = g_endpointConcurrency;
+    if (g_recordPacing >= 0)
+        options.outboxRecordPacing = std::chrono::milliseconds(g_recordPacing);
     ControlPlane server(options);
     Database probe(url);
     probe.open();
@@ -553,11 +556,15 @@ int main(int argc, char *argv[])
     QCommandLineOption dropIndex(QStringLiteral("drop-index"), QStringLiteral("Drop this index after migrating."), QStringLiteral("NAME"));
     dropIndex.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(dropIndex);
+    QCommandLineOption recordPacing(QStringLiteral("record-pacing"), QStringLiteral("outboxRecordPacing in ms."), QStringLiteral("MS"), QStringLiteral("-1"));
+    recordPacing.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(recordPacing);
     parser.process(app);
     g_postgres = parser.value(QStringLiteral("database"));
     if (!g_postgres.isEmpty() && !g_postgres.startsWith(QLatin1String("postgres")))
         qFatal("--database takes a postgresql:// URL");
     g_dropIndex = parser.value(dropIndex);
+    g_recordPacing = parser.value(recordPacing).toInt();
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
                            : QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../../tools/opsdeck-demo-provider/opsdeck-demo-provider"));

@@ -370,9 +370,12 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         m_proven.insert(target.endpointId);
     else
         m_proven.remove(target.endpointId);
-    // A freed slot of an endpoint below its claim-ahead may let more of its work through.
-    if (wantsWork(target.endpointId))
+    // A freed slot of an endpoint below its claim-ahead may let more of its work through: claim
+    // now, not when the store next answers (recording is paced).
+    if (wantsWork(target.endpointId)) {
         m_wanting.insert(target.endpointId);
+        schedulePump();
+    }
     m_done.append(AttemptRecord{target, log, outcome});
     scheduleFlush();
     // The freed slot takes the endpoint's next claimed attempt now, on the connection that just
