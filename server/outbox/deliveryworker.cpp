@@ -164,7 +164,7 @@ int DeliveryWorker::claimAhead(qint64 endpointId) const
 {
     // A proven endpoint keeps as many claimed attempts waiting here as it has in flight, so a
     // freed slot is filled at once instead of after a round trip to the store.
-    return m_proven.contains(endpointId) ? 8 * endpointLimit(endpointId) : 1;
+    return m_proven.contains(endpointId) ? 2 * endpointLimit(endpointId) : 1;
 }
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
