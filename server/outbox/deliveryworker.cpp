@@ -396,24 +396,19 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
 
 void DeliveryWorker::scheduleFlush()
 {
-    if (m_flushQueued || m_recording || m_done.isEmpty())
+    if (m_flushTimer.isActive() || m_recording || m_done.isEmpty())
         return;
-    m_flushQueued = true;
     // A recording commit costs about as much for one attempt as for dozens, and every hand-over
     // is a message to the store's thread and one back: under load the store gets one batch at a
     // time, at most every outboxRecordPacing, so each carries what finished meanwhile
     // (docs/benchmarks.md). After a quiet spell the first goes at once (on the next turn, with
-    // whatever else finishes in this one).
+    // whatever else finishes in this one: a timer of 0 ms fires on the next turn).
     const qint64 wait = m_lastFlush.isValid() ? m_options.outboxRecordPacing.count() - m_lastFlush.elapsed() : 0;
-    if (wait > 0)
-        m_flushTimer.start(int(wait));
-    else
-        QMetaObject::invokeMethod(this, &DeliveryWorker::flushDone, Qt::QueuedConnection);
+    m_flushTimer.start(int(std::max<qint64>(0, wait)));
 }
 
 void DeliveryWorker::flushDone()
 {
-    m_flushQueued = false;
     m_flushTimer.stop();
     if (m_done.isEmpty() || !m_store)
         return;

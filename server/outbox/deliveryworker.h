@@ -109,9 +109,8 @@ private:
     bool m_mayHaveWork = true;              // claiming could find something
     QSet<qint64> m_wanting;                 // endpoints that took less than their claim-ahead when last seen
     bool m_woken = false;                   // a wake came: new deliveries may have been inserted
-    bool m_flushQueued = false;             // flushDone() is posted or its timer runs
     bool m_recording = false;               // the store has not answered the last hand-over yet
-    QTimer m_flushTimer;
+    QTimer m_flushTimer;                    // runs while flushDone() is due
     QElapsedTimer m_lastFlush;              // since the last hand-over
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
     bool m_cycleClaim = false;              // that claim's answer ends the current poll cycle
