@@ -34,6 +34,9 @@ struct ServerOptions
     // Finished attempts are recorded in one transaction at most this often (the first after a
     // quiet spell at once): under load a commit then carries dozens of attempts, not a handful.
     std::chrono::milliseconds outboxRecordPacing{4};
+    // The sending thread waits on epoll (EpollEventDispatcher), not on Qt's poll()-based loop,
+    // whose every turn costs as much as the connections open. False only to measure the difference.
+    bool epollSending = true;
 };
 
 } // namespace OpsDeck

@@ -62,6 +62,7 @@ QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
 int g_recordPacing = -1;        // ms; -1: the server's default
+bool g_pollSending = false;    // --poll-sending: the sending thread on Qt's poll()-based loop
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
 QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
@@ -412,6 +413,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         options.endpointConcurrency = g_endpointConcurrency;
     if (g_recordPacing >= 0)
         options.outboxRecordPacing = std::chrono::milliseconds(g_recordPacing);
+    options.epollSending = !g_pollSending;
     ControlPlane server(options);
     Database probe(url);
     probe.open();
@@ -559,12 +561,16 @@ int main(int argc, char *argv[])
     QCommandLineOption recordPacing(QStringLiteral("record-pacing"), QStringLiteral("outboxRecordPacing in ms."), QStringLiteral("MS"), QStringLiteral("-1"));
     recordPacing.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(recordPacing);
+    QCommandLineOption pollSending(QStringLiteral("poll-sending"), QStringLiteral("The sending thread on Qt's own (poll) event loop."));
+    pollSending.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(pollSending);
     parser.process(app);
     g_postgres = parser.value(QStringLiteral("database"));
     if (!g_postgres.isEmpty() && !g_postgres.startsWith(QLatin1String("postgres")))
         qFatal("--database takes a postgresql:// URL");
     g_dropIndex = parser.value(dropIndex);
     g_recordPacing = parser.value(recordPacing).toInt();
+    g_pollSending = parser.isSet(pollSending);
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
                            : QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../../tools/opsdeck-demo-provider/opsdeck-demo-provider"));

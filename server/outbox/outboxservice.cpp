@@ -4,10 +4,12 @@
 #include "deliveryworker.h"
 #include "workerhealth.h"
 
+#include "server/delivery/epolleventdispatcher.h"
 #include "server/feed/changefeed.h"
 #include "server/storage/database.h"
 
 #include <QDebug>
+
 #include <QThread>
 
 namespace OpsDeck {
@@ -44,6 +46,10 @@ void OutboxService::start()
         return;
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("opsdeck-send"));
+    if (m_options.epollSending) {
+        if (auto dispatcher = EpollEventDispatcher::create())
+            m_thread->setEventDispatcher(dispatcher.release()); // the thread deletes it when it ends
+    }
     auto *worker = new DeliveryWorker(m_options);
     worker->moveToThread(m_thread);
     m_worker = worker;

@@ -1,6 +1,9 @@
 // Helpers shared by the test binaries.
 #include "testsupport.h"
 
+#include "server/delivery/epolleventdispatcher.h"
+
+#include <QCoreApplication>
 #include <QTemporaryDir>
 
 namespace OpsDeck::Test {
@@ -9,6 +12,19 @@ QString scratchDir()
 {
     static QTemporaryDir dir;
     return dir.path();
+}
+
+void useRequestedEventDispatcher()
+{
+    const QByteArray wanted = qgetenv("OPSDECK_TEST_EVENT_DISPATCHER");
+    if (wanted.isEmpty())
+        return;
+    if (wanted != "epoll")
+        qFatal("OPSDECK_TEST_EVENT_DISPATCHER=%s: only epoll is known", wanted.constData());
+    auto dispatcher = EpollEventDispatcher::create();
+    if (!dispatcher)
+        qFatal("OPSDECK_TEST_EVENT_DISPATCHER=epoll: the kernel refused an epoll or an eventfd");
+    QCoreApplication::setEventDispatcher(dispatcher.release()); // the application owns it
 }
 
 } // namespace OpsDeck::Test

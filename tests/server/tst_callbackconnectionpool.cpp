@@ -3,6 +3,8 @@
 // the connection cap and its queue, cancelling, and responses arriving in tiny pieces.
 #include "server/delivery/callbackconnectionpool.h"
 
+#include "testsupport.h"
+
 #include <QtTest>
 
 #include <QTcpServer>
@@ -13,6 +15,7 @@
 #include <memory>
 
 using namespace OpsDeck;
+using namespace OpsDeck::Test;
 
 namespace {
 
@@ -102,6 +105,9 @@ std::unique_ptr<CallbackConnectionPool> poolFor(const CallbackConnection::Target
 class tst_CallbackConnectionPool final : public QObject
 {
     Q_OBJECT
+
+public:
+    static void initMain() { useRequestedEventDispatcher(); }
 
 private slots:
     void keepAliveReusesOneConnection();

@@ -39,6 +39,9 @@ class tst_CallbackSender final : public QObject
 {
     Q_OBJECT
 
+public:
+    static void initMain() { useRequestedEventDispatcher(); }
+
 private slots:
     void initTestCase();
     void cleanupTestCase();

@@ -45,6 +45,9 @@ class tst_CallbackSenderFaults final : public QObject
 {
     Q_OBJECT
 
+public:
+    static void initMain() { useRequestedEventDispatcher(); }
+
 private slots:
     void connectionRefused();
     void responseBodyIsTruncated();

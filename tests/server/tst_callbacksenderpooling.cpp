@@ -4,6 +4,7 @@
 #include "server/delivery/callbacksender.h"
 
 #include "callbackfixture.h"
+#include "testsupport.h"
 
 #include <QtTest>
 
@@ -25,6 +26,9 @@ const QByteArray SecretA = QByteArrayLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La
 class tst_CallbackSenderPooling final : public QObject
 {
     Q_OBJECT
+
+public:
+    static void initMain() { useRequestedEventDispatcher(); }
 
 private slots:
     void initTestCase();
