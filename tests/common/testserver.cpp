@@ -120,6 +120,20 @@ qint64 TestServer::createOrganization(const QString &name)
     return r.status == 201 ? r.json().value(QStringLiteral("id")).toInteger() : 0;
 }
 
+std::unique_ptr<TestServer> TestServer::withoutDeliveryWorker()
+{
+    ServerOptions options;
+    options.deliveryWorker = false;
+    return std::make_unique<TestServer>(options);
+}
+
+bool TestServer::createAcmeAndCrm(qint64 *organizationId, qint64 *providerId)
+{
+    *organizationId = createOrganization(QStringLiteral("acme"));
+    *providerId = *organizationId > 0 ? createProvider(QStringLiteral("crm"), *organizationId, {QStringLiteral("crm")}) : 0;
+    return *providerId > 0;
+}
+
 qint64 TestServer::createProvider(const QString &name, qint64 organizationId, const QStringList &applications)
 {
     const Reply r = post(QStringLiteral("/api/v1/providers"),

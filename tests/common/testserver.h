@@ -71,11 +71,17 @@ public:
         return request("POST", path, body, token);
     }
 
+    // A server whose delivery worker does not run: the test arranges delivery states itself.
+    static std::unique_ptr<TestServer> withoutDeliveryWorker();
+
     // Convenience for arranging tests: each returns the created object's id, or 0 on failure.
     qint64 createOrganization(const QString &name);
     qint64 createProvider(const QString &name, qint64 organizationId, const QStringList &applications);
     qint64 createInstance(const QString &name, qint64 organizationId, qint64 providerId,
                           const QString &application, const QString &owner);
+    // The usual cast: organization "acme" and its provider "crm" of application "crm". False if
+    // either could not be created.
+    bool createAcmeAndCrm(qint64 *organizationId, qint64 *providerId);
 
 private:
     TestDatabase m_db;

@@ -66,13 +66,9 @@ private:
 void tst_DeliveryApi::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
-    ServerOptions options;
-    options.deliveryWorker = false; // the states are the test's to arrange
-    m_server = std::make_unique<TestServer>(options);
+    m_server = TestServer::withoutDeliveryWorker(); // the states are the test's to arrange
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
-    m_org = m_server->createOrganization(QStringLiteral("acme"));
-    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
-    QVERIFY(m_org > 0 && m_provider > 0);
+    QVERIFY(m_server->createAcmeAndCrm(&m_org, &m_provider));
 }
 
 qint64 tst_DeliveryApi::registeredInstance(qint64 provider, const QString &application)

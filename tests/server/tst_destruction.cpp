@@ -276,9 +276,7 @@ void tst_Destruction::initTestCase()
     options.outboxPollInterval = std::chrono::milliseconds(50);
     m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
-    m_org = m_server->createOrganization(QStringLiteral("acme"));
-    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
-    QVERIFY(m_org > 0 && m_provider > 0);
+    QVERIFY(m_server->createAcmeAndCrm(&m_org, &m_provider));
 }
 
 qint64 tst_Destruction::newInstance()

@@ -94,9 +94,7 @@ void tst_Endpoints::initTestCase()
     quiet.deliveryWorker = false;
     m_quiet = std::make_unique<TestServer>(quiet);
     QVERIFY2(m_quiet->isRunning(), qPrintable(m_quiet->error()));
-    m_org = m_server->createOrganization(QStringLiteral("acme"));
-    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
-    QVERIFY(m_org > 0 && m_provider > 0);
+    QVERIFY(m_server->createAcmeAndCrm(&m_org, &m_provider));
 }
 
 qint64 tst_Endpoints::registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret)

@@ -53,13 +53,9 @@ private:
 void tst_Transitions::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
-    ServerOptions options;
-    options.deliveryWorker = false; // delivery states are the test's to arrange
-    m_server = std::make_unique<TestServer>(options);
+    m_server = TestServer::withoutDeliveryWorker(); // delivery states are the test's to arrange
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
-    m_org = m_server->createOrganization(QStringLiteral("acme"));
-    m_provider = m_server->createProvider(QStringLiteral("crm"), m_org, {QStringLiteral("crm")});
-    QVERIFY(m_org > 0 && m_provider > 0);
+    QVERIFY(m_server->createAcmeAndCrm(&m_org, &m_provider));
 }
 
 void tst_Transitions::cleanupTestCase()
