@@ -148,10 +148,8 @@ int main(int argc, char *argv[])
     // The server's sending thread runs on EpollEventDispatcher; --poll-loop keeps Qt's own. Read
     // before the application exists, which is when a dispatcher can be chosen.
     const bool pollLoop = std::any_of(argv + 1, argv + argc, [](const char *arg) { return std::strcmp(arg, "--poll-loop") == 0; });
-    if (!pollLoop) {
-        if (auto dispatcher = EpollEventDispatcher::create())
-            QCoreApplication::setEventDispatcher(dispatcher.release());
-    }
+    if (!pollLoop)
+        EpollEventDispatcher::install();
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Callback attempts/s through CallbackSender to the demo provider."));

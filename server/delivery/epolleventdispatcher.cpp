@@ -45,6 +45,18 @@ std::unique_ptr<EpollEventDispatcher> EpollEventDispatcher::create()
     return std::unique_ptr<EpollEventDispatcher>(new EpollEventDispatcher(epoll, wakeFd));
 }
 
+bool EpollEventDispatcher::install(QThread *thread)
+{
+    auto dispatcher = create();
+    if (!dispatcher)
+        return false;
+    if (thread)
+        thread->setEventDispatcher(dispatcher.release());
+    else
+        QCoreApplication::setEventDispatcher(dispatcher.release());
+    return true;
+}
+
 EpollEventDispatcher::EpollEventDispatcher(int epoll, int wakeFd)
     : m_epoll(epoll)
     , m_wakeFd(wakeFd)
@@ -195,12 +207,13 @@ int EpollEventDispatcher::msToNextTimer() const
         if (!timer.firing)
             earliest = std::min(earliest, timer.deadline);
     }
-    if (earliest == LLONG_MAX)
-        return -1;
-    const qint64 left = earliest - now();
-    if (left <= 0)
-        return 0;
-    return int(std::min<qint64>(INT_MAX, (left + kNsPerMs - 1) / kNsPerMs));
+    return earliest == LLONG_MAX ? -1 : msUntil(earliest);
+}
+
+int EpollEventDispatcher::msUntil(qint64 deadline)
+{
+    const qint64 left = deadline - now();
+    return left <= 0 ? 0 : int(std::min<qint64>(INT_MAX, (left + kNsPerMs - 1) / kNsPerMs));
 }
 
 quint32 EpollEventDispatcher::wantedEvents(const Watch &watch)
@@ -323,10 +336,8 @@ QList<QAbstractEventDispatcher::TimerInfo> EpollEventDispatcher::registeredTimer
 int EpollEventDispatcher::remainingTime(int timerId)
 {
     for (const Timer &timer : std::as_const(m_timers)) {
-        if (timer.id == timerId) {
-            const qint64 left = timer.deadline - now();
-            return left <= 0 ? 0 : int(std::min<qint64>(INT_MAX, (left + kNsPerMs - 1) / kNsPerMs));
-        }
+        if (timer.id == timerId)
+            return msUntil(timer.deadline);
     }
     return -1;
 }

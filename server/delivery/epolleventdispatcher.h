@@ -10,6 +10,7 @@
 #include <memory>
 
 class QSocketNotifier;
+class QThread;
 
 namespace OpsDeck {
 
@@ -24,15 +25,16 @@ namespace OpsDeck {
 // descriptor may be closed and reused next. Timers keep millisecond precision (their timeouts
 // round up, so none fires early). Other threads wake the loop through an eventfd, once per turn.
 //
-// Install it with QThread::setEventDispatcher() before the thread starts; create() gives nothing
-// where the kernel refuses an epoll or an eventfd, and the thread keeps Qt's default.
 class EpollEventDispatcher final : public QAbstractEventDispatcher
 {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(EpollEventDispatcher)
 
 public:
-    static std::unique_ptr<EpollEventDispatcher> create();
+    // Installs one on `thread` before it starts, or with no thread on the main thread before the
+    // QCoreApplication exists. False where the kernel refuses an epoll or an eventfd: the thread
+    // keeps Qt's default. The thread (or the application) owns it.
+    static bool install(QThread *thread = nullptr);
     ~EpollEventDispatcher() override;
 
     bool processEvents(QEventLoop::ProcessEventsFlags flags) override;
@@ -52,6 +54,7 @@ public:
 
 private:
     EpollEventDispatcher(int epoll, int wakeFd);
+    static std::unique_ptr<EpollEventDispatcher> create();
 
     // The notifiers of one descriptor, by QSocketNotifier::Type, and the events the kernel has.
     struct Watch
@@ -78,6 +81,8 @@ private:
     void updateKernel(int fd, Watch &watch, quint32 wanted);
     // -1: no timer; else ms until the earliest one is due, rounded up.
     int msToNextTimer() const;
+    // Milliseconds until `deadline` (ns, monotonic), rounded up; 0 once it passed.
+    static int msUntil(qint64 deadline);
     int activateTimers();
     int activateSocketNotifiers();
     bool isOwnThread() const;

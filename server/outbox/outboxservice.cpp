@@ -9,7 +9,6 @@
 #include "server/storage/database.h"
 
 #include <QDebug>
-
 #include <QThread>
 
 namespace OpsDeck {
@@ -46,10 +45,8 @@ void OutboxService::start()
         return;
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("opsdeck-send"));
-    if (m_options.epollSending) {
-        if (auto dispatcher = EpollEventDispatcher::create())
-            m_thread->setEventDispatcher(dispatcher.release()); // the thread deletes it when it ends
-    }
+    if (m_options.epollSending)
+        EpollEventDispatcher::install(m_thread); // else, or if refused, Qt's own
     auto *worker = new DeliveryWorker(m_options);
     worker->moveToThread(m_thread);
     m_worker = worker;

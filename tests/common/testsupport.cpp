@@ -3,7 +3,6 @@
 
 #include "server/delivery/epolleventdispatcher.h"
 
-#include <QCoreApplication>
 #include <QTemporaryDir>
 
 namespace OpsDeck::Test {
@@ -21,10 +20,8 @@ void useRequestedEventDispatcher()
         return;
     if (wanted != "epoll")
         qFatal("OPSDECK_TEST_EVENT_DISPATCHER=%s: only epoll is known", wanted.constData());
-    auto dispatcher = EpollEventDispatcher::create();
-    if (!dispatcher)
+    if (!EpollEventDispatcher::install())
         qFatal("OPSDECK_TEST_EVENT_DISPATCHER=epoll: the kernel refused an epoll or an eventfd");
-    QCoreApplication::setEventDispatcher(dispatcher.release()); // the application owns it
 }
 
 } // namespace OpsDeck::Test

@@ -65,10 +65,8 @@ class tst_EpollEventDispatcher final : public QObject
 public:
     static void initMain()
     {
-        auto dispatcher = EpollEventDispatcher::create();
-        if (!dispatcher)
+        if (!EpollEventDispatcher::install())
             qFatal("the kernel refused an epoll or an eventfd");
-        QCoreApplication::setEventDispatcher(dispatcher.release());
     }
 
 private slots:
@@ -202,9 +200,7 @@ void tst_EpollEventDispatcher::postFromAnotherThreadWakesTheLoop()
 void tst_EpollEventDispatcher::threadQuitsFromOutside()
 {
     QThread thread;
-    auto dispatcher = EpollEventDispatcher::create();
-    QVERIFY(dispatcher);
-    thread.setEventDispatcher(dispatcher.release());
+    QVERIFY(EpollEventDispatcher::install(&thread));
     // Deleted in its thread as the thread ends (QThread::finished runs there).
     auto *worker = new QObject;
     worker->moveToThread(&thread);
