@@ -4,7 +4,7 @@
 #include "demoactivity.h"
 #include "demoreceiver.h"
 
-#include <QTcpServer>
+#include <QTcpSocket>
 
 #include "server/controlplane.h"
 #include "server/demoseeder.h"
@@ -52,18 +52,21 @@ void ServerHost::start(const ServerOptions &options, bool demo)
         }
         m_receiver = new DemoReceiver(this);
         m_demo = new DemoActivity(m_server->baseUrl(), token, this);
-        if (m_receiver->listen()) {
-            // A port nothing listens on: its callbacks fail to connect and retry.
-            QTcpServer probe;
-            probe.listen(QHostAddress::LocalHost, 0);
-            const QUrl dead(QStringLiteral("http://127.0.0.1:%1/hook").arg(probe.serverPort()));
-            probe.close();
+        // A port bound and never listening: its callbacks are refused and retry.
+        m_deadPort = new QTcpSocket(this);
+        if (m_receiver->listen() && m_deadPort->bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress))
             m_demo->registerCallbacks(m_receiver->url(QStringLiteral("/hook")), m_receiver->url(QStringLiteral("/flaky")),
-                                      dead);
-        }
+                                      deadCallbackUrl());
         m_demo->start();
     }
     emit started(m_server->baseUrl(), token);
+}
+
+QUrl ServerHost::deadCallbackUrl() const
+{
+    if (!m_deadPort || m_deadPort->state() != QAbstractSocket::BoundState)
+        return {};
+    return QUrl(QStringLiteral("http://127.0.0.1:%1/hook").arg(m_deadPort->localPort()));
 }
 
 void ServerHost::stop()
@@ -72,6 +75,8 @@ void ServerHost::stop()
     m_demo = nullptr;
     delete m_receiver;
     m_receiver = nullptr;
+    delete m_deadPort;
+    m_deadPort = nullptr;
     if (m_server) {
         m_server->stop();
         delete m_server;

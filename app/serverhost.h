@@ -7,6 +7,8 @@
 #include <QObject>
 #include <QUrl>
 
+class QTcpSocket;
+
 namespace OpsDeck {
 
 class ControlPlane;
@@ -27,6 +29,12 @@ public:
     // Called in the worker thread before it quits: closes listeners and the database there.
     void stop();
 
+    // The demo's callback URL that refuses every connection (empty without demo data). Its port
+    // stays bound, never listening, while the demo runs: a port merely found free would be the
+    // next one the system hands out, and another program listening there would get the demo's
+    // callbacks.
+    QUrl deadCallbackUrl() const;
+
 signals:
     void started(const QUrl &baseUrl, const QString &operatorToken);
     void failed(const QString &message);
@@ -35,6 +43,7 @@ private:
     ControlPlane *m_server = nullptr; // child
     DemoActivity *m_demo = nullptr;   // child
     DemoReceiver *m_receiver = nullptr; // child
+    QTcpSocket *m_deadPort = nullptr;   // child: bound, never listening
 };
 
 } // namespace OpsDeck
