@@ -271,14 +271,9 @@ void tst_ApiClient::droppedConnectionRetriedForGet()
 
 void tst_ApiClient::connectionRefused()
 {
-    quint16 port = 0;
-    {
-        QTcpServer probe; // a port that was free a moment ago and now refuses
-        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
-        port = probe.serverPort();
-    }
+    const Test::RefusingPort refusing;
     ApiClient client;
-    client.setBaseUrl(QUrl(QStringLiteral("http://127.0.0.1:%1").arg(port)));
+    client.setBaseUrl(QUrl(refusing.url()));
     client.setRetryPolicy(2, 5, 20);
     const ApiResult r = wait(client.get(QStringLiteral("/instances")));
     QCOMPARE(r.status, 0);

@@ -66,15 +66,11 @@ private:
 
 void tst_CallbackSenderFaults::connectionRefused()
 {
-    // A port that was just free and is closed again: nothing listens there.
-    QTcpServer probe;
-    QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
-    const quint16 port = probe.serverPort();
-    probe.close();
+    const RefusingPort refusing;
 
     CallbackSender sender(CallbackUrlGuard(true));
     AttemptResult result;
-    send(sender, request(QStringLiteral("http://127.0.0.1:%1/ok").arg(port), "msg_refused"), &result);
+    send(sender, request(refusing.url(QStringLiteral("/ok")), "msg_refused"), &result);
     if (QTest::currentTestFailed())
         return;
     QCOMPARE(result.errorClass, QStringLiteral("connect"));

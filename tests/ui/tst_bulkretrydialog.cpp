@@ -9,6 +9,7 @@
 #include "models/apiclient.h"
 
 #include "testserver.h"
+#include "testsupport.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -57,6 +58,7 @@ private:
 
     std::unique_ptr<TestServer> m_server;
     std::unique_ptr<ApiClient> m_api;
+    RefusingPort m_refusing; // the endpoints that refuse: their deliveries soon give up
     QTcpServer m_hanging; // accepts and never answers: its deliveries stay PENDING
     QList<QTcpSocket *> m_held;
     QHash<QString, qint64> m_instances; // "a1", "a2", "b1", "b2", "c1"
@@ -66,10 +68,6 @@ void tst_BulkRetryDialog::initTestCase()
 {
     // Endpoints a (two instances) and b (two) of provider Ledger, c (one) of provider Mail. a and c
     // refuse connections and soon give up (FAILED); b hangs, one of its two is cancelled.
-    QTcpServer closed;
-    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
-    const quint16 refused = closed.serverPort();
-    closed.close();
     QVERIFY(m_hanging.listen(QHostAddress::LocalHost, 0));
     connect(&m_hanging, &QTcpServer::newConnection, this, [this] {
         while (QTcpSocket *socket = m_hanging.nextPendingConnection())
@@ -85,7 +83,7 @@ void tst_BulkRetryDialog::initTestCase()
     const qint64 org = m_server->createOrganization(QStringLiteral("Acme Hosting"));
     const qint64 ledger = m_server->createProvider(QStringLiteral("Ledger Inc"), org, {QStringLiteral("ledger")});
     const qint64 mail = m_server->createProvider(QStringLiteral("Mail Co"), org, {QStringLiteral("mail")});
-    const QString refusing = QStringLiteral("http://127.0.0.1:%1/").arg(refused);
+    const QString refusing = m_refusing.url(QStringLiteral("/"));
     const QString hanging = QStringLiteral("http://127.0.0.1:%1/").arg(m_hanging.serverPort());
     const struct
     {
@@ -323,11 +321,9 @@ void tst_BulkRetryDialog::aRefusedRetryChangesNothing()
     BulkRetryDialog dialog(&api, scope);
     dialog.show();
     QTRY_COMPARE(dialog.count(), qint64(1));
-    QTcpServer closed;
-    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
+    const RefusingPort closed;
     QUrl gone = m_server->baseUrl();
-    gone.setPort(closed.serverPort());
-    closed.close();
+    gone.setPort(closed.port());
     api.setBaseUrl(gone);
     QSignalSpy retried(&dialog, &BulkRetryDialog::retried);
 

@@ -14,6 +14,7 @@
 #include "models/syncengine.h"
 
 #include "testserver.h"
+#include "testsupport.h"
 
 #include <QAction>
 #include <QApplication>
@@ -33,7 +34,6 @@
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTableView>
-#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
@@ -125,12 +125,9 @@ ConsoleConnection tst_MainWindow::connectionTo(TestServer &server, const QString
 
 QUrl tst_MainWindow::deadServer()
 {
-    // A port that was just free: nothing listens there.
-    QTcpServer probe;
-    probe.listen(QHostAddress::LocalHost, 0);
-    const quint16 port = probe.serverPort();
-    probe.close();
-    return QUrl(QStringLiteral("http://127.0.0.1:%1").arg(port));
+    // Held for the whole test: nothing listens there, and nothing can.
+    static const RefusingPort dead;
+    return QUrl(dead.url());
 }
 
 void tst_MainWindow::navigation_data()
