@@ -21,6 +21,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <vector>
 
 using namespace OpsDeck;
 
@@ -48,7 +49,7 @@ struct SocketPair
     }
 };
 
-// Runs the event loop for `ms` (a QTimer ends it), counting nothing itself.
+// Runs the event loop for `ms` (a QTimer ends it).
 void spin(int ms)
 {
     QEventLoop loop;
