@@ -13,13 +13,30 @@
 
 namespace OpsDeck::Bench {
 
+namespace {
+
+qint64 micros(const timeval &t)
+{
+    return qint64(t.tv_sec) * 1000000 + t.tv_usec;
+}
+
+// The time on the CPU a task's schedstat gives first, in microseconds (0 when it cannot be read).
+qint64 schedstatMicros(const QString &path)
+{
+    QFile stat(path);
+    if (!stat.open(QIODevice::ReadOnly))
+        return 0;
+    return stat.readAll().split(' ').value(0).toLongLong() / 1000; // nanoseconds on the CPU
+}
+
+} // namespace
+
 // CPU time of this whole process (every thread: the server's sender, store and control plane,
 // and the bench's own progress checks), in microseconds.
 qint64 processCpuMicros()
 {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
@@ -31,11 +48,9 @@ QMap<QString, qint64> threadCpuByName()
     const QDir tasks(QStringLiteral("/proc/self/task"));
     for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
         QFile comm(tasks.filePath(tid + QStringLiteral("/comm")));
-        QFile stat(tasks.filePath(tid + QStringLiteral("/schedstat")));
-        if (!comm.open(QIODevice::ReadOnly) || !stat.open(QIODevice::ReadOnly))
+        if (!comm.open(QIODevice::ReadOnly))
             continue;
-        const QString name = QString::fromUtf8(comm.readAll()).trimmed();
-        cpu[name] += stat.readAll().split(' ').value(0).toLongLong() / 1000; // nanoseconds on the CPU
+        cpu[QString::fromUtf8(comm.readAll()).trimmed()] += schedstatMicros(tasks.filePath(tid + QStringLiteral("/schedstat")));
     }
     return cpu;
 }
@@ -45,7 +60,25 @@ qint64 threadCpuMicros()
 {
     rusage usage{};
     getrusage(RUSAGE_THREAD, &usage);
-    const auto micros = [](const timeval &t) { return qint64(t.tv_sec) * 1000000 + t.tv_usec; };
+    return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+// CPU time so far of another process (the sum of its threads), in microseconds, from /proc.
+qint64 processCpuMicros(qint64 pid)
+{
+    const QDir tasks(QStringLiteral("/proc/%1/task").arg(pid));
+    qint64 cpu = 0;
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot))
+        cpu += schedstatMicros(tasks.filePath(tid + QStringLiteral("/schedstat")));
+    return cpu;
+}
+
+// CPU time of this process's children that have ended and were waited for (wrk after its run),
+// in microseconds.
+qint64 endedChildrenCpuMicros()
+{
+    rusage usage{};
+    getrusage(RUSAGE_CHILDREN, &usage);
     return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 

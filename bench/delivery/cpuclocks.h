@@ -17,6 +17,10 @@ qint64 processCpuMicros();
 QMap<QString, qint64> threadCpuByName();
 // The calling thread.
 qint64 threadCpuMicros();
+// Another process of this machine (every thread of it), or 0 when it is gone.
+qint64 processCpuMicros(qint64 pid);
+// This process's children that ended and were waited for.
+qint64 endedChildrenCpuMicros();
 // The PostgreSQL backends serving this database for others than the caller (the store's connection).
 qint64 backendCpuMicros(Database &probe);
 

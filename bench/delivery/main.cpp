@@ -25,6 +25,7 @@
 #include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 #include <QUrl>
 #include <QUuid>
@@ -66,6 +67,16 @@ bool g_pollSending = false;    // --poll-sending: the sending thread on Qt's pol
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
 QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
+const std::vector<std::unique_ptr<Provider>> *g_providers = nullptr; // the provider processes of the throughput runs
+
+// CPU time so far of every provider process of the throughput runs, in microseconds.
+qint64 providersCpuMicros()
+{
+    qint64 cpu = 0;
+    for (const auto &p : *g_providers)
+        cpu += processCpuMicros(p->process->processId());
+    return cpu;
+}
 
 // Runs one statement on the database --database names (the cluster's, not a run's).
 void runOnCluster(const QString &sql)
@@ -152,9 +163,17 @@ QByteArray sampleBody(qint64 instance)
         .toJson(QJsonDocument::Compact);
 }
 
-// The provider's own maximum: wrk posting a validly signed notification as fast as it can.
-double wrkRate(const QString &url, int seconds, int connections)
+struct WrkRun
 {
+    double rate = 0;
+    double providerCpu = 0; // microseconds per request, of the provider process wrk posts to
+    double wrkCpu = 0;      // and of wrk
+};
+
+// The provider's own maximum: wrk posting a validly signed notification as fast as it can.
+WrkRun wrkRate(const Provider &provider, int seconds, int connections)
+{
+    const QString url = provider.base + QStringLiteral("/ok/wrk");
     const QByteArray body = sampleBody(1);
     const qint64 ts = QDateTime::currentSecsSinceEpoch();
     const QByteArray id = "msg_wrk";
@@ -168,14 +187,24 @@ double wrkRate(const QString &url, int seconds, int connections)
             "wrk.headers[\"webhook-timestamp\"] = \"" + QByteArray::number(ts) + "\"\n"
             "wrk.headers[\"webhook-signature\"] = \"" + signature + "\"\n");
     f.close();
+    const qint64 providerAtStart = processCpuMicros(provider.process->processId());
+    const qint64 childrenAtStart = endedChildrenCpuMicros();
     QProcess wrk;
     wrk.start(QStringLiteral("wrk"), {QStringLiteral("-t2"), QStringLiteral("-c%1").arg(connections), QStringLiteral("-d%1s").arg(seconds),
                                       QStringLiteral("-s"), script, url});
     if (!wrk.waitForFinished((seconds + 30) * 1000))
-        return 0;
+        return {};
+    WrkRun run;
     const QString out = QString::fromUtf8(wrk.readAllStandardOutput());
-    const auto m = QRegularExpression(QStringLiteral("Requests/sec:\\s+([0-9.]+)")).match(out);
-    return m.hasMatch() ? m.captured(1).toDouble() : 0;
+    const auto rate = QRegularExpression(QStringLiteral("Requests/sec:\\s+([0-9.]+)")).match(out);
+    const auto requests = QRegularExpression(QStringLiteral("([0-9]+) requests in")).match(out);
+    if (!rate.hasMatch() || !requests.hasMatch())
+        return run;
+    run.rate = rate.captured(1).toDouble();
+    const double count = std::max(1.0, requests.captured(1).toDouble());
+    run.providerCpu = double(processCpuMicros(provider.process->processId()) - providerAtStart) / count;
+    run.wrkCpu = double(endedChildrenCpuMicros() - childrenAtStart) / count;
+    return run;
 }
 
 // Organization, provider, the endpoints, one RUNNING registered instance per delivery and (when
@@ -381,11 +410,28 @@ struct Throughput
     double cpuPerDelivery = 0; // microseconds of this process's CPU per delivery to an answering endpoint
     double sendCpu = 0;        // of which the sending thread's
     double storeCpu = 0;       // and the outbox store's
+    double providerCpu = 0;    // microseconds of the provider processes' CPU per delivery to an answering endpoint
+    double busyCores = 0;      // the server's and the providers' CPU over the run's time
 };
 
 QString threadShare(const Throughput &t)
 {
     return QStringLiteral("(sending thread %1, store thread %2)").arg(qRound(t.sendCpu)).arg(qRound(t.storeCpu));
+}
+
+// Where a run's rate stands against the machine: how many of its cores the server and the
+// providers kept busy, and the rate at which all of them would be at this run's CPU per delivery
+// (the bound of a provider sharing the server's cores).
+QString coreShare(const Throughput &t, double wrkRate)
+{
+    const int cores = QThread::idealThreadCount();
+    const double bound = 1e6 * cores / std::max(1.0, t.cpuPerDelivery + t.providerCpu);
+    return QStringLiteral("provider %1 us; %2 of %3 cores busy (all %3 at these costs: %4/s, %5x)")
+        .arg(qRound(t.providerCpu))
+        .arg(t.busyCores, 0, 'f', 2)
+        .arg(cores)
+        .arg(qRound(bound))
+        .arg(wrkRate > 0 ? bound / wrkRate : 0.0, 0, 'f', 2);
 }
 
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
@@ -421,6 +467,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     QElapsedTimer clock;
     clock.start();
     const qint64 cpuAtStart = processCpuMicros();
+    const qint64 providersAtStart = providersCpuMicros();
     Problem problem;
     if (!server.start(&problem))
         qFatal("%s", qPrintable(problem.detail));
@@ -448,7 +495,11 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         wait(5);
     }
     Throughput t;
-    t.cpuPerDelivery = double(processCpuMicros() - cpuAtStart) / double(std::max<qint64>(1, healthyCount));
+    const qint64 serverCpu = processCpuMicros() - cpuAtStart;
+    const qint64 providersCpu = providersCpuMicros() - providersAtStart;
+    t.cpuPerDelivery = double(serverCpu) / double(std::max<qint64>(1, healthyCount));
+    t.providerCpu = double(providersCpu) / double(std::max<qint64>(1, healthyCount));
+    t.busyCores = double(serverCpu + providersCpu) / 1000.0 / double(std::max<qint64>(1, clock.elapsed()));
     const QMap<QString, qint64> threads = threadCpuByName();
     const auto perDelivery = [&](const QString &name) {
         return double(threads.value(name) - threadsAtStart.value(name)) / double(std::max<qint64>(1, healthyCount));
@@ -589,6 +640,7 @@ int main(int argc, char *argv[])
     std::vector<std::unique_ptr<Provider>> providers;
     for (int i = 0; i < 10; ++i)
         providers.push_back(startProvider(false));
+    g_providers = &providers;
 
     if (runs("store")) {
         const StoreRun one = storeRun(QStringLiteral("store-one"), 1, n);
@@ -603,9 +655,12 @@ int main(int argc, char *argv[])
         std::fflush(stdout);
     }
 
-    const double wrk = runs("wrk") ? wrkRate(providers.front()->base + QStringLiteral("/ok/wrk"), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64) : 0;
+    const WrkRun wrkRun = runs("wrk") ? wrkRate(*providers.front(), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64) : WrkRun();
+    const double wrk = wrkRun.rate;
     if (runs("wrk")) {
-        std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s\n", wrk);
+        std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s; CPU per request: provider %.1f us,"
+                    " wrk %.1f us\n",
+                    wrk, wrkRun.providerCpu, wrkRun.wrkCpu);
         std::fflush(stdout);
     }
 
@@ -615,6 +670,7 @@ int main(int argc, char *argv[])
                     " %.0f us server CPU per delivery %s\n",
                     n, one.seconds, one.rate, one.healthyRate, wrk > 0 ? one.healthyRate / wrk : 0.0, one.cpuPerDelivery,
                     qPrintable(threadShare(one)));
+        std::printf("  %s\n", qPrintable(coreShare(one, wrk)));
         std::fflush(stdout);
     }
 
@@ -634,6 +690,7 @@ int main(int argc, char *argv[])
                     " %.0f us server CPU per delivery %s\n",
                     n, all.seconds, all.rate, all.healthyRate, wrk > 0 ? all.healthyRate / wrk : 0.0, all.cpuPerDelivery,
                     qPrintable(threadShare(all)));
+        std::printf("  %s\n", qPrintable(coreShare(all, wrk)));
         std::fflush(stdout);
     }
     if (runs("hundred-one-host")) {
@@ -648,6 +705,7 @@ int main(int argc, char *argv[])
                     " accept rate), %.0f us server CPU per delivery %s\n",
                     n, t.seconds, t.rate, t.healthyRate, wrk > 0 ? t.healthyRate / wrk : 0.0, t.cpuPerDelivery,
                     qPrintable(threadShare(t)));
+        std::printf("  %s\n", qPrintable(coreShare(t, wrk)));
         std::fflush(stdout);
     }
     if (runs("half")) {
