@@ -19,6 +19,7 @@
 #include "server/outbox/workerhealth.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
+#include "server/storage/walcheckpointer.h"
 
 #include <QFile>
 #include <QHostAddress>
@@ -78,6 +79,8 @@ bool ControlPlane::start(Problem *error)
         return false;
     }
     if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
+        return false;
+    if (m_db->backend() == Database::Backend::Sqlite && !startCheckpointer(error))
         return false;
     m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);
     connect(m_feed, &ChangeFeed::appended, this, &ControlPlane::eventsAppended);
@@ -147,6 +150,20 @@ bool ControlPlane::start(Problem *error)
     return true;
 }
 
+bool ControlPlane::startCheckpointer(Problem *error)
+{
+    // SQLite checkpoints on the connection whose commit makes the log long: here the HTTP
+    // thread's, which would then copy the delivery store's pages and sync the file while requests
+    // wait. A thread of its own copies the log for every connection of the server instead (the
+    // store's turns this off too).
+    m_checkpointer = std::make_unique<WalCheckpointer>(m_options.databaseUrl, std::chrono::milliseconds(100));
+    if (!m_checkpointer->start(error) || !m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), error)) {
+        m_checkpointer.reset();
+        return false;
+    }
+    return true;
+}
+
 void ControlPlane::stop()
 {
     if (m_apis && m_apis->outbox)
@@ -162,6 +179,13 @@ void ControlPlane::stop()
         m_feed = nullptr;
     }
     m_apis.reset();
+    if (m_checkpointer) {
+        // Its last checkpoint copies what is left; from here this connection checkpoints itself
+        // again (createToken() may still write through it).
+        m_checkpointer.reset();
+        if (m_db->isOpen())
+            m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=1000"));
+    }
     m_router = std::make_unique<Router>();
     m_port = 0;
 }

@@ -17,6 +17,7 @@ class HttpServer;
 class Journal;
 class Router;
 class TokenStore;
+class WalCheckpointer;
 
 // The console runs one inside a worker thread, the tests one per test case, opsdeck-server one
 // per process; all of them talk to it over HTTP only.
@@ -46,12 +47,16 @@ public:
     Database &database();
     ChangeFeed &feed();
     const Router &router() const;
+    // SQLite: the thread that copies the write-ahead log into the database file while the control
+    // plane runs; null on PostgreSQL and when stopped.
+    const WalCheckpointer *walCheckpointer() const { return m_checkpointer.get(); }
 
 Q_SIGNALS:
     // After each committed change-feed event (seq = the newest).
     void eventsAppended(qint64 seq);
 
 private:
+    bool startCheckpointer(Problem *error);
     void registerRoutes();
     void acceptWebSockets();
 
@@ -60,6 +65,7 @@ private:
     std::unique_ptr<TokenStore> m_tokens;
     std::unique_ptr<Router> m_router;
     std::unique_ptr<Journal> m_journal;
+    std::unique_ptr<WalCheckpointer> m_checkpointer;
     struct Apis;
     std::unique_ptr<Apis> m_apis;
     ChangeFeed *m_feed = nullptr;   // child

@@ -5,6 +5,7 @@
 #include "server/outbox/outboxstore.h"
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
+#include "server/storage/walcheckpointer.h"
 
 #include "cpuclocks.h"
 #include "idleupkeep.h"
@@ -329,8 +330,15 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     const auto before = postgres ? updateCounts() : std::pair<qint64, qint64>{};
     ServerOptions options;
     options.databaseUrl = url;
-    OutboxStore store(options, QStringLiteral("bench-store"));
+    // On SQLite the log is copied beside the store as in the server (ControlPlane).
+    std::optional<WalCheckpointer> checkpointer;
     Problem problem;
+    if (!postgres) {
+        checkpointer.emplace(url, std::chrono::milliseconds(100));
+        if (!checkpointer->start(&problem))
+            qFatal("%s", qPrintable(problem.detail));
+    }
+    OutboxStore store(options, QStringLiteral("bench-store"));
     if (!store.open(&problem))
         qFatal("%s", qPrintable(problem.detail));
     QObject context;

@@ -6,7 +6,6 @@
 
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
-#include "server/storage/walcheckpointer.h"
 
 namespace OpsDeck {
 
@@ -37,12 +36,10 @@ bool OutboxStore::open(Problem *error)
         // (the default is 2 MiB). Durability is the connection's (WAL, synchronous=NORMAL: a
         // commit survives the process being killed; only power loss may lose the last ones).
         // The store also commits more than anyone: its commits would be the ones to checkpoint,
-        // waiting for the copy and the sync while attempts finish. A thread beside it checkpoints
-        // instead.
-        m_checkpointer = std::make_unique<WalCheckpointer>(m_options.databaseUrl, std::chrono::milliseconds(100));
-        if (!m_db->exec(QStringLiteral("PRAGMA cache_size=-32768"), error) || !m_checkpointer->start(error)
+        // waiting for the copy and the sync while attempts finish. Whoever runs the store runs a
+        // WalCheckpointer beside it instead (ControlPlane does).
+        if (!m_db->exec(QStringLiteral("PRAGMA cache_size=-32768"), error)
             || !m_db->exec(QStringLiteral("PRAGMA wal_autocheckpoint=0"), error)) {
-            m_checkpointer.reset();
             m_db->close();
             m_db.reset();
             return false;
@@ -58,8 +55,6 @@ void OutboxStore::close()
 {
     if (m_db)
         flush();
-    // Its last checkpoint copies what the store wrote.
-    m_checkpointer.reset();
     m_destruction.reset();
     m_repository.reset();
     m_journal.reset();

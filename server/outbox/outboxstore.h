@@ -19,7 +19,6 @@ namespace OpsDeck {
 class Database;
 class DestructionSweep;
 class Journal;
-class WalCheckpointer;
 
 // Lives in its own thread, so the worker's thread only sends: it never waits for a claim, a
 // commit or the SQLite write lock. Every call is posted here and answered by posting back to
@@ -85,7 +84,6 @@ private:
     std::unique_ptr<Journal> m_journal;
     std::unique_ptr<DeliveryRepository> m_repository;
     std::unique_ptr<DestructionSweep> m_destruction;
-    std::unique_ptr<WalCheckpointer> m_checkpointer; // SQLite only
     QList<Pending> m_pending;
     qint64 m_newestSeen = -1; // the highest delivery id when the last claim ran
     std::optional<ClaimCursor> m_cursor; // where the last claim stopped

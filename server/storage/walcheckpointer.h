@@ -18,10 +18,10 @@ class WalCheckpointRunner;
 
 // SQLite checkpoints on the connection whose commit makes the log long (every 1000 pages): that
 // commit then also copies the pages into the database file and syncs it, several milliseconds
-// the committing thread waits. A busy writer (the outbox store) turns that off on its connection
-// and has this checkpoint beside it instead, passively: that never blocks a writer or a reader,
-// and the log starts over from its beginning once everything in it has been copied. While
-// nothing is written it looks up to 16 times less often.
+// the committing thread waits. The server turns that off on its connections (the HTTP thread's
+// and the outbox store's) and has this checkpoint beside them instead, passively: that never
+// blocks a writer or a reader, and the log starts over from its beginning once everything in it
+// has been copied. While nothing is written it looks up to 16 times less often.
 //
 // A writer that keeps writing never lets a passive checkpoint catch up (new frames land while it
 // copies), so the log would only grow: 50,000 deliveries in a row left 277 MB. Once the log holds

@@ -1,5 +1,9 @@
 // The write-ahead log checkpointer: pages a writer leaves in the log reach the database file
-// without the writer checkpointing, and the log starts over instead of growing.
+// without the writer checkpointing, and the log starts over instead of growing; the server runs
+// one for all of its connections.
+#include "testserver.h"
+
+#include "server/controlplane.h"
 #include "server/storage/database.h"
 #include "server/storage/walcheckpointer.h"
 
@@ -38,6 +42,13 @@ bool write(Database &db, int rows)
     return db.commit();
 }
 
+// The log length at which a commit on this connection checkpoints (0: never).
+int autoCheckpointPages(Database &db)
+{
+    QSqlQuery q(db.connection());
+    return q.exec(QStringLiteral("PRAGMA wal_autocheckpoint")) && q.next() ? q.value(0).toInt() : -1;
+}
+
 qint64 fileSize(const QString &path)
 {
     return QFileInfo(path).size();
@@ -70,6 +81,7 @@ private slots:
     void longLogIsCutBackWhenItStartsOver();
     void stopCopiesWhatIsLeft();
     void refusesWhatIsNotSqlite();
+    void serverCheckpointsForItsConnections();
 
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -214,6 +226,36 @@ void tst_WalCheckpointer::refusesWhatIsNotSqlite()
     QVERIFY(!checkpointer.start(&problem));
     QVERIFY(!checkpointer.isRunning());
     QVERIFY(!problem.detail.isEmpty());
+}
+
+void tst_WalCheckpointer::serverCheckpointsForItsConnections()
+{
+    // Without the delivery worker, so that nothing of the outbox store's is running.
+    const auto server = Test::TestServer::withoutDeliveryWorker();
+    QVERIFY2(server->isRunning(), qPrintable(server->error()));
+    if (!server->databaseUrl().startsWith(QLatin1String("sqlite://")))
+        QSKIP("SQLite's write-ahead log only");
+    ControlPlane &plane = server->controlPlane();
+    QVERIFY(plane.walCheckpointer() && plane.walCheckpointer()->isRunning());
+    // A commit of the HTTP thread never copies the log into the file and syncs it while requests
+    // wait: the server's checkpointer does that for every connection.
+    QCOMPARE(autoCheckpointPages(plane.database()), 0);
+    QCOMPARE(server->request("POST", QStringLiteral("/api/v1/organizations"),
+                             QJsonObject{{QStringLiteral("name"), QStringLiteral("acme")}}, server->operatorToken())
+                 .status,
+             201);
+
+    const QString path = server->databaseUrl().mid(int(qstrlen("sqlite://")));
+    Database writer(server->databaseUrl());
+    Problem problem;
+    QVERIFY2(openWriter(writer, &problem), qPrintable(problem.detail));
+    QVERIFY(write(writer, 2000));
+    QTRY_VERIFY2(fileSize(path) >= 2000 * kRowBytes, qPrintable(QString::number(fileSize(path))));
+
+    // Stopped, the server's connection checkpoints on its own again (tokens may still be created).
+    plane.stop();
+    QVERIFY(!plane.walCheckpointer());
+    QCOMPARE(autoCheckpointPages(plane.database()), 1000);
 }
 
 QTEST_GUILESS_MAIN(tst_WalCheckpointer)
