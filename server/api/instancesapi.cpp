@@ -401,8 +401,11 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
     const QVariant destroyAfter = to == Instance::Stopped
                                       ? QVariant(timestamp(nowAt.addSecs(m_ctx.options.instanceRetention.count())))
                                       : QVariant(QMetaType::fromType<QString>());
+    // What a destruction waited for is over with any change of status: a restarted instance awaits
+    // none, and one stopped again awaits its new notification only once its new retention ends.
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("UPDATE instances SET status = ?, version = version + 1, updated_at = ?,"
-                                                 " status_changed_at = ?, destroy_after = ? WHERE id = ? AND version = ?"));
+                                                 " status_changed_at = ?, destroy_after = ?, awaiting_ack_reason = NULL,"
+                                                 " awaiting_ack_delivery = NULL WHERE id = ? AND version = ?"));
     q.addBindValue(to);
     q.addBindValue(now);
     q.addBindValue(now);

@@ -243,6 +243,7 @@ private slots:
     void awaitsStoppedAcknowledgement();
     void awaitsDestructionAcknowledgement();
     void restartedInstanceIsKept();
+    void restartedInstanceAwaitsNothing();
     void sweepReachesPastStuckPages_data();
     void sweepReachesPastStuckPages();
     void sweepStartsOverFromTheOldest_data();
@@ -406,6 +407,27 @@ void tst_Destruction::restartedInstanceIsKept()
     QVERIFY(stop(witness));
     QTRY_COMPARE_WITH_TIMEOUT(instance(witness).value(QStringLiteral("status")).toString(), QStringLiteral("DESTROYED"), Patience);
     QCOMPARE(instance(id).value(QStringLiteral("status")).toString(), QStringLiteral("RUNNING"));
+}
+
+void tst_Destruction::restartedInstanceAwaitsNothing()
+{
+    DemoProvider provider;
+    const qint64 id = newInstance();
+    startProvider(&provider, registerOn(id, &provider, QStringLiteral("/fail/r")));
+    QVERIFY(stop(id));
+    QTRY_VERIFY_WITH_TIMEOUT(!instance(id).value(QStringLiteral("awaiting_ack")).isNull(), Patience);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, m_server->operatorToken()).status, 200);
+    QCOMPARE(instance(id).value(QStringLiteral("status")).toString(), QStringLiteral("RUNNING"));
+    QVERIFY(instance(id).value(QStringLiteral("awaiting_ack")).isNull());
+    // Nor once a later sweep has passed (a witness stopped now is destroyed by one).
+    const qint64 witness = newInstance();
+    QVERIFY(stop(witness));
+    QTRY_COMPARE_WITH_TIMEOUT(instance(witness).value(QStringLiteral("status")).toString(), QStringLiteral("DESTROYED"), Patience);
+    QVERIFY(instance(id).value(QStringLiteral("awaiting_ack")).isNull());
+    // Stopped again, it awaits nothing before its new retention ends: the old reason named a
+    // notification that the new one superseded.
+    QVERIFY(stop(id));
+    QVERIFY(instance(id).value(QStringLiteral("awaiting_ack")).isNull());
 }
 
 void tst_Destruction::sweepReachesPastStuckPages_data()
