@@ -110,10 +110,15 @@ bool DeliveryApi::applyEndpoint(const TransitionStep &step, QJsonObject *after, 
     if (!updateVersioned(q, kEndpoint, error))
         return false;
     if (t.to == Endpoint::Active) {
-        // A fresh start: the auto-pause window counts from the next failure, and what waited goes now.
+        // A fresh start: the failure count and the auto-pause window start over from the next
+        // failure, and what waited goes now.
         QSqlQuery &streak = m_ctx.db.query(QStringLiteral("DELETE FROM outbox_endpoint_streaks WHERE endpoint_id = ?"));
         streak.addBindValue(id);
         if (!execute(streak, error))
+            return false;
+        QSqlQuery &count = m_ctx.db.query(QStringLiteral("UPDATE endpoints SET consecutive_failures = 0 WHERE id = ?"));
+        count.addBindValue(id);
+        if (!execute(count, error))
             return false;
         // Every writer locks an endpoint before its deliveries and deliveries in id order (the
         // worker's group commit too), so this cannot deadlock with a batch being recorded.

@@ -232,8 +232,11 @@ void tst_Endpoints::autoPauseAfterWindow()
                              == QLatin1String("endpoint-paused"));
     }
     QVERIFY(alerted);
-    QCOMPARE(server.post(path + QStringLiteral("/resume"), {}, server.operatorToken()).json().value(QStringLiteral("state")).toString(),
-             QStringLiteral("ACTIVE"));
+    // Resumed, its failure streak starts over: the count with it, not only the window.
+    const QJsonObject resumed = server.post(path + QStringLiteral("/resume"), {}, server.operatorToken()).json();
+    QCOMPARE(resumed.value(QStringLiteral("state")).toString(), QStringLiteral("ACTIVE"));
+    QCOMPARE(resumed.value(QStringLiteral("consecutive_failures")).toInt(), 0);
+    QVERIFY(resumed.value(QStringLiteral("failing_since")).isNull());
 }
 
 void tst_Endpoints::invalidRequests_data()
