@@ -7,6 +7,7 @@
 #include "writetransaction.h"
 
 #include "core/delivery.h"
+#include "core/endpoint.h"
 #include "server/api/apisupport.h"
 #include "server/feed/changefeed.h"
 #include "server/storage/database.h"
@@ -158,7 +159,11 @@ Response DeliveryApi::retry(Request &req)
             return p;
         return lockRow(QStringLiteral("deliveries"), id);
     };
-    retry.check = [this](const TransitionStep &step) { return retrySuperseded(step.before); };
+    retry.check = [this](const TransitionStep &step) -> std::optional<Problem> {
+        if (auto p = retrySuperseded(step.before))
+            return p;
+        return retryHeldByEndpoint(step.before);
+    };
     return runTransition(m_ctx, req, retry, QStringLiteral("retry"));
 }
 
@@ -204,6 +209,25 @@ std::optional<Problem> DeliveryApi::retrySuperseded(const QJsonObject &delivery)
     p.with(QStringLiteral("newer_delivery_id"), newer);
     p.with(QStringLiteral("state"), delivery.value(QStringLiteral("state")).toString());
     return p;
+}
+
+std::optional<Problem> DeliveryApi::retryHeldByEndpoint(const QJsonObject &delivery)
+{
+    // "Now" would be a promise the worker does not keep: it sends nothing to the endpoint until it
+    // is resumed, and resuming makes the endpoint's waiting deliveries due anyway.
+    const qint64 endpoint = delivery.value(QStringLiteral("endpoint_id")).toInteger();
+    QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT state FROM endpoints WHERE id = ?"));
+    q.addBindValue(endpoint);
+    if (!q.exec()) {
+        const Problem p = Database::sqlProblem(q);
+        q.finish();
+        return p;
+    }
+    const QString state = q.next() ? q.value(0).toString() : QString();
+    q.finish();
+    if (state.isEmpty() || state == Endpoint::Active)
+        return std::nullopt;
+    return endpointNotActive(endpoint, state, QStringLiteral("retry (its PENDING deliveries are sent at once on resume)"));
 }
 
 Response DeliveryApi::bulkRetry(Request &req)

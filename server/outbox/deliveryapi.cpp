@@ -47,6 +47,17 @@ Response failedQuery(QSqlQuery &q)
     return Response::problem(p);
 }
 
+Problem endpointNotActive(qint64 endpointId, const QString &state, const QString &then)
+{
+    Problem p = Problem::make(409, QStringLiteral("endpoint-not-active"), QStringLiteral("Endpoint not active"),
+                              QStringLiteral("endpoint %1 is %2 and nothing is sent to it until it is resumed; resume it, then %3")
+                                  .arg(endpointId)
+                                  .arg(state, then));
+    p.with(QStringLiteral("state"), state);
+    p.with(QStringLiteral("allowed"), QJsonArray{QStringLiteral("resume")});
+    return p;
+}
+
 } // namespace DeliveryApiSupport
 
 namespace {

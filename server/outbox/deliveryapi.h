@@ -79,6 +79,9 @@ private:
     TransitionSpec deliveryTransitions();
     // A retry's refusal (409 delivery-superseded) when newerNotification() finds one; the storage problem when it fails.
     std::optional<Problem> retrySuperseded(const QJsonObject &delivery);
+    // A retry's refusal (409 endpoint-not-active) while the delivery's endpoint is paused or
+    // disabled; the storage problem when the read fails.
+    std::optional<Problem> retryHeldByEndpoint(const QJsonObject &delivery);
     // Pause and resume of an endpoint as runTransition() runs them: refusals naming routes,
     // applyEndpoint() to write.
     TransitionSpec endpointTransitions();

@@ -24,5 +24,8 @@ const QStringList &filterKeys();
 qint64 providerOf(const Caller &who);
 // The failed statement's problem as the answer (the statement finished).
 Response failedQuery(QSqlQuery &q);
+// 409 endpoint-not-active: nothing is sent to a paused or disabled endpoint until it is resumed,
+// so an action that would send now is refused; `then` says what to do once it is resumed.
+Problem endpointNotActive(qint64 endpointId, const QString &state, const QString &then);
 
 } // namespace OpsDeck::DeliveryApiSupport

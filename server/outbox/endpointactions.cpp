@@ -165,16 +165,8 @@ Response DeliveryApi::test(Request &req)
         return Response::problem(problem);
     // Nothing goes to a paused or disabled endpoint: a 202 would promise a test that waits unsent.
     const QString state = endpoint->value(QStringLiteral("state")).toString();
-    if (state != Endpoint::Active) {
-        Problem p = Problem::make(409, QStringLiteral("endpoint-not-active"), QStringLiteral("Endpoint not active"),
-                                  QStringLiteral("endpoint %1 is %2 and nothing is sent to it until it is resumed; resume it, "
-                                                 "then send the test event")
-                                      .arg(req.id())
-                                      .arg(state));
-        p.with(QStringLiteral("state"), state);
-        p.with(QStringLiteral("allowed"), QJsonArray{QStringLiteral("resume")});
-        return Response::problem(p);
-    }
+    if (state != Endpoint::Active)
+        return Response::problem(endpointNotActive(req.id(), state, QStringLiteral("send the test event")));
     const QString url = endpoint->value(QStringLiteral("url")).toString();
     const Problem refused = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
     if (!refused.isNull())

@@ -159,6 +159,16 @@ void tst_Endpoints::pauseAndResumeKeepDeliveries()
     const QJsonObject newest = waiting.last().toObject();
     QCOMPARE(newest.value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
     QCOMPARE(newest.value(QStringLiteral("attempts")).toInt(), 0);
+    // "Retry now" would promise an attempt the paused endpoint does not get: refused, naming the
+    // way out, and the delivery is left as it was.
+    const QString retryPath = QStringLiteral("/api/v1/deliveries/%1/retry").arg(newest.value(QStringLiteral("id")).toInteger());
+    const Reply retry = m_server->post(retryPath, {}, m_server->operatorToken());
+    QCOMPARE(retry.status, 409);
+    QCOMPARE(retry.code(), QStringLiteral("endpoint-not-active"));
+    QCOMPARE(retry.json().value(QStringLiteral("state")).toString(), QStringLiteral("PAUSED"));
+    QCOMPARE(retry.json().value(QStringLiteral("allowed")).toArray(), QJsonArray{QStringLiteral("resume")});
+    QCOMPARE(deliveries(*m_server, instance).last().toObject().value(QStringLiteral("version")),
+             newest.value(QStringLiteral("version")));
 
     const Reply resume = m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpointId),
                                         {{QStringLiteral("reason"), QStringLiteral("back")}}, m_server->operatorToken());
