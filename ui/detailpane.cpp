@@ -22,6 +22,7 @@
 #include <QSet>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QResizeEvent>
 #include <QTimer>
 #include <QToolBar>
 #include <QTreeWidget>
@@ -30,6 +31,31 @@
 namespace OpsDeck {
 
 namespace {
+
+// A field's value, wrapped. Its height at its width is also its minimum: the form (in a scroll
+// area) then gives a long value all of its lines however its layout passes ran, where a word-
+// wrapped QLabel's height for width alone left some values clipped to one line and a half.
+class WrappedValue final : public QLabel
+{
+public:
+    using QLabel::QLabel;
+
+    QSize minimumSizeHint() const override
+    {
+        QSize size = QLabel::minimumSizeHint();
+        if (width() > 0)
+            size.setHeight(qMax(size.height(), heightForWidth(width())));
+        return size;
+    }
+
+protected:
+    void resizeEvent(QResizeEvent *event) override
+    {
+        QLabel::resizeEvent(event);
+        if (event->size().width() != event->oldSize().width())
+            updateGeometry();
+    }
+};
 
 // Actions a person can take: transitions only the controller or the system takes are not buttons.
 bool isUserAction(const Transition &t)
@@ -311,7 +337,7 @@ void DetailPane::rebuildForm()
                 if (!name.isEmpty())
                     text = tr("%1 (#%2)").arg(name, text);
             }
-            auto *label = new QLabel(text, m_formHost);
+            auto *label = new WrappedValue(text, m_formHost);
             // Long values wrap instead of widening the pane beyond its splitter share.
             label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
             label->setMinimumWidth(80);

@@ -36,6 +36,26 @@ QJsonObject instance(const QString &status, qint64 version = 3)
                        {"extra_field", "kept"}};
 }
 
+QJsonObject delivery(qint64 id, const QJsonObject &body)
+{
+    return QJsonObject{{"id", id},
+                       {"webhook_id", QStringLiteral("msg_%1").arg(id)},
+                       {"event_type", "instance.status_changed"},
+                       {"instance_id", 60},
+                       {"provider_id", 1},
+                       {"endpoint_id", 5},
+                       {"state", "PENDING"},
+                       {"last_status", 500},
+                       {"last_error", "http: HTTP 500 Internal Server Error"},
+                       {"attempts", 2},
+                       {"next_attempt_at", QJsonValue::Null},
+                       {"give_up_at", QJsonValue::Null},
+                       {"created_at", "2026-11-29T10:00:00.000Z"},
+                       {"updated_at", "2026-11-29T11:00:00.000Z"},
+                       {"version", 3},
+                       {"body", body}};
+}
+
 } // namespace
 
 class tst_DetailPane : public QObject
@@ -46,6 +66,7 @@ private slots:
     void actions_data();
     void actions();
     void fields();
+    void longValuesShowAllTheirLines();
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
     void actionLabelsFollowTheState_data();
@@ -126,6 +147,37 @@ void tst_DetailPane::fields()
     QCOMPARE(pane.fieldText(QStringLiteral("extra_field")), QStringLiteral("kept"));
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).isEmpty());
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).contains(QLatin1Char('T')));
+}
+
+void tst_DetailPane::longValuesShowAllTheirLines()
+{
+    DetailPane pane;
+    pane.resize(480, 520);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    const QJsonObject longBody{{"type", "instance.status_changed"}, {"instance_id", 60}, {"organization_id", 9},
+                               {"previous_status", "RUNNING"}, {"status", "STOPPED"},
+                               {"changed_at", "2026-11-30T21:58:21.227Z"}, {"version", 3}};
+    const QJsonObject shortBody{{"type", "opsdeck.test"}, {"endpoint_id", 1}, {"instance_id", 239},
+                                {"sent_at", "2026-11-30T21:59:23.868Z"}};
+    // One delivery after another, as a provider goes down the list: each body is shown whole, in
+    // as many lines as it wraps to, once the pane has had a moment to lay itself out.
+    const ResourceKind *kind = resourceKindByName(u"deliveries");
+    QVERIFY(kind);
+    const QList<QJsonObject> shown = {delivery(7, longBody), delivery(23, shortBody), delivery(8, longBody),
+                                      delivery(24, shortBody)};
+    for (const QJsonObject &d : shown) {
+        pane.showObject(kind, d);
+        QTest::qWait(300);
+        const auto *body = pane.findChild<QLabel *>(QStringLiteral("field_body"));
+        QVERIFY(body);
+        const int needed = body->heightForWidth(body->width());
+        QVERIFY2(needed > body->fontMetrics().height(), "the body wraps");
+        QVERIFY2(body->height() >= needed, qPrintable(QStringLiteral("delivery %1: body %2 px high, its lines need %3")
+                                                          .arg(d.value(QStringLiteral("id")).toInteger())
+                                                          .arg(body->height())
+                                                          .arg(needed)));
+    }
 }
 
 void tst_DetailPane::subtitleNamesOneObject_data()
