@@ -343,6 +343,9 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
                 continue;
             const QRectF a = m_boxes.value(e.from);
             const QRectF b = m_boxes.value(e.to);
+            const bool reverseExists = std::any_of(edges.cbegin(), edges.cend(), [&e](const Edge &o) {
+                return o.from == e.to && o.to == e.from;
+            });
             QPainterPath path;
             if (e.from == e.to) {
                 const QPointF s(a.center().x() - a.width() / 5, a.top());
@@ -359,9 +362,6 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
             } else {
                 QPointF s = borderPoint(a, b.center());
                 QPointF t = borderPoint(b, a.center());
-                const bool reverseExists = std::any_of(edges.cbegin(), edges.cend(), [&e](const Edge &o) {
-                    return o.from == e.to && o.to == e.from;
-                });
                 if (reverseExists) {
                     // Two opposite arrows side by side rather than on top of each other.
                     const QLineF line(s, t);
@@ -392,8 +392,10 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
             const bool straight = e.from != e.to && !curveSlot.contains(i);
             const bool diagonal = straight && qAbs(b.center().y() - a.center().y()) > 4
                                   && qAbs(b.center().x() - a.center().x()) > 1;
-            // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart.
-            QPointF mid = path.pointAtPercent(diagonal ? 0.42 : 0.5);
+            // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart;
+            // of a pair of opposite ones nearer still, so that the labels on the outer sides of
+            // two neighbouring pairs do not meet between them.
+            QPointF mid = path.pointAtPercent(diagonal ? (reverseExists ? 0.3 : 0.42) : 0.5);
             if (straight) {
                 const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
                 if (vertical) {
@@ -411,8 +413,13 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
                     // label reaches in that direction, so steep arrows keep their labels clear too.
                     const qreal length = qSqrt(dx * dx + dy * dy);
                     QPointF normal(-dy / length, dx / length);
-                    if ((normal.y() > 0) != below)
+                    if (reverseExists) {
+                        // Of two opposite arrows side by side, each label goes on its own arrow's
+                        // outer side (the way the arrow was moved), never between the two.
+                        normal = QPointF(dy / length, -dx / length);
+                    } else if ((normal.y() > 0) != below) {
                         normal = -normal;
+                    }
                     const qreal reach = qAbs(normal.x()) * labelRect.width() / 2
                                         + qAbs(normal.y()) * labelRect.height() / 2 + 2;
                     mid += normal * reach;
