@@ -10,6 +10,7 @@
 #include <QUuid>
 
 #include <algorithm>
+#include <limits>
 
 namespace OpsDeck {
 
@@ -32,6 +33,12 @@ DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
     m_flushTimer.setSingleShot(true);
     m_flushTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_flushTimer, &QTimer::timeout, this, &DeliveryWorker::flushDone);
+    // A retry goes when it falls due, not at the next poll (a second later with the defaults, a
+    // fifth of the first 5 s step): the poll is for what other workers and replicas scheduled.
+    m_retryTimer.setParent(this);
+    m_retryTimer.setSingleShot(true);
+    m_retryTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_retryTimer, &QTimer::timeout, this, [this] { armRetryTimer(); });
 }
 
 DeliveryWorker::~DeliveryWorker()
@@ -80,6 +87,8 @@ void DeliveryWorker::shutdown()
     flushDone();
     m_running = false;
     m_pollTimer.stop();
+    m_retryTimer.stop();
+    m_retryTimes.clear();
     if (m_sender) {
         // Their leases expire and they are sent again: at least once, never lost.
         delete m_sender;
@@ -435,8 +444,32 @@ void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Probl
         reportFailure(problem.detail);
     } else {
         Q_EMIT committed();
+        armRetryTimer(records);
     }
     schedulePump();
+}
+
+void DeliveryWorker::armRetryTimer(const QList<AttemptRecord> &records)
+{
+    for (const AttemptRecord &r : records) {
+        if (r.outcome.verdict == AttemptOutcome::Verdict::Retry && r.outcome.nextAttemptAt.isValid())
+            m_retryTimes.insert(r.outcome.nextAttemptAt.toMSecsSinceEpoch());
+    }
+    // Those due now make a claim worth it; the next one is waited for until a millisecond after
+    // it, so that the claim's "now" has passed the stored time.
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const auto due = m_retryTimes.upper_bound(now - 1);
+    if (due != m_retryTimes.begin()) {
+        m_retryTimes.erase(m_retryTimes.begin(), due);
+        m_mayHaveWork = true;
+        schedulePump();
+    }
+    if (m_retryTimes.empty()) {
+        m_retryTimer.stop();
+        return;
+    }
+    const qint64 wait = *m_retryTimes.begin() + 1 - now;
+    m_retryTimer.start(int(std::min<qint64>(wait, std::numeric_limits<int>::max())));
 }
 
 } // namespace OpsDeck

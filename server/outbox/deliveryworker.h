@@ -14,6 +14,8 @@
 #include <QObject>
 #include <QTimer>
 
+#include <set>
+
 namespace OpsDeck {
 
 class CallbackSender;
@@ -72,6 +74,8 @@ private:
     // passed since it (at once after a quiet spell).
     void scheduleFlush();
     void onRecorded(const QList<AttemptRecord> &records, const Problem &problem);
+    // Times the retries of `records` fall due, and the timer for the earliest one still ahead.
+    void armRetryTimer(const QList<AttemptRecord> &records = {});
     void stopStore();
     int endpointLimit(qint64 endpointId) const;
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
@@ -111,6 +115,8 @@ private:
     bool m_woken = false;                   // a wake came: new deliveries may have been inserted
     bool m_recording = false;               // the store has not answered the last hand-over yet
     QTimer m_flushTimer;                    // runs while flushDone() is due
+    QTimer m_retryTimer;                    // the earliest of m_retryTimes falls due
+    std::set<qint64> m_retryTimes;          // when retries this worker scheduled fall due (ms since the epoch)
     QElapsedTimer m_lastFlush;              // since the last hand-over
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
     bool m_cycleClaim = false;              // that claim's answer ends the current poll cycle

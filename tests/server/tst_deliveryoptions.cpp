@@ -27,6 +27,7 @@ private slots:
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
     void recordingIsPacedAndStopRecordsWhatWaits();
+    void retriesGoWhenDueNotAtTheNextPoll();
 };
 
 void tst_DeliveryOptions::initTestCase()
@@ -237,6 +238,43 @@ void tst_DeliveryOptions::recordingIsPacedAndStopRecordsWhatWaits()
     for (const QJsonObject &line : logLines(receiver))
         received += line.value(QStringLiteral("webhook_id")).toString().toUtf8() == waiting ? 1 : 0;
     QCOMPARE(received, 1);
+}
+
+void tst_DeliveryOptions::retriesGoWhenDueNotAtTheNextPoll()
+{
+    // A poll far beyond the test's patience: only the retries' own due times can bring the
+    // attempts after the first one (which the new notification's wake-up sends).
+    ServerOptions options;
+    options.retrySchedule = QStringLiteral("300ms,300ms,300ms,300ms");
+    options.deliveryTimeout = std::chrono::milliseconds(2000);
+    options.outboxPollInterval = std::chrono::minutes(10);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("o"));
+    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    DemoProvider receiver;
+    receiver.port = freePort();
+    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/fail/r"))}}, server.operatorToken());
+    QCOMPARE(reg.status, 200);
+    // Whether the first attempt finds it listening or not, every attempt fails.
+    startProvider(&receiver, {reg.json().value(QStringLiteral("secret")).toString()});
+    const QString list = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
+    QTRY_VERIFY_WITH_TIMEOUT(!server.get(list, server.operatorToken()).items().isEmpty(), Patience);
+    const QString path = QStringLiteral("/api/v1/deliveries/%1")
+                             .arg(server.get(list, server.operatorToken()).items().at(0).toObject().value(QStringLiteral("id")).toInteger());
+    QTRY_VERIFY_WITH_TIMEOUT(server.get(path, server.operatorToken()).json().value(QStringLiteral("attempt_log")).toArray().size() >= 3,
+                             Patience);
+    // Never before their time either: each step is 300 ms less at most 10% of jitter.
+    const QJsonArray log = server.get(path, server.operatorToken()).json().value(QStringLiteral("attempt_log")).toArray();
+    for (qsizetype i = 1; i < log.size(); ++i) {
+        const auto before = QDateTime::fromString(log.at(i - 1).toObject().value(QStringLiteral("at")).toString(), Qt::ISODateWithMs);
+        const auto after = QDateTime::fromString(log.at(i).toObject().value(QStringLiteral("at")).toString(), Qt::ISODateWithMs);
+        QVERIFY2(before.msecsTo(after) >= 270, qPrintable(QStringLiteral("attempt %1 came %2 ms after the one before")
+                                                              .arg(i + 1)
+                                                              .arg(before.msecsTo(after))));
+    }
 }
 
 QTEST_MAIN(tst_DeliveryOptions)
