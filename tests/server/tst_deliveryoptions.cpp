@@ -15,6 +15,22 @@ namespace {
 
 constexpr int Patience = 20000;
 
+// An instance registered on a receiver whose every answer is a failure (500, or a refused
+// connection until it listens); 0 when it could not be set up.
+qint64 instanceOnFailingReceiver(TestServer &server, DemoProvider *receiver)
+{
+    const qint64 org = server.createOrganization(QStringLiteral("o"));
+    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
+    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
+    receiver->port = freePort();
+    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                  {{QStringLiteral("callback_url"), receiver->url(QStringLiteral("/fail/x"))}}, server.operatorToken());
+    if (reg.status != 200)
+        return 0;
+    startProvider(receiver, {reg.json().value(QStringLiteral("secret")).toString()});
+    return instance;
+}
+
 } // namespace
 
 class tst_DeliveryOptions : public QObject
@@ -106,15 +122,9 @@ void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()
     options.outboxPollInterval = std::chrono::milliseconds(50);
     TestServer server(options);
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("o"));
-    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
-    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
     DemoProvider receiver;
-    receiver.port = freePort();
-    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/fail/x"))}}, server.operatorToken());
-    QCOMPARE(reg.status, 200);
-    startProvider(&receiver, {reg.json().value(QStringLiteral("secret")).toString()});
+    const qint64 instance = instanceOnFailingReceiver(server, &receiver);
+    QVERIFY(instance > 0);
     const QString path = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("FAILED"), Patience);
     const QJsonObject d = server.get(path, server.operatorToken()).items().at(0).toObject();
@@ -250,16 +260,9 @@ void tst_DeliveryOptions::retriesGoWhenDueNotAtTheNextPoll()
     options.outboxPollInterval = std::chrono::minutes(10);
     TestServer server(options);
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("o"));
-    const qint64 provider = server.createProvider(QStringLiteral("p"), org, {QStringLiteral("app")});
-    const qint64 instance = server.createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));
     DemoProvider receiver;
-    receiver.port = freePort();
-    const Reply reg = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                  {{QStringLiteral("callback_url"), receiver.url(QStringLiteral("/fail/r"))}}, server.operatorToken());
-    QCOMPARE(reg.status, 200);
-    // Whether the first attempt finds it listening or not, every attempt fails.
-    startProvider(&receiver, {reg.json().value(QStringLiteral("secret")).toString()});
+    const qint64 instance = instanceOnFailingReceiver(server, &receiver);
+    QVERIFY(instance > 0);
     const QString list = QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance);
     QTRY_VERIFY_WITH_TIMEOUT(!server.get(list, server.operatorToken()).items().isEmpty(), Patience);
     const QString path = QStringLiteral("/api/v1/deliveries/%1")
