@@ -64,17 +64,27 @@ JsonReader::JsonReader(const QJsonObject &object, const QString &path,
 
 Problem JsonReader::problem() const
 {
+    // A body of thousands of wrong fields gets an answer of the first ones, not one larger than
+    // itself: the rest are counted.
     QJsonArray list;
     QStringList lines;
     for (const FieldError &e : *m_errors) {
+        if (list.size() == MaxListedErrors)
+            break;
         list.append(QJsonObject{{QStringLiteral("path"), e.path}, {QStringLiteral("message"), e.message}});
-        lines.append(e.toString());
+        if (lines.size() < MaxErrorsInDetail)
+            lines.append(e.toString());
     }
     Problem p = m_malformed
         ? Problem::make(400, QStringLiteral("malformed-json"), QStringLiteral("Malformed JSON"))
         : Problem::make(400, QStringLiteral("invalid-request"), QStringLiteral("Invalid request body"));
+    const qsizetype unlisted = m_errors->size() - lines.size();
+    if (unlisted > 0)
+        lines.append(QStringLiteral("and %1 more").arg(unlisted));
     p.detail = lines.join(QStringLiteral("; "));
     p.with(QStringLiteral("errors"), list);
+    if (m_errors->size() > list.size())
+        p.with(QStringLiteral("errors_omitted"), qint64(m_errors->size() - list.size()));
     return p;
 }
 

@@ -32,8 +32,11 @@ public:
 
     bool ok() const { return m_errors->isEmpty(); }
     const QList<FieldError> &errors() const { return *m_errors; }
-    // 400 "invalid-request" (or "malformed-json") carrying every error in "errors".
+    // 400 "invalid-request" (or "malformed-json") carrying the errors in "errors" (the first
+    // MaxListedErrors; "errors_omitted" counts the rest) and the first MaxErrorsInDetail in "detail".
     Problem problem() const;
+    static constexpr qsizetype MaxListedErrors = 100;
+    static constexpr qsizetype MaxErrorsInDetail = 10;
     void addError(const QString &key, const QString &message);
 
     bool has(const QString &key) const;

@@ -16,6 +16,7 @@ private slots:
     void fieldErrors();
     void nestedPathsAndUnknownFields();
     void problemCarriesEveryError();
+    void problemOfThousandsOfErrorsStaysSmall();
     void problemRoundTrip();
 };
 
@@ -97,6 +98,20 @@ void tst_JsonReader::problemCarriesEveryError()
     QCOMPARE(p.code, QStringLiteral("invalid-request"));
     QCOMPARE(p.extensions.value(QStringLiteral("errors")).toArray().size(), 2);
     QVERIFY(p.detail.contains(QStringLiteral("/b: required")));
+}
+
+void tst_JsonReader::problemOfThousandsOfErrorsStaysSmall()
+{
+    QJsonObject body;
+    for (int i = 0; i < 20000; ++i)
+        body.insert(QStringLiteral("field%1").arg(i), i);
+    JsonReader r(body);
+    r.rejectUnknown();
+    const Problem p = r.problem();
+    QCOMPARE(p.extensions.value(QStringLiteral("errors")).toArray().size(), JsonReader::MaxListedErrors);
+    QCOMPARE(p.extensions.value(QStringLiteral("errors_omitted")).toInteger(), 20000 - JsonReader::MaxListedErrors);
+    QVERIFY2(p.detail.endsWith(QStringLiteral("; and %1 more").arg(20000 - JsonReader::MaxErrorsInDetail)), qPrintable(p.detail));
+    QVERIFY2(p.toBytes().size() < 16 * 1024, qPrintable(QString::number(p.toBytes().size())));
 }
 
 void tst_JsonReader::problemRoundTrip()
