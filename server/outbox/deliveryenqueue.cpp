@@ -76,7 +76,7 @@ bool DeliveryRepository::supersedeOlder(qint64 instanceId, const QString &eventT
         // been recorded DELIVERED or cancelled since it was read, by a transaction that held its
         // lock, and a settled row stays as it is.
         QSqlQuery &u = m_db.query(QStringLiteral(
-            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL,"
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL,"
             " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
             " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
             " version = version + 1, updated_at = ? WHERE id = ? AND state IN ('PENDING', 'FAILED')"));
@@ -122,7 +122,8 @@ int DeliveryRepository::supersedeStale(Problem *error)
     int count = 0;
     for (qint64 id : std::as_const(rows)) {
         QSqlQuery &u = m_db.query(QStringLiteral(
-            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,"
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL, lease_owner = NULL,"
+            " lease_until = NULL,"
             " version = version + 1, updated_at = ?"
             " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
         u.addBindValue(now);

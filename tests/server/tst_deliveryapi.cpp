@@ -538,7 +538,9 @@ void tst_DeliveryApi::newestSupersedesTheOlderAtOnce()
 
     const QJsonObject after = delivery(older);
     QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+    // Settled: nothing is scheduled for it any more, as for a delivered, failed or cancelled one.
     QVERIFY(after.value(QStringLiteral("next_attempt_at")).isNull());
+    QVERIFY(after.value(QStringLiteral("give_up_at")).isNull());
     // An attempt on the wire keeps its lease: the newer one waits for it.
     QCOMPARE(leaseOf(older), inFlight ? until : QStringLiteral("NULL"));
     const QJsonArray events =

@@ -196,6 +196,10 @@ void tst_DeliveryOptions::thePassSupersedesWhatNoPathSaw()
         " endpoint_id, 'PENDING', body, 0, created_at, created_at, created_at, 1 FROM deliveries WHERE id = %1").arg(older)));
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(server.get(path, server.operatorToken()).items(), 0), QStringLiteral("SUPERSEDED"), Patience);
     QCOMPARE(stateOf(server.get(path, server.operatorToken()).items(), 1), QStringLiteral("PENDING"));
+    // Settled: nothing is scheduled for it any more.
+    const QJsonObject superseded = server.get(path, server.operatorToken()).items().at(0).toObject();
+    QVERIFY(superseded.value(QStringLiteral("next_attempt_at")).isNull());
+    QVERIFY(superseded.value(QStringLiteral("give_up_at")).isNull());
 }
 
 void tst_DeliveryOptions::recordingIsPacedAndStopRecordsWhatWaits()
