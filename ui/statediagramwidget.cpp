@@ -116,6 +116,11 @@ QRectF StateDiagramWidget::stateRect(const QString &state) const
     return m_boxes.value(state);
 }
 
+QRectF StateDiagramWidget::labelRect(const QString &from, const QString &to) const
+{
+    return m_labels.value({from, to});
+}
+
 QStringList StateDiagramWidget::orderedColumn(const QStringList &states) const
 {
     // A vertical arrow between boxes of one column runs straight through the boxes between
@@ -160,6 +165,7 @@ QString StateDiagramWidget::stateLabel(const QString &state) const
 void StateDiagramWidget::relayout()
 {
     m_boxes.clear();
+    m_labels.clear();
     m_diagramSize = {};
     if (!m_machine || m_machine->states().isEmpty())
         return;
@@ -395,7 +401,7 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
             // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart;
             // of a pair of opposite ones nearer still, so that the labels on the outer sides of
             // two neighbouring pairs do not meet between them.
-            QPointF mid = path.pointAtPercent(diagonal ? (reverseExists ? 0.3 : 0.42) : 0.5);
+            QPointF mid = path.pointAtPercent(diagonal ? (reverseExists ? 0.25 : 0.42) : 0.5);
             if (straight) {
                 const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
                 if (vertical) {
@@ -426,6 +432,7 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
                 }
             }
             labelRect.moveCenter(mid);
+            m_labels.insert({e.from, e.to}, labelRect);
             QColor labelBg = pal.color(QPalette::Base);
             labelBg.setAlphaF(0.85);
             p.setPen(Qt::NoPen);

@@ -29,6 +29,9 @@ public:
     QList<Transition> highlightedTransitions() const;
     // Where a state's box is drawn in unscaled diagram coordinates (empty when unknown).
     QRectF stateRect(const QString &state) const;
+    // Where the label of the arrow from one state to another was drawn last, in the same
+    // coordinates (empty before the first paint, or when there is no such arrow).
+    QRectF labelRect(const QString &from, const QString &to) const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -47,6 +50,7 @@ private:
     QString m_currentState;
     Actor m_role = Actor::Operator;
     QHash<QString, QRectF> m_boxes;
+    QHash<QPair<QString, QString>, QRectF> m_labels; // (from, to) -> as painted last
     QSizeF m_diagramSize;
 };
 

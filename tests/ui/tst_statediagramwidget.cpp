@@ -23,6 +23,7 @@ private slots:
     void paintsWithoutMachine();
     void noArrowRunsThroughABox_data();
     void noArrowRunsThroughABox();
+    void oppositeArrowsKeepTheirLabelsApart();
 };
 
 void tst_StateDiagramWidget::highlighted_data()
@@ -144,6 +145,38 @@ void tst_StateDiagramWidget::noArrowRunsThroughABox()
                          qPrintable(QStringLiteral("%1 → %2 runs through %3").arg(t.from, t.to, other)));
         }
     }
+}
+
+void tst_StateDiagramWidget::oppositeArrowsKeepTheirLabelsApart()
+{
+    // PENDING ⇄ FAILED and PENDING ⇄ CANCELLED: two pairs of opposite arrows side by side. Each
+    // label sits on its own arrow's side of the pair (the side the arrow is moved to), so "Retry"
+    // and "Give up" are not read as each other's, and no two labels overlap.
+    StateDiagramWidget w;
+    w.setMachine(&Delivery::machine());
+    w.setCurrentState(Delivery::Failed);
+    w.resize(w.sizeHint());
+    QVERIFY(!w.grab().isNull());
+    const QList<QPair<QString, QString>> pairs = {{Delivery::Pending, Delivery::Failed},
+                                                  {Delivery::Pending, Delivery::Cancelled}};
+    QList<QRectF> labels;
+    for (const auto &[a, b] : pairs) {
+        for (const auto &[from, to] : {std::pair(a, b), std::pair(b, a)}) {
+            const QRectF label = w.labelRect(from, to);
+            QVERIFY2(!label.isEmpty(), qPrintable(from + QStringLiteral(" → ") + to));
+            const QPointF s = w.stateRect(from).center();
+            const QPointF t = w.stateRect(to).center();
+            // The side an arrow of a pair is moved to: the line's normal (dy, -dx).
+            const QPointF side(t.y() - s.y(), s.x() - t.x());
+            const QPointF away = label.center() - (s + t) / 2;
+            QVERIFY2(away.x() * side.x() + away.y() * side.y() > 0,
+                     qPrintable(QStringLiteral("the label of %1 → %2 is on the other arrow's side").arg(from, to)));
+            labels.append(label);
+        }
+    }
+    for (qsizetype i = 0; i < labels.size(); ++i)
+        for (qsizetype j = i + 1; j < labels.size(); ++j)
+            QVERIFY2(!labels.at(i).intersects(labels.at(j)), qPrintable(QStringLiteral("labels %1 and %2 overlap").arg(i).arg(j)));
 }
 
 QTEST_MAIN(tst_StateDiagramWidget)
