@@ -18,11 +18,11 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QSet>
 #include <QStackedWidget>
 #include <QTabWidget>
-#include <QResizeEvent>
 #include <QTimer>
 #include <QToolBar>
 #include <QTreeWidget>
