@@ -9,6 +9,7 @@
 
 #include "cpuclocks.h"
 #include "idleupkeep.h"
+#include "providers.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -21,9 +22,7 @@
 #include <QMap>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QProcess>
 #include <QRandomGenerator>
-#include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QThread>
@@ -45,13 +44,6 @@ using namespace OpsDeck::Bench;
 
 namespace {
 
-struct Provider
-{
-    std::unique_ptr<QProcess> process;
-    QString base; // http://127.0.0.1:PORT
-    QString log;
-};
-
 struct Endpoint
 {
     QString url;
@@ -69,15 +61,6 @@ int g_history = 0;             // delivered notifications each instance already 
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
 QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
 const std::vector<std::unique_ptr<Provider>> *g_providers = nullptr; // the provider processes of the throughput runs
-
-// CPU time so far of every provider process of the throughput runs, in microseconds.
-qint64 providersCpuMicros()
-{
-    qint64 cpu = 0;
-    for (const auto &p : *g_providers)
-        cpu += processCpuMicros(p->process->processId());
-    return cpu;
-}
 
 // Runs one statement on the database --database names (the cluster's, not a run's).
 void runOnCluster(const QString &sql)
@@ -127,29 +110,12 @@ void wait(int ms)
     loop.exec();
 }
 
+// A provider process with the run's secret, logging what it receives when `withLog`.
 std::unique_ptr<Provider> startProvider(bool withLog)
 {
-    auto p = std::make_unique<Provider>();
-    p->process = std::make_unique<QProcess>();
-    QStringList args{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), g_secret};
-    if (withLog) {
-        p->log = g_work->filePath(QUuid::createUuid().toString(QUuid::Id128) + QStringLiteral(".jsonl"));
-        args << QStringLiteral("--log") << p->log;
-    }
-    p->process->setProgram(g_providerBinary);
-    p->process->setArguments(args);
-    p->process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    p->process->start();
-    if (!p->process->waitForStarted(10000) || !p->process->waitForReadyRead(10000))
-        qFatal("cannot start %s", qPrintable(g_providerBinary));
-    p->base = QString::fromUtf8(p->process->readLine()).trimmed().mid(int(qstrlen("listening on ")));
-    return p;
-}
-
-void stopProvider(Provider &p)
-{
-    p.process->terminate();
-    p.process->waitForFinished(10000);
+    return Bench::startProvider(g_providerBinary, g_secret,
+                                withLog ? g_work->filePath(QUuid::createUuid().toString(QUuid::Id128) + QStringLiteral(".jsonl"))
+                                        : QString());
 }
 
 QByteArray sampleBody(qint64 instance)
@@ -162,50 +128,6 @@ QByteArray sampleBody(qint64 instance)
                                      {QStringLiteral("changed_at"), nowTimestamp()},
                                      {QStringLiteral("organization_id"), 1}})
         .toJson(QJsonDocument::Compact);
-}
-
-struct WrkRun
-{
-    double rate = 0;
-    double providerCpu = 0; // microseconds per request, of the provider process wrk posts to
-    double wrkCpu = 0;      // and of wrk
-};
-
-// The provider's own maximum: wrk posting a validly signed notification as fast as it can.
-WrkRun wrkRate(const Provider &provider, int seconds, int connections)
-{
-    const QString url = provider.base + QStringLiteral("/ok/wrk");
-    const QByteArray body = sampleBody(1);
-    const qint64 ts = QDateTime::currentSecsSinceEpoch();
-    const QByteArray id = "msg_wrk";
-    const QByteArray signature = WebhookSignature::sign(id, ts, body, WebhookSignature::decodeSecret(g_secret).key);
-    const QString script = g_work->filePath(QStringLiteral("post.lua"));
-    QFile f(script);
-    f.open(QIODevice::WriteOnly);
-    f.write("wrk.method = \"POST\"\nwrk.body = '" + body + "'\n"
-            "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
-            "wrk.headers[\"webhook-id\"] = \"" + id + "\"\n"
-            "wrk.headers[\"webhook-timestamp\"] = \"" + QByteArray::number(ts) + "\"\n"
-            "wrk.headers[\"webhook-signature\"] = \"" + signature + "\"\n");
-    f.close();
-    const qint64 providerAtStart = processCpuMicros(provider.process->processId());
-    const qint64 childrenAtStart = endedChildrenCpuMicros();
-    QProcess wrk;
-    wrk.start(QStringLiteral("wrk"), {QStringLiteral("-t2"), QStringLiteral("-c%1").arg(connections), QStringLiteral("-d%1s").arg(seconds),
-                                      QStringLiteral("-s"), script, url});
-    if (!wrk.waitForFinished((seconds + 30) * 1000))
-        return {};
-    WrkRun run;
-    const QString out = QString::fromUtf8(wrk.readAllStandardOutput());
-    const auto rate = QRegularExpression(QStringLiteral("Requests/sec:\\s+([0-9.]+)")).match(out);
-    const auto requests = QRegularExpression(QStringLiteral("([0-9]+) requests in")).match(out);
-    if (!rate.hasMatch() || !requests.hasMatch())
-        return run;
-    run.rate = rate.captured(1).toDouble();
-    const double count = std::max(1.0, requests.captured(1).toDouble());
-    run.providerCpu = double(processCpuMicros(provider.process->processId()) - providerAtStart) / count;
-    run.wrkCpu = double(endedChildrenCpuMicros() - childrenAtStart) / count;
-    return run;
 }
 
 // Organization, provider, the endpoints, one RUNNING registered instance per delivery and (when
@@ -475,7 +397,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     QElapsedTimer clock;
     clock.start();
     const qint64 cpuAtStart = processCpuMicros();
-    const qint64 providersAtStart = providersCpuMicros();
+    const qint64 providersAtStart = providersCpuMicros(*g_providers);
     Problem problem;
     if (!server.start(&problem))
         qFatal("%s", qPrintable(problem.detail));
@@ -504,7 +426,7 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     }
     Throughput t;
     const qint64 serverCpu = processCpuMicros() - cpuAtStart;
-    const qint64 providersCpu = providersCpuMicros() - providersAtStart;
+    const qint64 providersCpu = providersCpuMicros(*g_providers) - providersAtStart;
     t.cpuPerDelivery = double(serverCpu) / double(std::max<qint64>(1, healthyCount));
     t.providerCpu = double(providersCpu) / double(std::max<qint64>(1, healthyCount));
     t.busyCores = double(serverCpu + providersCpu) / 1000.0 / double(std::max<qint64>(1, clock.elapsed()));
@@ -663,7 +585,9 @@ int main(int argc, char *argv[])
         std::fflush(stdout);
     }
 
-    const WrkRun wrkRun = runs("wrk") ? wrkRate(*providers.front(), parser.value(QStringLiteral("wrk-seconds")).toInt(), 64) : WrkRun();
+    const WrkRun wrkRun = runs("wrk") ? wrkRate(*providers.front(), sampleBody(1), g_secret, g_work->filePath(QStringLiteral("post.lua")),
+                                                parser.value(QStringLiteral("wrk-seconds")).toInt(), 64)
+                                      : WrkRun();
     const double wrk = wrkRun.rate;
     if (runs("wrk")) {
         std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s; CPU per request: provider %.1f us,"
