@@ -335,7 +335,7 @@ int main(int argc, char **argv)
         {QStringLiteral("delivery-timeout"), QStringLiteral("Seconds one callback attempt may take (default 15)."), QStringLiteral("SECONDS")},
         {QStringLiteral("instance-retention"), QStringLiteral("How long a STOPPED instance is kept before destruction (default 7d)."), QStringLiteral("DURATION")},
         {QStringLiteral("auto-pause-window"), QStringLiteral("How long an endpoint may fail before it is paused (default 5d)."), QStringLiteral("DURATION")},
-        {QStringLiteral("delivery-concurrency"), QStringLiteral("Callback attempts in flight per process to endpoints that answer well, a quarter of them at most to one provider's (default 256)."), QStringLiteral("N")},
+        {QStringLiteral("delivery-concurrency"), QStringLiteral("Callback attempts in flight per process to endpoints that answer well (default 256)."), QStringLiteral("N")},
         {QStringLiteral("endpoint-concurrency"), QStringLiteral("Callback attempts in flight per endpoint once it answers well (default 16)."), QStringLiteral("N")},
         {QStringLiteral("feed-retention"), QStringLiteral("Change-feed events kept (default 100000)."), QStringLiteral("N")},
         {QStringLiteral("role"), QStringLiteral("Token role."), QStringLiteral("operator|provider|owner")},

@@ -18,7 +18,7 @@ namespace OpsDeck {
 using namespace DeliverySql;
 
 QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil,
-                                                int limit, const ClaimExclusions &busy, Problem *error,
+                                                int limit, const QList<qint64> &busyEndpoints, Problem *error,
                                                 const std::optional<ClaimCursor> &after, ClaimCursor *last)
 {
     if (limit <= 0)
@@ -30,13 +30,13 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         return {};
     }
     QList<qint64> ids;
-    if (!leaseDue(owner, nowAt, leaseUntil, limit, busy, &ids, error, after) || ids.isEmpty()
+    if (!leaseDue(owner, nowAt, leaseUntil, limit, busyEndpoints, &ids, error, after) || ids.isEmpty()
         || !tx.commit(error))
         return {};
     return leasedTargets(ids, owner, nowAt, error, last);
 }
 
-QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool busyProviders, bool after)
+QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool after)
 {
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
@@ -44,16 +44,11 @@ QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool bus
         " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
         " WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)"
         " AND e.state = 'ACTIVE'");
-    // The busy endpoints and providers each as one JSON array parameter, so the statement's text
-    // (and its cached preparation) does not change with them.
-    const auto notIn = [postgres](const QString &column) {
-        return postgres ? QStringLiteral(" AND d.%1 NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))").arg(column)
-                        : QStringLiteral(" AND d.%1 NOT IN (SELECT value FROM json_each(?))").arg(column);
-    };
+    // The busy endpoints as one JSON array parameter, so the statement's text (and its cached
+    // preparation) does not change with them.
     if (busyEndpoints)
-        due += notIn(QStringLiteral("endpoint_id"));
-    if (busyProviders)
-        due += notIn(QStringLiteral("provider_id"));
+        due += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                        : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
     // hold a row back is read through the two partial indexes of migration 6, never the
@@ -90,7 +85,7 @@ QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool bus
 }
 
 bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
-                                  const ClaimExclusions &busy, QList<qint64> *ids, Problem *error,
+                                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
                                   const std::optional<ClaimCursor> &after)
 {
     ids->clear();
@@ -98,18 +93,14 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
         return true;
     const QString now = timestamp(nowAt);
     const bool postgres = m_db.backend() == Database::Backend::Postgres;
-    Statement q(m_db, leaseSql(postgres, !busy.endpoints.isEmpty(), !busy.providers.isEmpty(), after.has_value()));
+    Statement q(m_db, leaseSql(postgres, !busyEndpoints.isEmpty(), after.has_value()));
     q.bindText(owner).bindText(timestamp(leaseUntil));
-    const QString endpoints = QLatin1Char('[') + idList(busy.endpoints) + QLatin1Char(']');
-    const QString providers = QLatin1Char('[') + idList(busy.providers) + QLatin1Char(']');
-    // The parameters of leaseSql()'s due rows: now twice, then the busy endpoints and the busy
-    // providers, each if any.
+    const QString busy = QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']');
+    // The parameters of leaseSql()'s due rows: now twice, then the busy endpoints if any.
     const auto bindDue = [&] {
         q.bindText(now).bindText(now);
-        if (!busy.endpoints.isEmpty())
-            q.bindText(endpoints);
-        if (!busy.providers.isEmpty())
-            q.bindText(providers);
+        if (!busyEndpoints.isEmpty())
+            q.bindText(busy);
     };
     bindDue();
     if (after && !postgres) {

@@ -42,16 +42,6 @@ struct DeliveryTarget
     int attempts = 0;     // attempts already made in the current schedule run
 };
 
-// What a claim passes over: endpoints that already have as much work here as they take, and
-// providers whose attempts fill their share of the worker's budget.
-struct ClaimExclusions
-{
-    QList<qint64> endpoints;
-    QList<qint64> providers;
-
-    bool isEmpty() const { return endpoints.isEmpty() && providers.isEmpty(); }
-};
-
 // A position in the claim order (next_attempt_at, id).
 struct ClaimCursor
 {
@@ -130,14 +120,14 @@ public:
     // With `after`, only rows past that position in the claim order; `last` (when given) is
     // raised to the position of the last row leased.
     QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                const ClaimExclusions &busy, Problem *error,
+                                const QList<qint64> &busyEndpoints, Problem *error,
                                 const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr);
     // claim() in two steps, so the lease can share a transaction with other writes (one commit
     // instead of two): leaseDue() takes the leases inside the caller's transaction and gives
     // their ids; once that committed, leasedTargets() reads what sending them needs (and on
     // failure releases them).
     bool leaseDue(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                  const ClaimExclusions &busy, QList<qint64> *ids, Problem *error,
+                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
                   const std::optional<ClaimCursor> &after = std::nullopt);
     QList<DeliveryTarget> leasedTargets(const QList<qint64> &ids, const QString &owner, const QDateTime &now,
                                         Problem *error, ClaimCursor *last = nullptr);
@@ -170,8 +160,8 @@ public:
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
     static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
     // leaseDue()'s statement, as it is spelled for the backend and with or without busy
-    // endpoints, busy providers and a cursor.
-    static QString leaseSql(bool postgres, bool busyEndpoints, bool busyProviders, bool after);
+    // endpoints and a cursor.
+    static QString leaseSql(bool postgres, bool busyEndpoints, bool after);
     static QString leasedTargetsSql(qsizetype count); // leasedTargets() for `count` ids
     static const QString &newestIdSql();
 

@@ -89,10 +89,6 @@ void DeliveryWorker::shutdown()
     m_pollTimer.stop();
     m_retryTimer.stop();
     m_retryTimes.clear();
-    m_providerEndpoints.clear();
-    m_endpointProvider.clear();
-    m_provenInFlight.clear();
-    m_provenQueued.clear();
     if (m_sender) {
         // Their leases expire and they are sent again: at least once, never lost.
         delete m_sender;
@@ -173,65 +169,6 @@ int DeliveryWorker::endpointLimit(qint64 endpointId) const
     return m_proven.contains(endpointId) ? std::max(1, m_options.endpointConcurrency) : 1;
 }
 
-int DeliveryWorker::providerLimit() const
-{
-    return std::max(1, m_options.deliveryConcurrency / 4);
-}
-
-int DeliveryWorker::provenLoad(qint64 providerId, bool withQueued) const
-{
-    return m_provenInFlight.value(providerId) + (withQueued ? m_provenQueued.value(providerId) : 0);
-}
-
-void DeliveryWorker::countLoad(qint64 endpointId, qint64 providerId, int inFlight, int queued)
-{
-    m_providerEndpoints[providerId].insert(endpointId);
-    m_endpointProvider.insert(endpointId, providerId);
-    if (!m_proven.contains(endpointId))
-        return;
-    const auto add = [providerId](QHash<qint64, int> &counts, int delta) {
-        if (delta != 0 && (counts[providerId] += delta) <= 0)
-            counts.remove(providerId);
-    };
-    add(m_provenInFlight, inFlight);
-    add(m_provenQueued, queued);
-}
-
-void DeliveryWorker::setProven(qint64 endpointId, qint64 providerId, bool proven)
-{
-    if (m_proven.contains(endpointId) == proven)
-        return;
-    if (proven)
-        m_proven.insert(endpointId);
-    else
-        m_proven.remove(endpointId);
-    int inFlight = 0;
-    int queued = 0;
-    for (const qint64 e : m_providerEndpoints.value(providerId)) {
-        if (!m_proven.contains(e))
-            continue;
-        inFlight += m_inFlight.value(e);
-        queued += int(m_queued.value(e).size());
-    }
-    m_provenInFlight.remove(providerId);
-    m_provenQueued.remove(providerId);
-    if (inFlight > 0)
-        m_provenInFlight.insert(providerId, inFlight);
-    if (queued > 0)
-        m_provenQueued.insert(providerId, queued);
-}
-
-bool DeliveryWorker::providerFull(qint64 providerId) const
-{
-    return provenLoad(providerId, true) >= providerLimit();
-}
-
-bool DeliveryWorker::canSend(qint64 endpointId, qint64 providerId) const
-{
-    return m_inFlight.value(endpointId) < endpointLimit(endpointId)
-           && (!m_proven.contains(endpointId) || provenLoad(providerId, false) < providerLimit());
-}
-
 int DeliveryWorker::claimAhead(qint64 endpointId) const
 {
     // A proven endpoint keeps as many claimed attempts waiting here as it has in flight, so a
@@ -241,9 +178,7 @@ int DeliveryWorker::claimAhead(qint64 endpointId) const
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
 {
-    // Not while its provider has its share: a claim passes the provider's rows over then.
-    return m_inFlight.value(endpointId) + int(m_queued.value(endpointId).size()) < claimAhead(endpointId)
-           && !(m_proven.contains(endpointId) && providerFull(m_endpointProvider.value(endpointId)));
+    return m_inFlight.value(endpointId) + int(m_queued.value(endpointId).size()) < claimAhead(endpointId);
 }
 
 DeliveryWorker::Budget DeliveryWorker::budget() const
@@ -264,9 +199,8 @@ void DeliveryWorker::sendQueued(QList<Claimed> &queue, qint64 endpointId, const 
     // One that could no longer finish inside its lease goes back, so no other worker takes it
     // over mid-attempt.
     const qint64 timeoutMs = m_options.deliveryTimeout.count();
-    while (!queue.isEmpty() && canSend(endpointId, queue.first().target.providerId)) {
+    while (!queue.isEmpty() && m_inFlight.value(endpointId) < endpointLimit(endpointId)) {
         const Claimed next = queue.takeFirst();
-        countLoad(endpointId, next.target.providerId, 0, -1);
         if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
             m_mayHaveWork = true;
             m_busyInstances.remove(next.target.instanceId);
@@ -316,22 +250,14 @@ void DeliveryWorker::pump()
     m_mayHaveWork = false;
     m_wanting.clear();
     m_woken = false;
-    ClaimExclusions busy;
+    QList<qint64> busy;
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
         if (!wantsWork(it.key()))
-            busy.endpoints.append(it.key());
+            busy.append(it.key());
     }
     for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
         if (!m_inFlight.contains(it.key()) && !wantsWork(it.key()))
-            busy.endpoints.append(it.key());
-    }
-    for (auto it = m_provenInFlight.cbegin(); it != m_provenInFlight.cend(); ++it) {
-        if (providerFull(it.key()))
-            busy.providers.append(it.key());
-    }
-    for (auto it = m_provenQueued.cbegin(); it != m_provenQueued.cend(); ++it) {
-        if (!m_provenInFlight.contains(it.key()) && providerFull(it.key()))
-            busy.providers.append(it.key());
+            busy.append(it.key());
     }
     const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
     // Batches stay bounded so one claim does not take far more than the endpoints can take now
@@ -368,9 +294,8 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
             continue;
         }
         m_busyInstances.insert(t.instanceId);
-        if (!canSend(t.endpointId, t.providerId)) {
+        if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
             m_queued[t.endpointId].append(Claimed{t, leaseUntil});
-            countLoad(t.endpointId, t.providerId, 0, 1);
             continue;
         }
         send(t);
@@ -408,7 +333,6 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     // Each endpoint its own connections: hanging ones on a host never hold up the others there.
     request.isolationKey = QString::number(target.endpointId);
     ++m_inFlight[target.endpointId];
-    countLoad(target.endpointId, target.providerId, 1, 0);
     m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });
 }
 
@@ -416,10 +340,6 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
 {
     if (--m_inFlight[target.endpointId] <= 0)
         m_inFlight.remove(target.endpointId);
-    countLoad(target.endpointId, target.providerId, -1, 0);
-    // A slot of the provider's share is free: its other endpoints' waiting attempts may take it.
-    if (!m_queued.isEmpty())
-        schedulePump();
     // The instance's next notification stays held back by this one's lease until it is recorded
     // (onRecorded claims again then).
     m_busyInstances.remove(target.instanceId);
@@ -455,7 +375,10 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     }
 
     // Slow start follows what the endpoint answered, not when the store got it recorded.
-    setProven(target.endpointId, target.providerId, result.delivered);
+    if (result.delivered)
+        m_proven.insert(target.endpointId);
+    else
+        m_proven.remove(target.endpointId);
     // A freed slot of an endpoint below its claim-ahead may let more of its work through: claim
     // now, not when the store next answers (recording is paced).
     if (wantsWork(target.endpointId)) {

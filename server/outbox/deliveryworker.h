@@ -26,11 +26,9 @@ class OutboxStore;
 // (OutboxStore) with its own connection, so this thread only sends and never waits for a commit
 // or the SQLite write lock.
 //
-// Concurrency is bounded per process (deliveryConcurrency), per endpoint (endpointConcurrency,
-// but 1 while the endpoint is failing) and, for endpoints that answer well, per provider (a
-// quarter of the process's budget): hanging endpoints occupy one slot each, a provider whose many
-// endpoints all start hanging at once holds a quarter of the budget at most, and the others keep
-// their throughput. Work is claimed with a lease that outlives
+// Concurrency is bounded per process (deliveryConcurrency) and per endpoint
+// (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
+// slot each and the others keep their throughput. Work is claimed with a lease that outlives
 // the attempt's timeout; a crashed worker's leases expire and another worker (or this one after
 // a restart) takes the work over: delivery is at least once.
 class DeliveryWorker final : public QObject
@@ -80,23 +78,6 @@ private:
     void armRetryTimer(const QList<AttemptRecord> &records = {});
     void stopStore();
     int endpointLimit(qint64 endpointId) const;
-    // Attempts to a provider's endpoints that answer well, in flight and claimed and waiting, at
-    // most: a quarter of the budget. New and failing endpoints have their one probe each outside
-    // it, from the probing budget.
-    int providerLimit() const;
-    // The provider's attempts to its endpoints that answer well: in flight only, or with those
-    // claimed and waiting too.
-    int provenLoad(qint64 providerId, bool withQueued) const;
-    bool providerFull(qint64 providerId) const;
-    // Every change of an endpoint's attempts in flight or waiting goes through here: the
-    // provider's counts follow when the endpoint answers well.
-    void countLoad(qint64 endpointId, qint64 providerId, int inFlight, int queued);
-    // An endpoint starts or stops answering well: its provider's counts are summed again from its
-    // endpoints' own, so they never drift.
-    void setProven(qint64 endpointId, qint64 providerId, bool proven);
-    // Whether an attempt to the endpoint may go now: the endpoint, and for one that answers well
-    // its provider, have room.
-    bool canSend(qint64 endpointId, qint64 providerId) const;
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
@@ -127,10 +108,6 @@ private:
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
-    QHash<qint64, QSet<qint64>> m_providerEndpoints; // provider -> its endpoints sent to or queued here
-    QHash<qint64, qint64> m_endpointProvider; // and back
-    QHash<qint64, int> m_provenInFlight;     // provider -> attempts in flight to its endpoints that answer well
-    QHash<qint64, int> m_provenQueued;       // provider -> and claimed, waiting
     QList<AttemptRecord> m_done;            // finished, not yet recorded
     bool m_pumpQueued = false;
     bool m_mayHaveWork = true;              // claiming could find something

@@ -69,9 +69,9 @@ void tst_ClaimOrder::claimOrderReadsOnlyWhatCanBlock_data()
     QTest::newRow("the check as it was: every older row") << historyWalkingLeaseSql(postgres) << true;
     for (const bool busy : {false, true}) {
         for (const bool after : {false, true}) {
-            const QByteArray name = QByteArrayLiteral("claim") + (busy ? " past busy endpoints and providers" : "")
+            const QByteArray name = QByteArrayLiteral("claim") + (busy ? " past busy endpoints" : "")
                                     + (after ? " after a cursor" : "");
-            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, busy, after) << false;
+            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, after) << false;
         }
     }
 }
@@ -225,7 +225,7 @@ void tst_ClaimOrder::claimLeasesWhatTheHistoryWalkLeased()
         std::sort(leased.begin(), leased.end());
         return leased;
     };
-    const QString claim = DeliveryRepository::leaseSql(postgres, false, false, false);
+    const QString claim = DeliveryRepository::leaseSql(postgres, false, false);
     QCOMPARE(lease(historyWalkingLeaseSql(postgres), now), expected);
     QCOMPARE(lease(claim, now), expected);
     const double walkMs = medianMs(7, [&] { lease(historyWalkingLeaseSql(postgres), now); });

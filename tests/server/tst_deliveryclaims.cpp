@@ -35,7 +35,7 @@ private slots:
     void settledInFlightHoldsTheNextBackUntilRecorded();
     void claimGoesOnAfterTheCursor();
     void claimAfterTheCursorSeeksPastWhatItPassed();
-    void busyEndpointsAndProvidersAreSkipped();
+    void busyEndpointsAreSkipped();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
     void enqueueSupersedesTheOlderInFlight_data();
@@ -168,7 +168,7 @@ void tst_DeliveryClaims::claimAfterTheCursorSeeksPastWhatItPassed()
     if (m_db->backend() != Database::Backend::Sqlite)
         QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
     const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
-    const QString sql = DeliveryRepository::leaseSql(false, true, false, true);
+    const QString sql = DeliveryRepository::leaseSql(false, true, true);
     const auto stepsPastTheEnd = [&]() -> qint64 {
         QSqlQuery q(m_db->connection());
         if (!q.exec(QStringLiteral("SELECT MAX(id) FROM deliveries")) || !q.next())
@@ -182,7 +182,7 @@ void tst_DeliveryClaims::claimAfterTheCursorSeeksPastWhatItPassed()
         sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1);
         const QDateTime now = QDateTime::currentDateTimeUtc();
         Problem problem;
-        const QList<DeliveryTarget> claimed = m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{1}, {}}, &problem, cursor);
+        const QList<DeliveryTarget> claimed = m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem, cursor);
         if (!problem.isNull() || !claimed.isEmpty())
             return -1;
         return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0);
@@ -197,21 +197,16 @@ void tst_DeliveryClaims::claimAfterTheCursorSeeksPastWhatItPassed()
     QVERIFY2(many < 2 * few, qPrintable(QStringLiteral("%1 steps past 200 rows, %2 past 2000").arg(few).arg(many)));
 }
 
-void tst_DeliveryClaims::busyEndpointsAndProvidersAreSkipped()
+void tst_DeliveryClaims::busyEndpointsAreSkipped()
 {
     m_rig->seed(3);
     const QDateTime now = QDateTime::currentDateTimeUtc();
     Problem problem;
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{1}, {}}, &problem).isEmpty());
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {1}, &problem).isEmpty());
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{7, 1, 9}, {}}, &problem).isEmpty());
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 1, 9}, &problem).isEmpty());
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    // A provider that has its share is passed over the same way, alone or beside busy endpoints.
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{}, {1}}, &problem).isEmpty());
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{9}, {4, 1}}, &problem).isEmpty());
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, ClaimExclusions{{7, 9}, {4}}, &problem).size(), 3);
+    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 9}, &problem).size(), 3);
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
 }
 

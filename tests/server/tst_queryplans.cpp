@@ -63,9 +63,9 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     QTest::newRow("claim: newest id") << DeliveryRepository::newestIdSql();
     for (const bool busy : {false, true}) {
         for (const bool after : {false, true}) {
-            const QByteArray name = QByteArrayLiteral("claim: lease") + (busy ? " past busy endpoints and providers" : "")
+            const QByteArray name = QByteArrayLiteral("claim: lease") + (busy ? " past busy endpoints" : "")
                                     + (after ? " after a cursor" : "");
-            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, busy, after);
+            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, after);
         }
     }
     QTest::newRow("claim: leased rows") << DeliveryRepository::leasedTargetsSql(32);
