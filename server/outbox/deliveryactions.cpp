@@ -218,14 +218,14 @@ std::optional<Problem> DeliveryApi::retryHeldByEndpoint(const QJsonObject &deliv
     const qint64 endpoint = delivery.value(QStringLiteral("endpoint_id")).toInteger();
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT state FROM endpoints WHERE id = ?"));
     q.addBindValue(endpoint);
-    if (!q.exec()) {
-        const Problem p = Database::sqlProblem(q);
-        q.finish();
-        return p;
-    }
-    const QString state = q.next() ? q.value(0).toString() : QString();
-    q.finish();
-    if (state.isEmpty() || state == Endpoint::Active)
+    Problem problem;
+    const auto row = loadRow(
+        q, [](const QSqlQuery &r) { return QJsonObject{{QStringLiteral("state"), r.value(0).toString()}}; }, kEndpoint,
+        endpoint, &problem);
+    if (!row)
+        return problem;
+    const QString state = row->value(QStringLiteral("state")).toString();
+    if (state == Endpoint::Active)
         return std::nullopt;
     return endpointNotActive(endpoint, state, QStringLiteral("retry (its PENDING deliveries are sent at once on resume)"));
 }
