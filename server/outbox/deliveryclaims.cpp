@@ -18,10 +18,10 @@ namespace OpsDeck {
 using namespace DeliverySql;
 
 QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil,
-                                                int limit, const QList<qint64> &busyEndpoints, Problem *error,
+                                                int limit, const EndpointFilter &endpoints, Problem *error,
                                                 const std::optional<ClaimCursor> &after, ClaimCursor *last)
 {
-    if (limit <= 0)
+    if (limit <= 0 || !endpoints.admitsAny())
         return {};
     WriteTransaction tx(m_db);
     if (!tx.isActive()) {
@@ -30,13 +30,13 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         return {};
     }
     QList<qint64> ids;
-    if (!leaseDue(owner, nowAt, leaseUntil, limit, busyEndpoints, &ids, error, after) || ids.isEmpty()
+    if (!leaseDue(owner, nowAt, leaseUntil, limit, endpoints, &ids, error, after) || ids.isEmpty()
         || !tx.commit(error))
         return {};
     return leasedTargets(ids, owner, nowAt, error, last);
 }
 
-QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool after)
+QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bool after)
 {
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
@@ -44,11 +44,13 @@ QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool aft
         " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id"
         " WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)"
         " AND e.state = 'ACTIVE'");
-    // The busy endpoints as one JSON array parameter, so the statement's text (and its cached
+    // The endpoints as one JSON array parameter, so the statement's text (and its cached
     // preparation) does not change with them.
-    if (busyEndpoints)
-        due += postgres ? QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?::json))")
-                        : QStringLiteral(" AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))");
+    if (endpoints != EndpointClause::None) {
+        due += endpoints == EndpointClause::Only ? QStringLiteral(" AND d.endpoint_id IN") : QStringLiteral(" AND d.endpoint_id NOT IN");
+        due += postgres ? QStringLiteral(" (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                        : QStringLiteral(" (SELECT value FROM json_each(?))");
+    }
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
     // hold a row back is read through the two partial indexes of migration 6, never the
@@ -85,22 +87,25 @@ QString DeliveryRepository::leaseSql(bool postgres, bool busyEndpoints, bool aft
 }
 
 bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
-                                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
+                                  const EndpointFilter &endpoints, QList<qint64> *ids, Problem *error,
                                   const std::optional<ClaimCursor> &after)
 {
     ids->clear();
-    if (limit <= 0)
+    if (limit <= 0 || !endpoints.admitsAny())
         return true;
     const QString now = timestamp(nowAt);
     const bool postgres = m_db.backend() == Database::Backend::Postgres;
-    Statement q(m_db, leaseSql(postgres, !busyEndpoints.isEmpty(), after.has_value()));
+    const EndpointClause clause = !endpoints.names()                              ? EndpointClause::None
+                                  : endpoints.mode == EndpointFilter::Mode::Only ? EndpointClause::Only
+                                                                                  : EndpointClause::Except;
+    Statement q(m_db, leaseSql(postgres, clause, after.has_value()));
     q.bindText(owner).bindText(timestamp(leaseUntil));
-    const QString busy = QLatin1Char('[') + idList(busyEndpoints) + QLatin1Char(']');
-    // The parameters of leaseSql()'s due rows: now twice, then the busy endpoints if any.
+    const QString named = QLatin1Char('[') + idList(endpoints.ids) + QLatin1Char(']');
+    // The parameters of leaseSql()'s due rows: now twice, then the endpoints if any.
     const auto bindDue = [&] {
         q.bindText(now).bindText(now);
-        if (!busyEndpoints.isEmpty())
-            q.bindText(busy);
+        if (clause != EndpointClause::None)
+            q.bindText(named);
     };
     bindDue();
     if (after && !postgres) {

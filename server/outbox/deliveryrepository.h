@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 
 class QSqlQuery;
@@ -47,6 +48,31 @@ struct ClaimCursor
 {
     QString at;
     qint64 id = 0;
+};
+
+// Which endpoints' due deliveries a claim may lease: any but the listed ones (the busy ones: the
+// usual claim), or only the listed ones (when the worker has room for some endpoints only).
+struct EndpointFilter
+{
+    enum class Mode { Except, Only };
+
+    EndpointFilter() = default;
+    EndpointFilter(std::initializer_list<qint64> except) : ids(except) {}
+    EndpointFilter(const QList<qint64> &except) : ids(except) {}
+    static EndpointFilter only(const QList<qint64> &endpoints)
+    {
+        EndpointFilter f(endpoints);
+        f.mode = Mode::Only;
+        return f;
+    }
+
+    // Whether the claim's statement names endpoints at all.
+    bool names() const { return mode == Mode::Only || !ids.isEmpty(); }
+    // Whether a claim can lease anything.
+    bool admitsAny() const { return mode == Mode::Except || !ids.isEmpty(); }
+
+    Mode mode = Mode::Except;
+    QList<qint64> ids;
 };
 
 // One attempt as the log keeps it (spec §3).
@@ -120,14 +146,14 @@ public:
     // With `after`, only rows past that position in the claim order; `last` (when given) is
     // raised to the position of the last row leased.
     QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                const QList<qint64> &busyEndpoints, Problem *error,
+                                const EndpointFilter &endpoints, Problem *error,
                                 const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr);
     // claim() in two steps, so the lease can share a transaction with other writes (one commit
     // instead of two): leaseDue() takes the leases inside the caller's transaction and gives
     // their ids; once that committed, leasedTargets() reads what sending them needs (and on
     // failure releases them).
     bool leaseDue(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                  const QList<qint64> &busyEndpoints, QList<qint64> *ids, Problem *error,
+                  const EndpointFilter &endpoints, QList<qint64> *ids, Problem *error,
                   const std::optional<ClaimCursor> &after = std::nullopt);
     QList<DeliveryTarget> leasedTargets(const QList<qint64> &ids, const QString &owner, const QDateTime &now,
                                         Problem *error, ClaimCursor *last = nullptr);
@@ -159,9 +185,10 @@ public:
     // their plans (none may walk a whole growing table) and for the methods that run them.
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
     static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
-    // leaseDue()'s statement, as it is spelled for the backend and with or without busy
-    // endpoints and a cursor.
-    static QString leaseSql(bool postgres, bool busyEndpoints, bool after);
+    // leaseDue()'s statement, as it is spelled for the backend, with or without a list of
+    // endpoints (`endpoints`: none, the busy ones left out, or the only ones) and a cursor.
+    enum class EndpointClause { None, Except, Only };
+    static QString leaseSql(bool postgres, EndpointClause endpoints, bool after);
     static QString leasedTargetsSql(qsizetype count); // leasedTargets() for `count` ids
     static const QString &newestIdSql();
 

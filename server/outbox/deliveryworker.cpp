@@ -233,10 +233,14 @@ void DeliveryWorker::pump()
     // a budget of their own, twice as large (every new endpoint's first attempt comes from it too).
     const Budget b = budget();
     const int limit = std::max(1, m_options.deliveryConcurrency);
-    const int free = std::min(limit - b.used, 2 * limit - b.probing);
-    // A claim that finds nothing scans every due row of the busy endpoints; after an empty one,
-    // claim again only when something changed (a wake, the poll, an endpoint wanting more, a
-    // recorded batch). One claim at a time: its answer says how many slots it filled.
+    const int freeProven = limit - b.used;
+    // With the probing budget all taken (that many endpoints hanging at once), a claim could hand
+    // out more attempts to such endpoints: it then names the proven endpoints it takes work for.
+    const bool provenOnly = 2 * limit - b.probing <= 0;
+    const int free = provenOnly ? freeProven : std::min(freeProven, 2 * limit - b.probing);
+    // A claim that finds nothing scans every due row of the endpoints it leaves out; after an
+    // empty one, claim again only when something changed (a wake, the poll, an endpoint wanting
+    // more, a recorded batch). One claim at a time: its answer says how many slots it filled.
     if (free <= 0 || m_claimPending)
         return;
     // An endpoint that wanted more when an attempt finished may have been refilled since by a
@@ -246,19 +250,30 @@ void DeliveryWorker::pump()
         it = wantsWork(*it) ? std::next(it) : m_wanting.erase(it);
     if (!(m_mayHaveWork || m_woken || !m_wanting.isEmpty()))
         return;
+    EndpointFilter endpoints;
+    if (provenOnly) {
+        QList<qint64> wanting;
+        for (const qint64 endpointId : std::as_const(m_proven)) {
+            if (wantsWork(endpointId))
+                wanting.append(endpointId);
+        }
+        endpoints = EndpointFilter::only(wanting);
+    } else {
+        for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
+            if (!wantsWork(it.key()))
+                endpoints.ids.append(it.key());
+        }
+        for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
+            if (!m_inFlight.contains(it.key()) && !wantsWork(it.key()))
+                endpoints.ids.append(it.key());
+        }
+    }
+    if (!endpoints.admitsAny())
+        return; // what asked for a claim still asks when the probing budget has room again
     const bool onlyNew = !m_mayHaveWork && m_wanting.isEmpty();
     m_mayHaveWork = false;
     m_wanting.clear();
     m_woken = false;
-    QList<qint64> busy;
-    for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
-        if (!wantsWork(it.key()))
-            busy.append(it.key());
-    }
-    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
-        if (!m_inFlight.contains(it.key()) && !wantsWork(it.key()))
-            busy.append(it.key());
-    }
     const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
     // Batches stay bounded so one claim does not take far more than the endpoints can take now
     // (never more than the free budget). At least 128: a claim costs the store about as much
@@ -266,7 +281,7 @@ void DeliveryWorker::pump()
     // so larger batches leave the store more time to record (docs/benchmarks.md).
     const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), kMinClaimBatch));
     m_claimPending = true;
-    m_store->claim(now, leaseUntil, batch, busy, onlyNew, this,
+    m_store->claim(now, leaseUntil, batch, endpoints, onlyNew, this,
                    [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
                        onClaimed(targets, batch, leaseUntil, problem);
                    });

@@ -63,25 +63,25 @@ void OutboxStore::close()
     m_db.reset();
 }
 
-void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const QList<qint64> &busyEndpoints,
+void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const EndpointFilter &endpoints,
                         bool onlyNew, QObject *context, ClaimDone done)
 {
     QMetaObject::invokeMethod(
         this,
-        [this, now, leaseUntil, limit, busyEndpoints, onlyNew, target = QPointer<QObject>(context),
+        [this, now, leaseUntil, limit, endpoints, onlyNew, target = QPointer<QObject>(context),
          done = std::move(done)] {
             QList<DeliveryTarget> targets;
             Problem problem;
             if (m_repository) {
                 // Recording inserts no deliveries, so this may look before what waits is recorded.
                 const qint64 newest = m_repository->newestId(&problem);
-                // Without busy endpoints a claim stops at its limit anyway: only with them can
-                // one scan far for nothing.
-                const bool skip = onlyNew && !busyEndpoints.isEmpty() && problem.isNull() && newest <= m_newestSeen;
+                // A claim that takes any endpoint's rows stops at its limit anyway: only one that
+                // leaves some out can scan far for nothing.
+                const bool skip = onlyNew && endpoints.names() && problem.isNull() && newest <= m_newestSeen;
                 if (problem.isNull())
                     m_newestSeen = newest;
                 if (!skip && problem.isNull())
-                    targets = claimFromCursor(now, leaseUntil, limit, busyEndpoints, &problem);
+                    targets = claimFromCursor(now, leaseUntil, limit, endpoints, &problem);
             }
             flush();
             if (target)
@@ -92,7 +92,7 @@ void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int l
 }
 
 QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                                   const QList<qint64> &busyEndpoints, Problem *problem)
+                                                   const EndpointFilter &endpoints, Problem *problem)
 {
     // Each claim goes on where the last one stopped and starts over from the oldest due row only
     // when it runs out, so the due rows of busy endpoints (a hanging one can have thousands) are
@@ -105,17 +105,17 @@ QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const Q
     bool leasedWithRecords = false;
     if (!m_pending.isEmpty()) {
         leasedWithRecords = recordPending([&](Problem *error) {
-            return m_repository->leaseDue(m_owner, now, leaseUntil, limit, busyEndpoints, &leased, error, m_cursor);
+            return m_repository->leaseDue(m_owner, now, leaseUntil, limit, endpoints, &leased, error, m_cursor);
         });
     }
     if (leasedWithRecords)
         targets = m_repository->leasedTargets(leased, m_owner, now, problem, &last);
     else
-        targets = m_repository->claim(m_owner, now, leaseUntil, limit, busyEndpoints, problem, m_cursor, &last);
+        targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, problem, m_cursor, &last);
     if (problem->isNull() && m_cursor && targets.size() < limit) {
         m_cursor.reset();
         last = {};
-        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()), busyEndpoints, problem,
+        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()), endpoints, problem,
                                        std::nullopt, &last);
     }
     if (!problem->isNull() || last.id == 0)

@@ -53,8 +53,8 @@ public:
     // Thread-safe: post the work to the store's thread; `done` runs in `context`'s thread.
     // `onlyNew`: claim only if deliveries were inserted since the last claim (a wake: the
     // control plane wakes the worker on every feed event, its own commits included); skipping
-    // saves scanning past the due rows of the busy endpoints.
-    void claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const QList<qint64> &busyEndpoints,
+    // saves scanning past the due rows of the endpoints the claim leaves out.
+    void claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const EndpointFilter &endpoints,
                bool onlyNew, QObject *context, ClaimDone done);
     void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
     void release(const QList<qint64> &ids);
@@ -75,7 +75,7 @@ private:
     // records were waiting and are recorded.
     bool recordPending(const std::function<bool(Problem *)> &alsoInTransaction);
     QList<DeliveryTarget> claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                          const QList<qint64> &busyEndpoints, Problem *problem);
+                                          const EndpointFilter &endpoints, Problem *problem);
 
     ServerOptions m_options;
     RetrySchedule m_schedule;

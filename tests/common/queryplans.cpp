@@ -3,6 +3,7 @@
 
 #include "testdatabase.h"
 
+#include "server/outbox/deliveryrepository.h"
 #include "server/storage/database.h"
 
 #include <QElapsedTimer>
@@ -270,6 +271,20 @@ QList<qint64> ids(Database &db, const QString &sql, const QString &now)
         while (q.next())
             out.append(q.value(0).toLongLong());
     return out;
+}
+
+QList<std::pair<QByteArray, QString>> leaseStatements(bool postgres, const char *prefix)
+{
+    using Clause = DeliveryRepository::EndpointClause;
+    const std::pair<Clause, const char *> clauses[] = {
+        {Clause::None, ""}, {Clause::Except, " past busy endpoints"}, {Clause::Only, " for named endpoints"}};
+    QList<std::pair<QByteArray, QString>> statements;
+    for (const auto &[clause, clauseName] : clauses) {
+        for (const bool after : {false, true})
+            statements.append({QByteArray(prefix) + clauseName + (after ? " after a cursor" : ""),
+                               DeliveryRepository::leaseSql(postgres, clause, after)});
+    }
+    return statements;
 }
 
 double medianMs(int runs, const std::function<void()> &run)

@@ -3,11 +3,13 @@
 
 #include "testdatabase.h"
 
+#include <QByteArray>
 #include <QList>
 #include <QString>
 #include <QStringList>
 
 #include <functional>
+#include <utility>
 #include <memory>
 
 namespace OpsDeck {
@@ -39,6 +41,11 @@ QStringList readsBesidePartial(Database &db, const QString &sql, const QString &
 // The first column of what `sql` selects with `now` for every parameter, to compare what an old
 // statement found with what its replacement finds.
 QList<qint64> ids(Database &db, const QString &sql, const QString &now);
+
+// Every spelling of the claim's lease statement for the backend (no endpoint list, busy ones
+// left out, only named ones; with and without a cursor), each with a row name that starts with
+// `prefix`.
+QList<std::pair<QByteArray, QString>> leaseStatements(bool postgres, const char *prefix);
 
 // Milliseconds `run` took, the median of `runs`: printed beside the plans, never asserted on.
 double medianMs(int runs, const std::function<void()> &run);

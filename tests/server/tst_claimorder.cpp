@@ -67,13 +67,8 @@ void tst_ClaimOrder::claimOrderReadsOnlyWhatCanBlock_data()
     QTest::addColumn<bool>("readsHistory");
     const bool postgres = TestDatabase::wantsPostgres();
     QTest::newRow("the check as it was: every older row") << historyWalkingLeaseSql(postgres) << true;
-    for (const bool busy : {false, true}) {
-        for (const bool after : {false, true}) {
-            const QByteArray name = QByteArrayLiteral("claim") + (busy ? " past busy endpoints" : "")
-                                    + (after ? " after a cursor" : "");
-            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, after) << false;
-        }
-    }
+    for (const auto &[name, sql] : leaseStatements(postgres, "claim"))
+        QTest::newRow(name.constData()) << sql << false;
 }
 
 void tst_ClaimOrder::claimOrderReadsOnlyWhatCanBlock()
@@ -225,7 +220,7 @@ void tst_ClaimOrder::claimLeasesWhatTheHistoryWalkLeased()
         std::sort(leased.begin(), leased.end());
         return leased;
     };
-    const QString claim = DeliveryRepository::leaseSql(postgres, false, false);
+    const QString claim = DeliveryRepository::leaseSql(postgres, DeliveryRepository::EndpointClause::None, false);
     QCOMPARE(lease(historyWalkingLeaseSql(postgres), now), expected);
     QCOMPARE(lease(claim, now), expected);
     const double walkMs = medianMs(7, [&] { lease(historyWalkingLeaseSql(postgres), now); });

@@ -36,6 +36,7 @@ private slots:
     void claimGoesOnAfterTheCursor();
     void claimAfterTheCursorSeeksPastWhatItPassed();
     void busyEndpointsAreSkipped();
+    void onlyNamedEndpointsAreClaimed();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
     void enqueueSupersedesTheOlderInFlight_data();
@@ -168,7 +169,7 @@ void tst_DeliveryClaims::claimAfterTheCursorSeeksPastWhatItPassed()
     if (m_db->backend() != Database::Backend::Sqlite)
         QSKIP("PostgreSQL seeks the cursor's row comparison in the index; tst_queryplans checks the plan");
     const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
-    const QString sql = DeliveryRepository::leaseSql(false, true, true);
+    const QString sql = DeliveryRepository::leaseSql(false, DeliveryRepository::EndpointClause::Except, true);
     const auto stepsPastTheEnd = [&]() -> qint64 {
         QSqlQuery q(m_db->connection());
         if (!q.exec(QStringLiteral("SELECT MAX(id) FROM deliveries")) || !q.next())
@@ -207,6 +208,23 @@ void tst_DeliveryClaims::busyEndpointsAreSkipped()
     QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 1, 9}, &problem).isEmpty());
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
     QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, {7, 9}, &problem).size(), 3);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+}
+
+void tst_DeliveryClaims::onlyNamedEndpointsAreClaimed()
+{
+    // The worker names the endpoints it has room for when the rest must wait: the rig's rows are
+    // all endpoint 1's.
+    m_rig->seed(3);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, EndpointFilter::only({}), &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QVERIFY(m_repo->claim(kOwner, now, now.addSecs(60), 10, EndpointFilter::only({7, 9}), &problem).isEmpty());
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 2, EndpointFilter::only({7, 1}), &problem).size(), 2);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, EndpointFilter::only({1}), &problem).size(), 1);
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
 }
 

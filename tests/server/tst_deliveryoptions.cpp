@@ -40,6 +40,7 @@ class tst_DeliveryOptions : public QObject
 private slots:
     void initTestCase();
     void hangingEndpointsTakeNoHealthySlots();
+    void provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget();
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
     void recordingIsPacedAndStopRecordsWhatWaits();
@@ -57,61 +58,128 @@ static QString stateOf(const QJsonArray &list, int index)
     return list.at(index).toObject().value(QStringLiteral("state")).toString();
 }
 
+// A server with a small attempt budget, a provider on it, and what the budget tests read.
+struct BudgetRig
+{
+    explicit BudgetRig(int concurrency)
+        : server([concurrency] {
+            ServerOptions options;
+            options.deliveryConcurrency = concurrency;
+            options.deliveryTimeout = std::chrono::seconds(60);
+            options.outboxPollInterval = std::chrono::milliseconds(50);
+            // A healthy endpoint is registered before its provider listens, so its first attempt
+            // may find the port closed: its retry comes soon, not after the default 5 s.
+            options.retrySchedule = QStringLiteral("200ms,1s,2s,5s");
+            return options;
+        }())
+    {
+        org = server.createOrganization(QStringLiteral("budget"));
+        provider = server.createProvider(QStringLiteral("budget"), org, {QStringLiteral("crm")});
+        token = server.token(QStringLiteral("provider"), QString::number(provider));
+        hanging.port = freePort();
+        healthy.port = freePort();
+    }
+
+    bool open(QString *error)
+    {
+        *error = server.error();
+        return server.isRunning() && org > 0 && provider > 0 && peek.open();
+    }
+
+    // An instance registered on `url`: its id and its signing secret.
+    std::pair<qint64, QString> registerAt(const QString &name, const QString &url)
+    {
+        const qint64 instance = server.createInstance(name, org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                    {{QStringLiteral("callback_url"), url}}, token);
+        return std::pair(instance, r.json().value(QStringLiteral("secret")).toString());
+    }
+
+    // Two instances on endpoints of `hanging` that never answer, their attempts out (poll-driven
+    // claims pick them up once the provider listens). A test failure when they are not.
+    void hangTwo()
+    {
+        const auto a = registerAt(QStringLiteral("hang-a"), hanging.url(QStringLiteral("/hang/a")));
+        const auto b = registerAt(QStringLiteral("hang-b"), hanging.url(QStringLiteral("/hang/b")));
+        QVERIFY(a.first > 0 && b.first > 0);
+        startProvider(&hanging, {a.second, b.second});
+        QTRY_COMPARE_WITH_TIMEOUT(leased(), 2, Patience);
+    }
+
+    // An instance on an endpoint of `healthy`, which then starts: the instance's id, 0 on failure.
+    qint64 registerHealthy()
+    {
+        const auto fine = registerAt(QStringLiteral("fine"), healthy.url(QStringLiteral("/ok/fine")));
+        if (fine.first <= 0)
+            return 0;
+        startProvider(&healthy, {fine.second});
+        return QTest::currentTestFailed() ? 0 : fine.first;
+    }
+
+    // Deliveries out on a lease: the attempts in flight.
+    int leased()
+    {
+        QSqlQuery q(peek.connection());
+        return q.exec(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NOT NULL")) && q.next()
+                   ? q.value(0).toInt()
+                   : -1;
+    }
+
+    // The states of an instance's deliveries, newest first.
+    QStringList states(qint64 instance)
+    {
+        QStringList states;
+        const QJsonArray list =
+            server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), server.operatorToken()).items();
+        for (const QJsonValue &d : list)
+            states.append(d.toObject().value(QStringLiteral("state")).toString());
+        return states;
+    }
+
+    TestServer server;
+    Database peek{server.databaseUrl()};
+    DemoProvider hanging;
+    DemoProvider healthy;
+    qint64 org = 0;
+    qint64 provider = 0;
+    QString token;
+};
+
 void tst_DeliveryOptions::hangingEndpointsTakeNoHealthySlots()
 {
     // Two attempts in flight per process, both taken by endpoints that hang: a new endpoint's
     // attempt still goes out at once (probing endpoints have a budget of their own), not after
     // their timeout.
-    ServerOptions options;
-    options.deliveryConcurrency = 2;
-    options.deliveryTimeout = std::chrono::seconds(60);
-    options.outboxPollInterval = std::chrono::milliseconds(50);
-    // The healthy endpoint is registered before its provider listens, so its first attempt may
-    // find the port closed: its retry comes soon, not after the default 5 s.
-    options.retrySchedule = QStringLiteral("200ms,1s,2s,5s");
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("budget"));
-    const qint64 provider = server.createProvider(QStringLiteral("budget"), org, {QStringLiteral("crm")});
-    QVERIFY(org > 0 && provider > 0);
-    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
-    DemoProvider hanging;
-    DemoProvider healthy;
-    hanging.port = freePort();
-    healthy.port = freePort();
-    const auto registerAt = [&](const QString &name, const QString &url) {
-        const qint64 instance = server.createInstance(name, org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
-        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                    {{QStringLiteral("callback_url"), url}}, token);
-        return std::pair(instance, r.json().value(QStringLiteral("secret")).toString());
-    };
-    const auto hang1 = registerAt(QStringLiteral("hang-a"), hanging.url(QStringLiteral("/hang/a")));
-    const auto hang2 = registerAt(QStringLiteral("hang-b"), hanging.url(QStringLiteral("/hang/b")));
-    QVERIFY(hang1.first > 0 && hang2.first > 0);
-    startProvider(&hanging, {hang1.second, hang2.second});
-
-    Database peek(server.databaseUrl());
-    QVERIFY(peek.open());
-    const auto leased = [&peek] {
-        QSqlQuery q(peek.connection());
-        return q.exec(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NOT NULL")) && q.next()
-                   ? q.value(0).toInt()
-                   : -1;
-    };
-    // Both hanging attempts are out (poll-driven claims pick them up once the provider listens).
-    QTRY_COMPARE_WITH_TIMEOUT(leased(), 2, Patience);
-
-    const auto fine = registerAt(QStringLiteral("fine"), healthy.url(QStringLiteral("/ok/fine")));
-    QVERIFY(fine.first > 0);
-    startProvider(&healthy, {fine.second});
-    const auto state = [&] {
-        const QJsonArray list = server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(fine.first),
-                                           server.operatorToken()).items();
-        return list.isEmpty() ? QString() : stateOf(list, 0);
-    };
+    BudgetRig rig(2);
+    QString error;
+    QVERIFY2(rig.open(&error), qPrintable(error));
+    rig.hangTwo();
+    QVERIFY(!QTest::currentTestFailed());
+    const qint64 fine = rig.registerHealthy();
+    QVERIFY(fine > 0);
     // Well inside the hanging attempts' 60 s timeout, whatever the machine's load.
-    QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("DELIVERED"), Patience);
-    QCOMPARE(leased(), 2); // the hanging ones are still out
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), QStringList{QStringLiteral("DELIVERED")}, Patience);
+    QCOMPARE(rig.leased(), 2); // the hanging ones are still out
+}
+
+void tst_DeliveryOptions::provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget()
+{
+    // One attempt in flight per process for endpoints that answer well, two for the others, and
+    // both of those taken by endpoints that hang: an endpoint that has answered well still gets
+    // its next notification at once, not after their timeout.
+    BudgetRig rig(1);
+    QString error;
+    QVERIFY2(rig.open(&error), qPrintable(error));
+    const qint64 fine = rig.registerHealthy();
+    QVERIFY(fine > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), QStringList{QStringLiteral("DELIVERED")}, Patience);
+    rig.hangTwo();
+    QVERIFY(!QTest::currentTestFailed());
+
+    QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("DELIVERED")}),
+                              Patience);
+    QCOMPARE(rig.leased(), 2); // the hanging ones are still out
 }
 
 void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()

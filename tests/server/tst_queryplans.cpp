@@ -61,13 +61,8 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     QTest::newRow("outbox poll: supersede stale") << DeliveryRepository::staleSql();
     QTest::newRow("enqueue: older siblings") << DeliveryRepository::olderSiblingsSql();
     QTest::newRow("claim: newest id") << DeliveryRepository::newestIdSql();
-    for (const bool busy : {false, true}) {
-        for (const bool after : {false, true}) {
-            const QByteArray name = QByteArrayLiteral("claim: lease") + (busy ? " past busy endpoints" : "")
-                                    + (after ? " after a cursor" : "");
-            QTest::newRow(name.constData()) << DeliveryRepository::leaseSql(postgres, busy, after);
-        }
-    }
+    for (const auto &[name, sql] : leaseStatements(postgres, "claim: lease"))
+        QTest::newRow(name.constData()) << sql;
     QTest::newRow("claim: leased rows") << DeliveryRepository::leasedTargetsSql(32);
     QTest::newRow("destruction sweep: instances due") << DestructionSweep::dueSql(postgres);
     QTest::newRow("destruction sweep: newest notification") << DestructionSweep::latestSql();
