@@ -9,8 +9,8 @@
 #include <QStringList>
 
 #include <functional>
-#include <utility>
 #include <memory>
+#include <utility>
 
 namespace OpsDeck {
 class Database;
