@@ -45,7 +45,8 @@ const char *const kUsageText =
     "                            [--tls-cert F --tls-key F] [--allow-private-callbacks]\n"
     "                            [--retry-schedule LIST] [--delivery-timeout SECONDS]\n"
     "                            [--instance-retention DURATION] [--auto-pause-window DURATION]\n"
-    "                            [--delivery-concurrency N] [--endpoint-concurrency N] [--feed-retention N]\n"
+    "                            [--delivery-concurrency N] [--endpoint-concurrency N]\n"
+    "                            [--endpoint-stall-after DURATION] [--feed-retention N]\n"
     "       opsdeck-server migrate --database URL\n"
     "       opsdeck-server token create --database URL --role operator|provider|owner [--subject ID] [--name TEXT]\n"
     "       opsdeck-server token list --database URL\n"
@@ -71,6 +72,7 @@ const QList<Setting> &deliverySettings()
         {QStringLiteral("auto-pause-window"), QStringLiteral("auto_pause_window")},
         {QStringLiteral("delivery-concurrency"), QStringLiteral("delivery_concurrency")},
         {QStringLiteral("endpoint-concurrency"), QStringLiteral("endpoint_concurrency")},
+        {QStringLiteral("endpoint-stall-after"), QStringLiteral("endpoint_stall_after")},
         {QStringLiteral("feed-retention"), QStringLiteral("feed_retention")},
     };
     return settings;
@@ -125,7 +127,8 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
         options->deliveryTimeout = std::chrono::milliseconds(qint64(seconds * 1000));
         return true;
     }
-    if (flag == QLatin1String("instance-retention") || flag == QLatin1String("auto-pause-window")) {
+    if (flag == QLatin1String("instance-retention") || flag == QLatin1String("auto-pause-window")
+        || flag == QLatin1String("endpoint-stall-after")) {
         const auto d = parseDuration(value);
         if (!d) {
             *error = QStringLiteral("%1 expects a duration like 90s, 36h or 7d, got \"%2\"").arg(label, value);
@@ -133,6 +136,8 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
         }
         if (flag == QLatin1String("auto-pause-window"))
             options->autoPauseWindow = *d;
+        else if (flag == QLatin1String("endpoint-stall-after"))
+            options->endpointStallAfter = *d;
         else if (d->count() < 1000) {
             *error = QStringLiteral("%1 is counted in whole seconds; at least 1s, got \"%2\"").arg(label, value);
             return false;
@@ -337,6 +342,7 @@ int main(int argc, char **argv)
         {QStringLiteral("auto-pause-window"), QStringLiteral("How long an endpoint may fail before it is paused (default 5d)."), QStringLiteral("DURATION")},
         {QStringLiteral("delivery-concurrency"), QStringLiteral("Callback attempts in flight per process to endpoints that answer well (default 256)."), QStringLiteral("N")},
         {QStringLiteral("endpoint-concurrency"), QStringLiteral("Callback attempts in flight per endpoint once it answers well (default 16)."), QStringLiteral("N")},
+        {QStringLiteral("endpoint-stall-after"), QStringLiteral("Silence after which an endpoint that answered well, with attempts out, gets one at a time (default 5s)."), QStringLiteral("DURATION")},
         {QStringLiteral("feed-retention"), QStringLiteral("Change-feed events kept (default 100000)."), QStringLiteral("N")},
         {QStringLiteral("role"), QStringLiteral("Token role."), QStringLiteral("operator|provider|owner")},
         {QStringLiteral("subject"), QStringLiteral("Token subject: provider id or owner name."), QStringLiteral("ID")},

@@ -25,6 +25,11 @@ struct ServerOptions
     std::chrono::milliseconds deliveryTimeout{15000};
     int deliveryConcurrency = 256;     // attempts in flight per process to endpoints that answer well; twice as many may probe the others
     int endpointConcurrency = 16;      // attempts (and connections) in flight per endpoint once it answers well; 1 while it is not
+    // An endpoint that answered well but then answers nothing while attempts are out (a provider
+    // host that stops answering) gets one attempt at a time again, like a failing one, without
+    // waiting for deliveryTimeout: its attempts no longer hold the others' slots. Silent for
+    // eight times its slowest recent answer, at least 250 ms, at most this.
+    std::chrono::milliseconds endpointStallAfter{5000};
     std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
     std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs
     std::chrono::milliseconds outboxPollInterval{1000}; // due retries, expired leases, retention

@@ -17,6 +17,10 @@ namespace OpsDeck {
 namespace {
 
 constexpr int kMinClaimBatch = 128;
+// An endpoint that answered well is stalled once silent for this many times its slowest recent
+// answer, and never sooner than kStallFloorMs (a provider's short pause is no stall).
+constexpr qint64 kStallFactor = 8;
+constexpr qint64 kStallFloorMs = 250;
 
 } // namespace
 
@@ -39,6 +43,9 @@ DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
     m_retryTimer.setSingleShot(true);
     m_retryTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_retryTimer, &QTimer::timeout, this, [this] { armRetryTimer(); });
+    m_stallTimer.setParent(this);
+    m_stallTimer.setInterval(int(std::max<qint64>(10, std::min<qint64>(kStallFloorMs, m_options.endpointStallAfter.count()) / 2)));
+    connect(&m_stallTimer, &QTimer::timeout, this, &DeliveryWorker::checkStalls);
 }
 
 DeliveryWorker::~DeliveryWorker()
@@ -68,6 +75,7 @@ void DeliveryWorker::start()
     m_sender = new CallbackSender(CallbackUrlGuard(m_options.allowPrivateCallbacks), this);
     m_sender->setMaxConnectionsPerPool(std::max(1, m_options.endpointConcurrency));
     m_running = true;
+    m_clock.start();
     m_pollTimer.start(int(std::max<qint64>(10, m_options.outboxPollInterval.count())));
     poll();
 }
@@ -89,6 +97,7 @@ void DeliveryWorker::shutdown()
     m_pollTimer.stop();
     m_retryTimer.stop();
     m_retryTimes.clear();
+    m_stallTimer.stop();
     if (m_sender) {
         // Their leases expire and they are sent again: at least once, never lost.
         delete m_sender;
@@ -192,6 +201,49 @@ DeliveryWorker::Budget DeliveryWorker::budget() const
     for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it)
         add(it.key(), int(it.value().size()));
     return b;
+}
+
+void DeliveryWorker::checkStalls()
+{
+    if (m_inFlight.isEmpty()) {
+        m_stallTimer.stop();
+        return;
+    }
+    // A provider whose host stops answering (every instance URL of it at once, say) would keep
+    // each of its endpoints' attempts in flight until they time out, up to the whole budget of
+    // the endpoints that answer well: they would wait that long. Silence ends that; an endpoint
+    // that is only busy keeps answering one attempt or another meanwhile, and a slow one is
+    // given time in proportion. The attempts it has out stay out (an answer to one of them proves
+    // it again) and count as probes.
+    const qint64 now = m_clock.elapsed();
+    QList<qint64> released;
+    bool stalled = false;
+    for (auto it = m_lastAnswer.cbegin(); it != m_lastAnswer.cend(); ++it) {
+        if (!m_proven.contains(it.key()) || now - it.value() < stallAfterMs(it.key()))
+            continue;
+        m_proven.remove(it.key());
+        stalled = true;
+        const auto queued = m_queued.find(it.key());
+        if (queued == m_queued.end())
+            continue;
+        for (const Claimed &c : std::as_const(queued.value())) {
+            m_busyInstances.remove(c.target.instanceId);
+            released.append(c.target.id);
+        }
+        m_queued.erase(queued);
+    }
+    if (!released.isEmpty())
+        m_store->release(released);
+    if (stalled) {
+        m_mayHaveWork = true;
+        schedulePump();
+    }
+}
+
+qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
+{
+    const qint64 cap = m_options.endpointStallAfter.count();
+    return std::min(cap, std::max(kStallFloorMs, kStallFactor * m_slowAnswer.value(endpointId, cap)));
 }
 
 void DeliveryWorker::sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired)
@@ -347,14 +399,21 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     request.timeout = m_options.deliveryTimeout;
     // Each endpoint its own connections: hanging ones on a host never hold up the others there.
     request.isolationKey = QString::number(target.endpointId);
-    ++m_inFlight[target.endpointId];
+    if (m_inFlight[target.endpointId]++ == 0)
+        m_lastAnswer.insert(target.endpointId, m_clock.elapsed());
+    if (!m_stallTimer.isActive() && m_options.endpointStallAfter < m_options.deliveryTimeout)
+        m_stallTimer.start();
     m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });
 }
 
 void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &result)
 {
-    if (--m_inFlight[target.endpointId] <= 0)
+    if (--m_inFlight[target.endpointId] <= 0) {
         m_inFlight.remove(target.endpointId);
+        m_lastAnswer.remove(target.endpointId);
+    } else {
+        m_lastAnswer.insert(target.endpointId, m_clock.elapsed());
+    }
     // The instance's next notification stays held back by this one's lease until it is recorded
     // (onRecorded claims again then).
     m_busyInstances.remove(target.instanceId);
@@ -390,10 +449,14 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     }
 
     // Slow start follows what the endpoint answered, not when the store got it recorded.
-    if (result.delivered)
+    if (result.delivered) {
         m_proven.insert(target.endpointId);
-    else
+        qint64 &slowest = m_slowAnswer[target.endpointId];
+        slowest = std::max(result.latencyMs, slowest - slowest / 8);
+    } else {
         m_proven.remove(target.endpointId);
+        m_slowAnswer.remove(target.endpointId);
+    }
     // A freed slot of an endpoint below its claim-ahead may let more of its work through: claim
     // now, not when the store next answers (recording is paced).
     if (wantsWork(target.endpointId)) {

@@ -28,7 +28,9 @@ class OutboxStore;
 //
 // Concurrency is bounded per process (deliveryConcurrency) and per endpoint
 // (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
-// slot each and the others keep their throughput. Work is claimed with a lease that outlives
+// slot each and the others keep their throughput. An endpoint that answered well and then stops
+// answering is treated as failing once it has been silent for endpointStallAfter, not only when
+// its attempts time out. Work is claimed with a lease that outlives
 // the attempt's timeout; a crashed worker's leases expire and another worker (or this one after
 // a restart) takes the work over: delivery is at least once.
 class DeliveryWorker final : public QObject
@@ -81,6 +83,11 @@ private:
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
+    // Endpoints that answered well but then nothing for a while with attempts out get one attempt
+    // at a time; what was claimed for them and waits goes back.
+    void checkStalls();
+    // How long an endpoint that answered well may be silent with attempts out.
+    qint64 stallAfterMs(qint64 endpointId) const;
     struct Budget
     {
         int used = 0;    // in flight or waiting here, for endpoints that answer well
@@ -106,6 +113,11 @@ private:
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
+    QHash<qint64, qint64> m_lastAnswer;     // endpoint with attempts in flight -> its last answer, or when
+                                            // the first of them went out (ms on m_clock)
+    QHash<qint64, qint64> m_slowAnswer;     // endpoint -> its slowest recent good answer (ms, decaying)
+    QElapsedTimer m_clock;
+    QTimer m_stallTimer;                    // runs while attempts are in flight
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
     QList<AttemptRecord> m_done;            // finished, not yet recorded

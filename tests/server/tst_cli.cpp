@@ -139,6 +139,7 @@ void tst_Cli::serveWithDeliveryFlags()
                                      QStringLiteral("--auto-pause-window"), QStringLiteral("90s"),
                                      QStringLiteral("--delivery-concurrency"), QStringLiteral("8"),
                                      QStringLiteral("--endpoint-concurrency"), QStringLiteral("2"),
+                                     QStringLiteral("--endpoint-stall-after"), QStringLiteral("750ms"),
                                      QStringLiteral("--feed-retention"), QStringLiteral("50")}),
              qPrintable(server.error()));
     const auto post = [&](const QString &path, const QByteArray &body, const QString &as) {
@@ -194,6 +195,7 @@ void tst_Cli::badConfigValues_data()
     QTest::newRow("auto-pause window") << QStringLiteral("auto_pause_window") << QJsonValue(true);
     QTest::newRow("delivery concurrency") << QStringLiteral("delivery_concurrency") << QJsonValue(2.5);
     QTest::newRow("endpoint concurrency") << QStringLiteral("endpoint_concurrency") << QJsonValue(0);
+    QTest::newRow("endpoint stall") << QStringLiteral("endpoint_stall_after") << QJsonValue(QStringLiteral("soon"));
     QTest::newRow("feed retention") << QStringLiteral("feed_retention") << QJsonValue(QStringLiteral("all"));
 }
 
@@ -245,6 +247,7 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("auto-pause window bad unit") << serve("--auto-pause-window", "5y");
     QTest::newRow("delivery concurrency zero") << serve("--delivery-concurrency", "0");
     QTest::newRow("endpoint concurrency text") << serve("--endpoint-concurrency", "many");
+    QTest::newRow("endpoint stall zero") << serve("--endpoint-stall-after", "0s");
     QTest::newRow("feed retention negative") << serve("--feed-retention", "-1");
 }
 

@@ -41,6 +41,7 @@ private slots:
     void initTestCase();
     void hangingEndpointsTakeNoHealthySlots();
     void provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget();
+    void aProvenEndpointThatStopsAnsweringGivesUpItsSlots();
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
     void recordingIsPacedAndStopRecordsWhatWaits();
@@ -175,6 +176,41 @@ void tst_DeliveryOptions::provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget
     QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), QStringList{QStringLiteral("DELIVERED")}, Patience);
     rig.hangTwo();
     QVERIFY(!QTest::currentTestFailed());
+
+    QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("DELIVERED")}),
+                              Patience);
+    QCOMPARE(rig.leased(), 2); // the hanging ones are still out
+}
+
+void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
+{
+    // Two attempts in flight per process for endpoints that answer well, both taken by one that
+    // answered well until its provider stopped answering: once nothing has come back from it for
+    // the stall time, it gets one attempt at a time like any failing endpoint, and another
+    // endpoint's notification goes long before the hanging attempts' 60 s timeout.
+    BudgetRig rig(2);
+    QString error;
+    QVERIFY2(rig.open(&error), qPrintable(error));
+    const QString url = rig.hanging.url(QStringLiteral("/cb/shared"));
+    const auto a = rig.registerAt(QStringLiteral("shared-a"), url);
+    const auto b = rig.registerAt(QStringLiteral("shared-b"), url);
+    QVERIFY(a.first > 0 && b.first > 0);
+    startProvider(&rig.hanging, {a.second, b.second});
+    QVERIFY(!QTest::currentTestFailed());
+    const QStringList delivered{QStringLiteral("DELIVERED")};
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(a.first), delivered, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(b.first), delivered, Patience);
+    const qint64 fine = rig.registerHealthy();
+    QVERIFY(fine > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), delivered, Patience);
+
+    // The same host and port now holds every request open.
+    startProvider(&rig.hanging, {a.second, b.second}, {QStringLiteral("--mode"), QStringLiteral("hang")});
+    QVERIFY(!QTest::currentTestFailed());
+    for (const qint64 instance : {a.first, b.first})
+        QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, rig.server.operatorToken()).status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.leased(), 2, Patience);
 
     QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);
     QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("DELIVERED")}),
