@@ -103,6 +103,7 @@ void tst_CallbackSender::classification_data()
     QTest::newRow("429 retry-after") << "/throttle/120/a" << 10000 << false << 429 << "http" << false << 120 << 1;
     QTest::newRow("503 retry-after") << "/unavailable/30/a" << 10000 << false << 503 << "http" << false << 30 << 1;
     QTest::newRow("hang times out") << "/hang/a" << 1000 << false << 0 << "timeout" << false << -1 << -1;
+    QTest::newRow("hang after none") << "/hang-after/0/a" << 1000 << false << 0 << "timeout" << false << -1 << -1;
     QTest::newRow("slow within timeout") << "/slow/150/a" << 10000 << true << 200 << "" << false << -1 << 1;
     QTest::newRow("slow past timeout") << "/slow/5000/a" << 1000 << false << 0 << "timeout" << false << -1 << -1;
     QTest::newRow("redirect not followed") << "/redirect/a" << 10000 << false << 302 << "http" << false << -1 << 1;

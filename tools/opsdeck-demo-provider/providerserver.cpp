@@ -29,6 +29,7 @@ const QList<QPair<ProviderServer::Mode, QString>> &modeTable()
         {Mode::Slow, QStringLiteral("slow")},
         {Mode::Redirect, QStringLiteral("redirect")},
         {Mode::Flaky, QStringLiteral("flaky")},
+        {Mode::HangAfter, QStringLiteral("hang-after")},
     };
     return table;
 }
@@ -258,6 +259,10 @@ void ProviderServer::handle(HttpConnection *connection, const HttpRequest &reque
                                                        : "http://" + host + "/ok/redirected"});
             break;
         }
+        case Mode::HangAfter:
+            // Counted per path: each instance URL of a provider host that stops answering.
+            hang = ++m_pathRequests[request.path] > (route.parameter >= 0 ? route.parameter : 100);
+            break;
         case Mode::Flaky: {
             const int percent = route.parameter >= 0 ? route.parameter : 50;
             if (int(QRandomGenerator::global()->bounded(100)) < percent)

@@ -18,7 +18,7 @@ class HttpConnection;
 
 // Every path except GET /stats is a webhook endpoint. Its first segment picks the fault mode
 // (/ok/…, /fail/…, /gone/…, /throttle[/<s>]/…, /unavailable[/<s>]/…, /hang/…, /slow[/<ms>]/…,
-// /redirect/…, /flaky[/<percent>]/…); any other path uses the default mode, so one process
+// /redirect/…, /flaky[/<percent>]/…, /hang-after[/<n>]/…); any other path uses the default mode, so one process
 // serves many endpoints with different behaviour.
 class ProviderServer final : public QObject
 {
@@ -26,7 +26,7 @@ class ProviderServer final : public QObject
     Q_DISABLE_COPY_MOVE(ProviderServer)
 
 public:
-    enum class Mode { Ok, Fail, Gone, Throttle, Unavailable, Hang, Slow, Redirect, Flaky };
+    enum class Mode { Ok, Fail, Gone, Throttle, Unavailable, Hang, Slow, Redirect, Flaky, HangAfter };
 
     struct Options
     {
@@ -82,6 +82,7 @@ private:
     QHash<QString, qint64> m_byStatus;
     QHash<QString, qint64> m_byMode;
     QSet<QByteArray> m_webhookIds;
+    QHash<QByteArray, qint64> m_pathRequests; // hang-after paths -> requests so far
 };
 
 } // namespace OpsDeck::DemoProvider
