@@ -56,6 +56,7 @@ QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
 int g_recordPacing = -1;        // ms; -1: the server's default
+int g_stallAfter = -1;          // ms; -1: the server's default (at or above the timeout: only timeouts demote)
 bool g_pollSending = false;    // --poll-sending: the sending thread on Qt's poll()-based loop
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
@@ -389,6 +390,8 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         options.endpointConcurrency = g_endpointConcurrency;
     if (g_recordPacing >= 0)
         options.outboxRecordPacing = std::chrono::milliseconds(g_recordPacing);
+    if (g_stallAfter > 0)
+        options.endpointStallAfter = std::chrono::milliseconds(g_stallAfter);
     options.epollSending = !g_pollSending;
     ControlPlane server(options);
     Database probe(url);
@@ -518,7 +521,7 @@ int main(int argc, char *argv[])
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Callback delivery benchmark on loopback: deliveries/s to the demo provider with 1 and with 100 endpoints,\n"
-        "the same with half of the endpoints hanging, the provider's own accept rate measured with wrk in the\n"
+        "the same with half of the endpoints hanging from the start or from a fifth of the run on, the provider's own accept rate measured with wrk in the\n"
         "same run, commit-to-first-attempt latency, and the CPU of an idle server holding a backlog (idle). SQLite\n"
         "storage in a temporary directory, or with --database a fresh PostgreSQL database per run (the latency\n"
         "run always uses SQLite)."));
@@ -530,7 +533,7 @@ int main(int argc, char *argv[])
                        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("history"), QStringLiteral("Delivered notifications each instance already has before a throughput or store run (default 0): a long-lived installation."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
-                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, latency, idle (for profiling one of them)."),
+                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, turning, latency, idle (for profiling one of them)."),
                         QStringLiteral("PARTS")},
                        {QStringLiteral("database"), QStringLiteral("postgresql://user@host:port/db: create a database per run on that cluster and drop it after"
                                                                " (default: SQLite files in a temporary directory)."),
@@ -542,6 +545,9 @@ int main(int argc, char *argv[])
     QCommandLineOption recordPacing(QStringLiteral("record-pacing"), QStringLiteral("outboxRecordPacing in ms."), QStringLiteral("MS"), QStringLiteral("-1"));
     recordPacing.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(recordPacing);
+    QCommandLineOption stallAfter(QStringLiteral("endpoint-stall-after"), QStringLiteral("endpointStallAfter in ms."), QStringLiteral("MS"), QStringLiteral("-1"));
+    stallAfter.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(stallAfter);
     QCommandLineOption pollSending(QStringLiteral("poll-sending"), QStringLiteral("The sending thread on Qt's own (poll) event loop."));
     pollSending.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(pollSending);
@@ -551,6 +557,7 @@ int main(int argc, char *argv[])
         qFatal("--database takes a postgresql:// URL");
     g_dropIndex = parser.value(dropIndex);
     g_recordPacing = parser.value(recordPacing).toInt();
+    g_stallAfter = parser.value(stallAfter).toInt();
     g_pollSending = parser.isSet(pollSending);
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
@@ -655,6 +662,24 @@ int main(int argc, char *argv[])
                     " %.0f us server CPU per healthy delivery %s\n",
                     half.seconds, half.healthyRate, alone.healthyRate > 0 ? half.healthyRate / alone.healthyRate : 0.0,
                     all.healthyRate > 0 ? half.healthyRate / all.healthyRate : 0.0, half.cpuPerDelivery, qPrintable(threadShare(half)));
+        std::fflush(stdout);
+    }
+    if (runs("turning")) {
+        // The hanging half again, but its endpoints first answer a fifth of their deliveries, then
+        // nothing: their provider hosts stop answering mid-run, after each endpoint has proven
+        // itself and holds as many attempts as an endpoint that answers well may.
+        const int answered = std::max(1, n / 100 / 5);
+        QList<Endpoint> turning;
+        for (const Endpoint &e : std::as_const(halfHanging)) {
+            turning.append(e);
+            if (e.hanging)
+                turning.last().url.replace(QLatin1String("/hang/"), QStringLiteral("/hang-after/%1/").arg(answered));
+        }
+        const Throughput t = deliverAll(QStringLiteral("turning"), turning, n);
+        std::printf("100 endpoints, 50 stop answering after %d deliveries each: healthy done in %.1f s, steady %.0f/s (%.2fx all 100"
+                    " healthy), %.0f us server CPU per healthy delivery %s\n",
+                    answered, t.seconds, t.healthyRate, all.healthyRate > 0 ? t.healthyRate / all.healthyRate : 0.0,
+                    t.cpuPerDelivery, qPrintable(threadShare(t)));
         std::fflush(stdout);
     }
     for (auto &p : providers)
