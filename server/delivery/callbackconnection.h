@@ -40,6 +40,15 @@ public:
     // Has carried a complete response before: a failure may be a stale keep-alive connection.
     bool isReused() const { return m_served > 0; }
     qint64 idleMs() const { return m_idle.elapsed(); }
+    // The response being read, once its status line has arrived and until it is complete; null
+    // otherwise (what a timeout can say the receiver got as far as).
+    const HttpResponse *responseSoFar() const
+    {
+        return m_state == State::Busy && m_parser.state() == HttpResponseParser::State::Incomplete
+                       && m_parser.response().status > 0
+                   ? &m_parser.response()
+                   : nullptr;
+    }
     // Hangs up at once; no signal follows.
     void close();
 

@@ -39,6 +39,13 @@ void CallbackConnectionPool::cancel(quint64 ticket)
     pump();
 }
 
+const HttpResponse *CallbackConnectionPool::responseSoFar(quint64 ticket) const
+{
+    const auto slot = std::find_if(m_slots.begin(), m_slots.end(),
+                                   [ticket](const Slot &candidate) { return candidate.request.ticket == ticket; });
+    return slot == m_slots.end() ? nullptr : slot->connection->responseSoFar();
+}
+
 void CallbackConnectionPool::setMaxConnections(int maxConnections)
 {
     // Lowering the cap closes nothing: busy connections finish, and only opening new ones waits.

@@ -33,6 +33,8 @@ public:
     void submit(quint64 ticket, const QByteArray &request);
     // Forgets a waiting request, or hangs up the connection carrying it. No signal follows.
     void cancel(quint64 ticket);
+    // CallbackConnection::responseSoFar() of the connection carrying `ticket`; null when none does.
+    const HttpResponse *responseSoFar(quint64 ticket) const;
     void setMaxConnections(int maxConnections);
     // Closes connections idle for at least `idleMs`.
     void closeIdle(qint64 idleMs);

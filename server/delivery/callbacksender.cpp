@@ -366,7 +366,8 @@ void CallbackSender::record(Job &job, const HttpResponse &response)
         message += QLatin1Char(' ') + QString::fromLatin1(response.reason);
     if (result.httpStatus >= 300 && result.httpStatus < 400) {
         const QByteArray location = response.header("Location");
-        message += location.isEmpty() ? QStringLiteral(" (redirects are not followed)")
+        // 304 Not Modified and the like carry no Location: they are no redirect, only no success.
+        message += location.isEmpty() ? QStringLiteral(" (only a 2xx answer is a success)")
                                       : QStringLiteral(" to %1 (redirects are not followed)").arg(QString::fromUtf8(location));
     }
     fail(id, AttemptResult::Http, message);
@@ -419,7 +420,16 @@ void CallbackSender::onTimeout(quint64 id)
         QHostInfo::abortHostLookup(j->lookupId);
         j->lookupId = -1;
     }
-    fail(id, AttemptResult::Timeout, timeoutMessage(j->request.timeout));
+    QString message = timeoutMessage(j->request.timeout);
+    // A receiver that sent its status line and then stalled: the log says how far it got (the
+    // attempt still failed; its status is not the delivery's last status).
+    if (const HttpResponse *head = j->pool ? j->pool->responseSoFar(id) : nullptr) {
+        message = QStringLiteral("HTTP %1%2 arrived, but not the rest of the answer within %3 ms")
+                      .arg(head->status)
+                      .arg(head->reason.isEmpty() ? QString() : QLatin1Char(' ') + QString::fromLatin1(head->reason))
+                      .arg(j->request.timeout.count());
+    }
+    fail(id, AttemptResult::Timeout, message);
 }
 
 void CallbackSender::sweepIdle()

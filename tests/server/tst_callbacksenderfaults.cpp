@@ -52,6 +52,7 @@ private slots:
     void connectionRefused();
     void responseBodyIsTruncated();
     void stalledBodyTimesOut();
+    void notModifiedIsNoSuccess();
     void endlessBodyIsCutShort();
     void tlsPeerName_data();
     void tlsPeerName();
@@ -117,8 +118,27 @@ void tst_CallbackSenderFaults::stalledBodyTimesOut()
         return;
     QCOMPARE(result.errorClass, QStringLiteral("timeout"));
     QVERIFY(!result.delivered);
+    QVERIFY2(result.errorMessage.contains(QLatin1String("HTTP 200 OK arrived")), qPrintable(result.errorMessage));
     QVERIFY(result.errorMessage.contains(QLatin1String("1000 ms")));
+    QCOMPARE(result.httpStatus, 0); // the attempt failed: no status to count as the delivery's
     QCOMPARE(sender.openConnections(), 0); // a connection mid-response is not reused
+}
+
+void tst_CallbackSenderFaults::notModifiedIsNoSuccess()
+{
+    // A 3xx without a Location (304 here) is a failure like any 3xx, but it is no redirect.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    answerRequests(&server, "\r\n\r\n", [](QTcpSocket *socket) { socket->write("HTTP/1.1 304 Not Modified\r\n\r\n"); });
+    CallbackSender sender(CallbackUrlGuard(true));
+    AttemptResult result;
+    send(sender, request(QStringLiteral("http://127.0.0.1:%1/cached").arg(server.serverPort()), "msg_304"), &result);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(!result.delivered);
+    QCOMPARE(result.httpStatus, 304);
+    QCOMPARE(result.errorClass, QStringLiteral("http"));
+    QCOMPARE(result.errorMessage, QStringLiteral("HTTP 304 Not Modified (only a 2xx answer is a success)"));
 }
 
 void tst_CallbackSenderFaults::endlessBodyIsCutShort()
