@@ -134,15 +134,21 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
             *error = QStringLiteral("%1 expects a duration like 90s, 36h or 7d, got \"%2\"").arg(label, value);
             return false;
         }
-        if (flag == QLatin1String("auto-pause-window"))
+        if (flag == QLatin1String("auto-pause-window")) {
             options->autoPauseWindow = *d;
-        else if (flag == QLatin1String("endpoint-stall-after"))
+        } else if (flag == QLatin1String("endpoint-stall-after")) {
+            // Under the stall floor it would demote every endpoint as soon as it has an attempt out.
+            if (d->count() < 250) {
+                *error = QStringLiteral("%1 is at least 250ms, got \"%2\"").arg(label, value);
+                return false;
+            }
             options->endpointStallAfter = *d;
-        else if (d->count() < 1000) {
+        } else if (d->count() < 1000) {
             *error = QStringLiteral("%1 is counted in whole seconds; at least 1s, got \"%2\"").arg(label, value);
             return false;
-        } else
+        } else {
             options->instanceRetention = std::chrono::duration_cast<std::chrono::seconds>(*d);
+        }
         return true;
     }
     const int max = flag == QLatin1String("feed-retention") ? 1000000000 : 100000;

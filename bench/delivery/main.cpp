@@ -56,7 +56,7 @@ QTemporaryDir *g_work = nullptr;
 int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
 int g_recordPacing = -1;        // ms; -1: the server's default
-int g_stallAfter = -1;          // ms; -1: the server's default (at or above the timeout: only timeouts demote)
+int g_stallAfter = -1;          // ms; -1: the server's default; at or above the delivery timeout only timeouts demote
 bool g_pollSending = false;    // --poll-sending: the sending thread on Qt's poll()-based loop
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work

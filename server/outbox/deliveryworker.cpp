@@ -215,14 +215,18 @@ void DeliveryWorker::checkStalls()
     // that is only busy keeps answering one attempt or another meanwhile, and a slow one is
     // given time in proportion. The attempts it has out stay out (an answer to one of them proves
     // it again) and count as probes.
+    // What was claimed for a silent endpoint and waits for one of its slots goes back, whether it
+    // was proven or not (a claim answered after the demotion may have brought it, or it waited
+    // behind a new endpoint's first attempt): it is due again, and claims leave the endpoint out
+    // while it is busy, so it no longer holds leases and budget until the attempts out time out.
     const qint64 now = m_clock.elapsed();
     QList<qint64> released;
     bool stalled = false;
     for (auto it = m_lastAnswer.cbegin(); it != m_lastAnswer.cend(); ++it) {
-        if (!m_proven.contains(it.key()) || now - it.value() < stallAfterMs(it.key()))
+        if (now - it.value() < stallAfterMs(it.key()))
             continue;
-        m_proven.remove(it.key());
-        stalled = true;
+        if (m_proven.remove(it.key()))
+            stalled = true;
         const auto queued = m_queued.find(it.key());
         if (queued == m_queued.end())
             continue;
@@ -242,8 +246,13 @@ void DeliveryWorker::checkStalls()
 
 qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
 {
+    // Never under twice its slowest recent good answer, even above the cap: an endpoint that
+    // always takes longer than that is slow, not silent.
     const qint64 cap = m_options.endpointStallAfter.count();
-    return std::min(cap, std::max(kStallFloorMs, kStallFactor * m_slowAnswer.value(endpointId, cap)));
+    const auto slowest = m_slowAnswer.constFind(endpointId);
+    if (slowest == m_slowAnswer.cend())
+        return cap;
+    return std::max(std::min(cap, std::max(kStallFloorMs, kStallFactor * *slowest)), 2 * *slowest);
 }
 
 void DeliveryWorker::sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired)
@@ -451,6 +460,8 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
     // Slow start follows what the endpoint answered, not when the store got it recorded.
     if (result.delivered) {
         m_proven.insert(target.endpointId);
+        // A late answer after a silence counts in full: an endpoint that hangs most attempts but
+        // answers the odd one is then given its time again (up to the cap) before the next demotion.
         qint64 &slowest = m_slowAnswer[target.endpointId];
         slowest = std::max(result.latencyMs, slowest - slowest / 8);
     } else {

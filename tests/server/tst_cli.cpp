@@ -248,6 +248,7 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("delivery concurrency zero") << serve("--delivery-concurrency", "0");
     QTest::newRow("endpoint concurrency text") << serve("--endpoint-concurrency", "many");
     QTest::newRow("endpoint stall zero") << serve("--endpoint-stall-after", "0s");
+    QTest::newRow("endpoint stall under the floor") << serve("--endpoint-stall-after", "100ms");
     QTest::newRow("feed retention negative") << serve("--feed-retention", "-1");
 }
 

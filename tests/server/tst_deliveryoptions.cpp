@@ -193,7 +193,9 @@ void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
     QString error;
     QVERIFY2(rig.open(&error), qPrintable(error));
     // Two instances on one endpoint that answers two requests (their registrations), then none.
-    const QString url = rig.hanging.url(QStringLiteral("/hang-after/2/shared"));
+    // Its answers take 400 ms, so it is not taken for silent (8 × 400 ms) before both stops'
+    // attempts are out, however slowly this machine gets them there.
+    const QString url = rig.hanging.url(QStringLiteral("/hang-after/2/400/shared"));
     const auto a = rig.registerAt(QStringLiteral("shared-a"), url);
     const auto b = rig.registerAt(QStringLiteral("shared-b"), url);
     QVERIFY(a.first > 0 && b.first > 0);

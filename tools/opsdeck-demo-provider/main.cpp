@@ -31,8 +31,10 @@ or for every other path by --mode:
   /slow[/<ms>]/...        200 after <ms> milliseconds (default --delay-ms)
   /redirect/...           302 Found to /ok/redirected (a sender must not follow it)
   /flaky[/<percent>]/...  500 for <percent>% of requests at random (default 50), else 200
-  /hang-after[/<n>]/...   200 to the first <n> requests on the path (default 100), then
-                          never answers (a provider host that stops answering)
+  /hang-after[/<n>[/<ms>]]/...
+                          200 to the first <n> requests on the path (default 100), after
+                          <ms> milliseconds when given, then never answers (a provider
+                          host that stops answering)
 --fail-percent applies to paths that use the default mode only.
 
 GET /stats answers JSON counts: received, valid, invalid, unsigned (no --secret), malformed,

@@ -12,6 +12,8 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace OpsDeck::DemoProvider {
 
 namespace {
@@ -156,6 +158,12 @@ ProviderServer::Route ProviderServer::routeFor(const QByteArray &path) const
         if (ok && value >= 0)
             route.parameter = value;
     }
+    if (route.parameter >= 0 && segments.size() > 2) {
+        bool ok = false;
+        const int value = segments.at(2).toInt(&ok);
+        if (ok && value >= 0)
+            route.second = value;
+    }
     return route;
 }
 
@@ -262,6 +270,7 @@ void ProviderServer::handle(HttpConnection *connection, const HttpRequest &reque
         case Mode::HangAfter:
             // Counted per path: each instance URL of a provider host that stops answering.
             hang = ++m_pathRequests[request.path] > (route.parameter >= 0 ? route.parameter : 100);
+            delayMs = std::max(0, route.second);
             break;
         case Mode::Flaky: {
             const int percent = route.parameter >= 0 ? route.parameter : 50;

@@ -18,7 +18,7 @@ class HttpConnection;
 
 // Every path except GET /stats is a webhook endpoint. Its first segment picks the fault mode
 // (/ok/…, /fail/…, /gone/…, /throttle[/<s>]/…, /unavailable[/<s>]/…, /hang/…, /slow[/<ms>]/…,
-// /redirect/…, /flaky[/<percent>]/…, /hang-after[/<n>]/…); any other path uses the default mode, so one process
+// /redirect/…, /flaky[/<percent>]/…, /hang-after[/<n>[/<ms>]]/…); any other path uses the default mode, so one process
 // serves many endpoints with different behaviour.
 class ProviderServer final : public QObject
 {
@@ -60,6 +60,7 @@ private:
     {
         Mode mode = Mode::Ok;
         int parameter = -1; // the numeric segment after the mode, when there is one
+        int second = -1;    // a numeric segment right after that one (hang-after's delay)
         bool isDefault = true;
     };
 
