@@ -28,7 +28,8 @@ struct ServerOptions
     // An endpoint that answered well but then answers nothing while attempts are out (a provider
     // host that stops answering) gets one attempt at a time again, like a failing one, without
     // waiting for deliveryTimeout: its attempts no longer hold the others' slots. Silent for
-    // eight times its slowest recent answer, at least 250 ms, at most this.
+    // eight times its slowest recent answer, at least 250 ms, at most this (never under twice
+    // that answer); the other endpoints of its host start over then too.
     std::chrono::milliseconds endpointStallAfter{5000};
     std::chrono::milliseconds autoPauseWindow{std::chrono::hours(24 * 5)}; // failing this long -> PAUSED
     std::chrono::milliseconds secretGracePeriod{std::chrono::hours(24)};   // old secret still signs

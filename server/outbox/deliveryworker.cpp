@@ -221,12 +221,12 @@ void DeliveryWorker::checkStalls()
     // while it is busy, so it no longer holds leases and budget until the attempts out time out.
     const qint64 now = m_clock.elapsed();
     QList<qint64> released;
-    bool stalled = false;
+    QSet<QString> silentHosts;
     for (auto it = m_lastAnswer.cbegin(); it != m_lastAnswer.cend(); ++it) {
         if (now - it.value() < stallAfterMs(it.key()))
             continue;
         if (m_proven.remove(it.key()))
-            stalled = true;
+            silentHosts.insert(m_hostOf.value(it.key()));
         const auto queued = m_queued.find(it.key());
         if (queued == m_queued.end())
             continue;
@@ -238,10 +238,17 @@ void DeliveryWorker::checkStalls()
     }
     if (!released.isEmpty())
         m_store->release(released);
-    if (stalled) {
-        m_mayHaveWork = true;
-        schedulePump();
+    if (silentHosts.isEmpty())
+        return;
+    // Silence is what a host that stops answering shows, and its other endpoints would be taken
+    // for silent one after another, each after holding its share of the budget for the stall
+    // time: they start over too, one attempt each until they answer well (at once, if they do).
+    for (const QString &host : std::as_const(silentHosts)) {
+        for (const qint64 endpointId : m_hostEndpoints.value(host))
+            m_proven.remove(endpointId);
     }
+    m_mayHaveWork = true;
+    schedulePump();
 }
 
 qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
@@ -410,6 +417,12 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     request.isolationKey = QString::number(target.endpointId);
     if (m_inFlight[target.endpointId]++ == 0)
         m_lastAnswer.insert(target.endpointId, m_clock.elapsed());
+    if (!m_hostOf.contains(target.endpointId)) {
+        const QString host = QStringLiteral("%1:%2").arg(
+            request.url.host(), QString::number(request.url.port(request.url.scheme() == QLatin1String("https") ? 443 : 80)));
+        m_hostOf.insert(target.endpointId, host);
+        m_hostEndpoints[host].insert(target.endpointId);
+    }
     if (!m_stallTimer.isActive() && m_options.endpointStallAfter < m_options.deliveryTimeout)
         m_stallTimer.start();
     m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });

@@ -84,7 +84,8 @@ private:
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
     // Endpoints that answered well but then nothing for a while with attempts out get one attempt
-    // at a time; what was claimed for them and waits goes back.
+    // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
+    // endpoint and waits goes back.
     void checkStalls();
     // How long an endpoint that answered well may be silent with attempts out.
     qint64 stallAfterMs(qint64 endpointId) const;
@@ -116,6 +117,8 @@ private:
     QHash<qint64, qint64> m_lastAnswer;     // endpoint with attempts in flight -> its last answer, or when
                                             // the first of them went out (ms on m_clock)
     QHash<qint64, qint64> m_slowAnswer;     // endpoint -> its slowest recent good answer (ms, decaying)
+    QHash<qint64, QString> m_hostOf;        // endpoint sent to -> its URL's host and port
+    QHash<QString, QSet<qint64>> m_hostEndpoints; // the reverse
     QElapsedTimer m_clock;
     QTimer m_stallTimer;                    // runs while attempts are in flight
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)

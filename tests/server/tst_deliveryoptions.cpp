@@ -42,6 +42,7 @@ private slots:
     void hangingEndpointsTakeNoHealthySlots();
     void provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget();
     void aProvenEndpointThatStopsAnsweringGivesUpItsSlots();
+    void theOtherEndpointsOfASilentHostStartOver();
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
     void recordingIsPacedAndStopRecordsWhatWaits();
@@ -218,6 +219,44 @@ void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
     QCOMPARE(rig.leased(), 2); // the hanging ones are still out
     for (const qint64 instance : {a.first, b.first})
         QCOMPARE(rig.states(instance), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("PENDING")}));
+}
+
+void tst_DeliveryOptions::theOtherEndpointsOfASilentHostStartOver()
+{
+    // Two endpoints of one provider host, both answering well until the host stops answering.
+    // Once the first is taken for silent, the second gets one attempt at a time as well, rather
+    // than the slots the first gave up, to hold them for as long again.
+    BudgetRig rig(2);
+    QString error;
+    QVERIFY2(rig.open(&error), qPrintable(error));
+    QList<std::pair<qint64, QString>> first;
+    QList<std::pair<qint64, QString>> second;
+    QStringList secrets;
+    for (int i = 0; i < 2; ++i) {
+        first.append(rig.registerAt(QStringLiteral("first-%1").arg(i), rig.hanging.url(QStringLiteral("/hang-after/2/400/first"))));
+        second.append(rig.registerAt(QStringLiteral("second-%1").arg(i), rig.hanging.url(QStringLiteral("/hang-after/2/400/second"))));
+        QVERIFY(first.last().first > 0 && second.last().first > 0);
+        secrets << first.last().second << second.last().second;
+    }
+    startProvider(&rig.hanging, secrets);
+    QVERIFY(!QTest::currentTestFailed());
+    for (const auto &instance : first + second)
+        QTRY_COMPARE_WITH_TIMEOUT(rig.states(instance.first), QStringList{QStringLiteral("DELIVERED")}, Patience);
+
+    const auto stop = [&rig](const QList<std::pair<qint64, QString>> &instances) {
+        for (const auto &instance : instances) {
+            if (rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance.first), {}, rig.server.operatorToken()).status != 200)
+                return false;
+        }
+        return true;
+    };
+    QVERIFY(stop(first));
+    QTRY_COMPARE_WITH_TIMEOUT(rig.leased(), 2, Patience); // both slots, silent
+    QVERIFY(stop(second));
+    // The first is taken for silent (8 × 400 ms); the second then gets one attempt, not both.
+    QTRY_COMPARE_WITH_TIMEOUT(rig.leased(), 3, Patience);
+    QTest::qWait(1000);
+    QCOMPARE(rig.leased(), 3);
 }
 
 void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()
