@@ -21,6 +21,9 @@ constexpr int kMinClaimBatch = 128;
 // answer, and never sooner than kStallFloorMs (a provider's short pause is no stall).
 constexpr qint64 kStallFactor = 8;
 constexpr qint64 kStallFloorMs = 250;
+// The poll's claim for the endpoints that hold none of a full budget, after such claims found
+// nothing, comes every 2, 4, ... polls, at most every this many.
+constexpr int kMaxOthersClaimPolls = 32;
 
 } // namespace
 
@@ -135,6 +138,11 @@ void DeliveryWorker::poll()
     if (!m_running)
         return;
     m_mayHaveWork = true; // retries fall due and leases expire with time
+    // Every poll, or every few after such claims found nothing (up to kMaxOthersClaimPolls).
+    if (++m_pollsSinceOthersClaim >= m_othersClaimPolls) {
+        m_othersClaimDue = true;
+        m_pollsSinceOthersClaim = 0;
+    }
     m_cycleFailed = false;
     // The upkeep runs on the store's thread like every other statement, so sending never waits
     // for it; the cycle goes on when it has answered.
@@ -285,7 +293,6 @@ void DeliveryWorker::pump()
     if (!m_running)
         return;
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    const qint64 timeoutMs = m_options.deliveryTimeout.count();
 
     // First what was claimed earlier and waits for a slot of its endpoint.
     QList<qint64> expired;
@@ -306,11 +313,24 @@ void DeliveryWorker::pump()
     // out more attempts to such endpoints: it then names the proven endpoints it takes work for.
     const bool provenOnly = 2 * limit - b.probing <= 0;
     const int free = provenOnly ? freeProven : std::min(freeProven, 2 * limit - b.probing);
+    const bool othersClaimDue = std::exchange(m_othersClaimDue, false); // the poll's pump, only
     // A claim that finds nothing scans every due row of the endpoints it leaves out; after an
     // empty one, claim again only when something changed (a wake, the poll, an endpoint wanting
     // more, a recorded batch). One claim at a time: its answer says how many slots it filled.
-    if (free <= 0 || m_claimPending)
+    if (m_claimPending)
         return;
+    if (free <= 0) {
+        // The budget is full, and freed slots go to the earliest due rows: those of the endpoints
+        // that hold it, when they have a backlog (a provider's endpoints answering slowly, say).
+        // Another endpoint's notification would wait behind all of it. Once per poll, a small
+        // claim for the endpoints that hold nothing here, beyond the budget: they wait a poll at
+        // most, and what it adds ends with those attempts.
+        if (othersClaimDue) {
+            postClaim(now, std::max(1, m_options.endpointConcurrency), holdersLeftOut(), false);
+            m_othersClaimPending = true;
+        }
+        return;
+    }
     // An endpoint that wanted more when an attempt finished may have been refilled since by a
     // claim: claiming for it then would only scan past its due rows (all of them, with one
     // endpoint) and find nothing.
@@ -342,12 +362,29 @@ void DeliveryWorker::pump()
     m_mayHaveWork = false;
     m_wanting.clear();
     m_woken = false;
-    const QDateTime leaseUntil = now.addMSecs(2 * timeoutMs + 5000);
     // Batches stay bounded so one claim does not take far more than the endpoints can take now
     // (never more than the free budget). At least 128: a claim costs the store about as much
     // for 128 rows as for 64, and passes the due rows of busy (hanging) endpoints once per batch,
     // so larger batches leave the store more time to record (docs/benchmarks.md).
-    const int batch = std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), kMinClaimBatch));
+    postClaim(now, std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), kMinClaimBatch)), endpoints,
+              onlyNew);
+}
+
+EndpointFilter DeliveryWorker::holdersLeftOut() const
+{
+    EndpointFilter endpoints;
+    for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it)
+        endpoints.ids.append(it.key());
+    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
+        if (!m_inFlight.contains(it.key()))
+            endpoints.ids.append(it.key());
+    }
+    return endpoints;
+}
+
+void DeliveryWorker::postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, bool onlyNew)
+{
+    const QDateTime leaseUntil = now.addMSecs(2 * m_options.deliveryTimeout.count() + 5000);
     m_claimPending = true;
     m_store->claim(now, leaseUntil, batch, endpoints, onlyNew, this,
                    [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
@@ -361,6 +398,11 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
     m_claimPending = false;
     if (!m_running)
         return; // their leases expire
+    if (std::exchange(m_othersClaimPending, false)) {
+        // One that finds nothing read the whole due backlog of the endpoints it left out: while
+        // they keep finding nothing, they come less often (a new endpoint then waits that long).
+        m_othersClaimPolls = targets.isEmpty() ? std::min(2 * m_othersClaimPolls, kMaxOthersClaimPolls) : 1;
+    }
     if (!problem.isNull())
         reportFailure(problem.detail);
     if (std::exchange(m_cycleClaim, false))

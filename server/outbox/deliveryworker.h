@@ -83,6 +83,9 @@ private:
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
+    // Every endpoint with attempts in flight or waiting here, for a claim that leaves them out.
+    EndpointFilter holdersLeftOut() const;
+    void postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, bool onlyNew);
     // Endpoints that answered well but then nothing for a while with attempts out get one attempt
     // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
     // endpoint and waits goes back.
@@ -134,6 +137,11 @@ private:
     std::set<qint64> m_retryTimes;          // when retries this worker scheduled fall due (ms since the epoch)
     QElapsedTimer m_lastFlush;              // since the last hand-over
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
+    bool m_othersClaimDue = false;          // set by the poll for its pump: with the budget full, a claim for
+                                            // the endpoints holding none of it
+    bool m_othersClaimPending = false;      // the claim on its way is that one
+    int m_othersClaimPolls = 1;             // polls between such claims
+    int m_pollsSinceOthersClaim = 0;
     bool m_cycleClaim = false;              // that claim's answer ends the current poll cycle
     bool m_running = false;
     bool m_failing = false;                 // failed() was the last report
