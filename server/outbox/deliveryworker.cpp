@@ -88,6 +88,8 @@ void DeliveryWorker::wake()
     if (!m_running)
         return;
     m_woken = true;
+    // New deliveries: perhaps for an endpoint holding none of a full budget.
+    m_othersClaimPolls = 1;
     schedulePump();
 }
 
@@ -313,20 +315,25 @@ void DeliveryWorker::pump()
     // out more attempts to such endpoints: it then names the proven endpoints it takes work for.
     const bool provenOnly = 2 * limit - b.probing <= 0;
     const int free = provenOnly ? freeProven : std::min(freeProven, 2 * limit - b.probing);
-    const bool othersClaimDue = std::exchange(m_othersClaimDue, false); // the poll's pump, only
     // A claim that finds nothing scans every due row of the endpoints it leaves out; after an
     // empty one, claim again only when something changed (a wake, the poll, an endpoint wanting
     // more, a recorded batch). One claim at a time: its answer says how many slots it filled.
+    if (free > 0)
+        m_othersClaimPolls = 1; // the budget has room: the next time it is full, such claims start afresh
     if (m_claimPending)
         return;
     if (free <= 0) {
         // The budget is full, and freed slots go to the earliest due rows: those of the endpoints
         // that hold it, when they have a backlog (a provider's endpoints answering slowly, say).
         // Another endpoint's notification would wait behind all of it. Once per poll, a small
-        // claim for the endpoints that hold nothing here, beyond the budget: they wait a poll at
-        // most, and what it adds ends with those attempts.
-        if (othersClaimDue) {
-            postClaim(now, std::max(1, m_options.endpointConcurrency), holdersLeftOut(), false);
+        // claim for the endpoints that hold nothing here, beyond the budget: they wait a poll or
+        // so. What all such claims add stays under one endpoint's concurrency beyond the budget,
+        // and within the probing budget, and ends with those attempts.
+        const int ec = std::max(1, m_options.endpointConcurrency);
+        const int room = std::min(2 * limit - b.probing, ec - (b.used - limit));
+        if (m_othersClaimDue && room > 0) {
+            m_othersClaimDue = false;
+            postClaim(now, room, holdersLeftOut(), OutboxStore::ClaimMode::Aside);
             m_othersClaimPending = true;
         }
         return;
@@ -367,7 +374,7 @@ void DeliveryWorker::pump()
     // for 128 rows as for 64, and passes the due rows of busy (hanging) endpoints once per batch,
     // so larger batches leave the store more time to record (docs/benchmarks.md).
     postClaim(now, std::min(free, std::max(2 * std::max(1, m_options.endpointConcurrency), kMinClaimBatch)), endpoints,
-              onlyNew);
+              onlyNew ? OutboxStore::ClaimMode::OnlyNew : OutboxStore::ClaimMode::Round);
 }
 
 EndpointFilter DeliveryWorker::holdersLeftOut() const
@@ -382,11 +389,11 @@ EndpointFilter DeliveryWorker::holdersLeftOut() const
     return endpoints;
 }
 
-void DeliveryWorker::postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, bool onlyNew)
+void DeliveryWorker::postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, OutboxStore::ClaimMode mode)
 {
     const QDateTime leaseUntil = now.addMSecs(2 * m_options.deliveryTimeout.count() + 5000);
     m_claimPending = true;
-    m_store->claim(now, leaseUntil, batch, endpoints, onlyNew, this,
+    m_store->claim(now, leaseUntil, batch, endpoints, mode, this,
                    [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
                        onClaimed(targets, batch, leaseUntil, problem);
                    });
@@ -401,7 +408,8 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
     if (std::exchange(m_othersClaimPending, false)) {
         // One that finds nothing read the whole due backlog of the endpoints it left out: while
         // they keep finding nothing, they come less often (a new endpoint then waits that long).
-        m_othersClaimPolls = targets.isEmpty() ? std::min(2 * m_othersClaimPolls, kMaxOthersClaimPolls) : 1;
+        if (problem.isNull())
+            m_othersClaimPolls = targets.isEmpty() ? std::min(2 * m_othersClaimPolls, kMaxOthersClaimPolls) : 1;
     }
     if (!problem.isNull())
         reportFailure(problem.detail);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "deliveryrepository.h"
+#include "outboxstore.h"
 
 #include "core/problem.h"
 #include "core/retryschedule.h"
@@ -19,7 +20,6 @@
 namespace OpsDeck {
 
 class CallbackSender;
-class OutboxStore;
 
 // Lives in its own thread, so a slow provider never holds up an HTTP answer. Every statement
 // (claims, recording, the poll's supersede and destruction sweep) runs in a second thread
@@ -85,7 +85,7 @@ private:
     bool wantsWork(qint64 endpointId) const;
     // Every endpoint with attempts in flight or waiting here, for a claim that leaves them out.
     EndpointFilter holdersLeftOut() const;
-    void postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, bool onlyNew);
+    void postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, OutboxStore::ClaimMode mode);
     // Endpoints that answered well but then nothing for a while with attempts out get one attempt
     // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
     // endpoint and waits goes back.

@@ -64,15 +64,18 @@ void OutboxStore::close()
 }
 
 void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const EndpointFilter &endpoints,
-                        bool onlyNew, QObject *context, ClaimDone done)
+                        ClaimMode mode, QObject *context, ClaimDone done)
 {
     QMetaObject::invokeMethod(
         this,
-        [this, now, leaseUntil, limit, endpoints, onlyNew, target = QPointer<QObject>(context),
+        [this, now, leaseUntil, limit, endpoints, mode, target = QPointer<QObject>(context),
          done = std::move(done)] {
             QList<DeliveryTarget> targets;
             Problem problem;
-            if (m_repository) {
+            if (m_repository && mode == ClaimMode::Aside) {
+                targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, &problem);
+            } else if (m_repository) {
+                const bool onlyNew = mode == ClaimMode::OnlyNew;
                 // Recording inserts no deliveries, so this may look before what waits is recorded.
                 const qint64 newest = m_repository->newestId(&problem);
                 // A claim that takes any endpoint's rows stops at its limit anyway: only one that

@@ -50,12 +50,16 @@ public:
     using MaintainDone = std::function<void(int superseded, const Problem &supersedeProblem, int swept,
                                             const Problem &sweepProblem)>;
 
+    enum class ClaimMode {
+        Round,   // goes on after the last claim's cursor, from the oldest due row when it runs out
+        OnlyNew, // the same, but only if deliveries were inserted since the last claim (a wake: the
+                 // control plane wakes the worker on every feed event, its own commits included);
+                 // skipping saves scanning past the due rows of the endpoints the claim leaves out
+        Aside,   // from the oldest due row, leaving the round's cursor where it is
+    };
     // Thread-safe: post the work to the store's thread; `done` runs in `context`'s thread.
-    // `onlyNew`: claim only if deliveries were inserted since the last claim (a wake: the
-    // control plane wakes the worker on every feed event, its own commits included); skipping
-    // saves scanning past the due rows of the endpoints the claim leaves out.
     void claim(const QDateTime &now, const QDateTime &leaseUntil, int limit, const EndpointFilter &endpoints,
-               bool onlyNew, QObject *context, ClaimDone done);
+               ClaimMode mode, QObject *context, ClaimDone done);
     void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
     void release(const QList<qint64> &ids);
     // Supersedes stale notifications (at the first call, then every outboxSupersedeInterval) and
