@@ -140,7 +140,11 @@ void DeliveryWorker::poll()
     if (!m_running)
         return;
     m_mayHaveWork = true; // retries fall due and leases expire with time
-    // Every poll, or every few after such claims found nothing (up to kMaxOthersClaimPolls).
+    // Every poll, or every few after such claims found nothing (up to kMaxOthersClaimPolls); a
+    // poll that finds the budget with room starts them afresh for the next time it is full (a
+    // moment's room between two attempts of a busy budget does not).
+    if (budget().used < std::max(1, m_options.deliveryConcurrency))
+        m_othersClaimPolls = 1;
     if (++m_pollsSinceOthersClaim >= m_othersClaimPolls) {
         m_othersClaimDue = true;
         m_pollsSinceOthersClaim = 0;
@@ -318,8 +322,6 @@ void DeliveryWorker::pump()
     // A claim that finds nothing scans every due row of the endpoints it leaves out; after an
     // empty one, claim again only when something changed (a wake, the poll, an endpoint wanting
     // more, a recorded batch). One claim at a time: its answer says how many slots it filled.
-    if (free > 0)
-        m_othersClaimPolls = 1; // the budget has room: the next time it is full, such claims start afresh
     if (m_claimPending)
         return;
     if (free <= 0) {
