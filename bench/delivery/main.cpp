@@ -10,6 +10,7 @@
 #include "cpuclocks.h"
 #include "idleupkeep.h"
 #include "providers.h"
+#include "rundatabase.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -22,7 +23,6 @@
 #include <QMap>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QRandomGenerator>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QThread>
@@ -62,47 +62,6 @@ int g_history = 0;             // delivered notifications each instance already 
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
 QString g_dropIndex;           // --drop-index: an index dropped after the schema is created
 const std::vector<std::unique_ptr<Provider>> *g_providers = nullptr; // the provider processes of the throughput runs
-
-// Runs one statement on the database --database names (the cluster's, not a run's).
-void runOnCluster(const QString &sql)
-{
-    Database admin(g_postgres);
-    Problem problem;
-    if (!admin.open(&problem) || !admin.exec(sql, &problem))
-        qFatal("%s: %s", qPrintable(sql), qPrintable(problem.detail));
-}
-
-// The storage of one run: a fresh SQLite file in the temporary directory, or with --database a
-// fresh PostgreSQL database on that cluster, dropped when the run ends (a history run's is a GB).
-class RunDatabase final
-{
-public:
-    explicit RunDatabase(const QString &name)
-    {
-        if (g_postgres.isEmpty()) {
-            m_url = QStringLiteral("sqlite://") + g_work->filePath(name + QStringLiteral(".db"));
-            return;
-        }
-        m_pgName = QStringLiteral("opsdeck_bench_%1").arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'));
-        runOnCluster(QStringLiteral("CREATE DATABASE %1").arg(m_pgName));
-        QUrl url(g_postgres);
-        url.setPath(QLatin1Char('/') + m_pgName);
-        m_url = url.toString();
-    }
-    ~RunDatabase()
-    {
-        if (!m_pgName.isEmpty())
-            runOnCluster(QStringLiteral("DROP DATABASE IF EXISTS %1 WITH (FORCE)").arg(m_pgName));
-    }
-    RunDatabase(const RunDatabase &) = delete;
-    RunDatabase &operator=(const RunDatabase &) = delete;
-
-    const QString &url() const { return m_url; }
-
-private:
-    QString m_url;
-    QString m_pgName;
-};
 
 void wait(int ms)
 {
@@ -237,7 +196,7 @@ struct StoreRun
 // load moves far less than the end-to-end runs.
 StoreRun storeRun(const QString &name, int endpointCount, int count)
 {
-    const RunDatabase database(name);
+    const RunDatabase database(name, g_postgres, g_work->path());
     const QString &url = database.url();
     QList<Endpoint> endpoints;
     for (int e = 0; e < endpointCount; ++e)
@@ -367,7 +326,7 @@ QString coreShare(const Throughput &t, double wrkRate)
 
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
 {
-    const RunDatabase database(name);
+    const RunDatabase database(name, g_postgres, g_work->path());
     const QString &url = database.url();
     seed(url, endpoints, count, true);
     QStringList healthy;
@@ -690,7 +649,7 @@ int main(int argc, char *argv[])
         std::printf("commit to first attempt (%d stops, one every ~20 ms): p50 %.0f ms, p99 %.0f ms\n", l.samples, l.p50, l.p99);
     }
     if (runs("idle")) {
-        const RunDatabase database(QStringLiteral("idle"));
+        const RunDatabase database(QStringLiteral("idle"), g_postgres, g_work->path());
         // 60 s after the first 5: the supersede pass's minute, once.
         const IdleUpkeep u = idleUpkeep(database.url(), n, 5, 60);
         std::printf("idle with %d notifications waiting for a retry: %.0f ms CPU in the first 5 s, then %.1f ms per second over 60 s\n",
