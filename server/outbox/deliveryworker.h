@@ -30,8 +30,9 @@ class CallbackSender;
 // (endpointConcurrency, but 1 while the endpoint is failing), so hanging endpoints occupy one
 // slot each and the others keep their throughput. An endpoint that answered well and then stops
 // answering is treated as failing once it has been silent for a while (checkStalls()), not only
-// when its attempts time out. Work is claimed with a lease that outlives the attempt's timeout; a crashed worker's leases expire and another worker (or this one after
-// a restart) takes the work over: delivery is at least once.
+// when its attempts time out. Work is claimed with a lease that outlives the attempt's timeout;
+// a crashed worker's leases expire and another worker (or this one after a restart) takes the
+// work over: delivery is at least once.
 class DeliveryWorker final : public QObject
 {
     Q_OBJECT
