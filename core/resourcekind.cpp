@@ -123,6 +123,9 @@ QList<ResourceKind> buildKinds()
                    field("failure_rate", TITLE("Failure rate"), Type::Ratio, true, 90),
                    field("failing_since", TITLE("Failing since"), Type::Timestamp, false, 160),
                    field("last_failure_at", TITLE("Last failure"), Type::Timestamp, false, 160),
+                   // When it last answered nothing while attempts were out, before those time out.
+                   field("last_silent_at", TITLE("Last silent"), Type::Timestamp, false, 160),
+                   field("silent_count", TITLE("Silences"), Type::Integer, false, 80),
                    field("success_count", TITLE("Successes"), Type::Integer, false, 90),
                    field("failure_count", TITLE("Failures"), Type::Integer, false, 90),
                    field("paused_at", TITLE("Paused"), Type::Timestamp, false, 160),

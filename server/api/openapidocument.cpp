@@ -155,8 +155,12 @@ QJsonObject schemas()
     s.insert(QStringLiteral("Endpoint"), object({{QStringLiteral("id"), integer()}, {QStringLiteral("url"), str()}, {QStringLiteral("provider_id"), integer()},
                                                  {QStringLiteral("state"), enumOf({QStringLiteral("ACTIVE"), QStringLiteral("PAUSED"), QStringLiteral("DISABLED")})},
                                                  {QStringLiteral("consecutive_failures"), integer()}, {QStringLiteral("last_success_at"), timestamp(true)},
+                                                 {QStringLiteral("last_failure_at"), timestamp(true)}, {QStringLiteral("failing_since"), timestamp(true)},
                                                  {QStringLiteral("failure_rate"), QJsonObject{{QStringLiteral("type"), QStringLiteral("number")}}},
-                                                 {QStringLiteral("version"), integer()}},
+                                                 {QStringLiteral("success_count"), integer()}, {QStringLiteral("failure_count"), integer()},
+                                                 {QStringLiteral("silent_count"), integer()}, {QStringLiteral("last_silent_at"), timestamp(true)},
+                                                 {QStringLiteral("paused_at"), timestamp(true)}, {QStringLiteral("created_at"), timestamp()},
+                                                 {QStringLiteral("updated_at"), timestamp()}, {QStringLiteral("version"), integer()}},
                                                 {QStringLiteral("id"), QStringLiteral("url"), QStringLiteral("state"), QStringLiteral("version")}));
     s.insert(QStringLiteral("WorkerHealth"),
              object({{QStringLiteral("status"), enumOf({QStringLiteral("ok"), QStringLiteral("failing"), QStringLiteral("disabled")})},

@@ -2,10 +2,12 @@
 #include "deliveryrepository.h"
 
 #include "deliverysql.h"
+#include "writetransaction.h"
 
 #include "core/endpoint.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
+#include "server/storage/statement.h"
 #include "server/storage/timestamps.h"
 
 #include <QHash>
@@ -246,6 +248,47 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
         }
     }
     return true;
+}
+
+bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error)
+{
+    if (endpointIds.isEmpty())
+        return true;
+    QList<qint64> ids = endpointIds;
+    std::sort(ids.begin(), ids.end()); // the writers' lock order on PostgreSQL: endpoints by id
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return runAgainOnConflict(
+        [&](Problem *problem) {
+            WriteTransaction tx(m_db);
+            if (!tx.isActive()) {
+                *problem = tx.problem();
+                return false;
+            }
+            // One at a time: silences are rare, and the statement's text stays the same.
+            const QString when = timestamp(at);
+            const QString now = nowTimestamp();
+            for (const qint64 id : std::as_const(ids)) {
+                bool found = false;
+                {
+                    Statement upd(m_db, QStringLiteral("UPDATE endpoints SET silent_count = silent_count + 1,"
+                                                       " last_silent_at = ?, version = version + 1, updated_at = ?"
+                                                       " WHERE id = ? RETURNING id"));
+                    upd.bindText(when).bindText(now).bind(id);
+                    if (!upd.exec(problem))
+                        return false;
+                    found = upd.next();
+                    if (upd.failed()) {
+                        *problem = upd.problem();
+                        return false;
+                    }
+                }
+                // An endpoint deleted meanwhile has nothing to show.
+                if (found && !emitEndpoint(id, QStringLiteral("updated"), problem))
+                    return false;
+            }
+            return tx.commit(problem);
+        },
+        error);
 }
 
 } // namespace OpsDeck

@@ -68,7 +68,8 @@ const QString &DeliveryRepository::endpointColumns()
 {
     static const QString columns = QStringLiteral(
         "e.id, e.url, e.provider_id, e.state, e.consecutive_failures, e.last_success_at, e.success_count,"
-        " e.failure_count, e.version, e.last_failure_at, e.paused_at, e.created_at, e.updated_at, s.failing_since");
+        " e.failure_count, e.version, e.last_failure_at, e.paused_at, e.created_at, e.updated_at, s.failing_since,"
+        " e.silent_count, e.last_silent_at");
     return columns;
 }
 
@@ -98,7 +99,9 @@ QJsonObject DeliveryRepository::endpointJson(const QSqlQuery &q, int f)
             {QStringLiteral("paused_at"), nullable(q.value(f + 10))},
             {QStringLiteral("created_at"), q.value(f + 11).toString()},
             {QStringLiteral("updated_at"), q.value(f + 12).toString()},
-            {QStringLiteral("failing_since"), nullable(q.value(f + 13))}};
+            {QStringLiteral("failing_since"), nullable(q.value(f + 13))},
+            {QStringLiteral("silent_count"), q.value(f + 14).toLongLong()},
+            {QStringLiteral("last_silent_at"), nullable(q.value(f + 15))}};
 }
 
 std::optional<QJsonObject> DeliveryRepository::delivery(qint64 id, Problem *error)

@@ -172,6 +172,10 @@ public:
                      QList<RecordResult> *results, Problem *error,
                      const std::function<bool(Problem *)> &alsoInTransaction = {});
 
+    // Counts a silence for each endpoint (see DeliveryWorker::checkStalls()) at `at`, with the
+    // endpoints' feed events, in one transaction.
+    bool recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error);
+
     // Every path that queues a notification or makes one due again supersedes, in its own
     // transaction, the older undelivered (PENDING or FAILED) ones of the instance and kind: the
     // newer one carries the current state. One in flight keeps its live lease. Not for test events.

@@ -235,12 +235,15 @@ void DeliveryWorker::checkStalls()
     // while it is busy, so it no longer holds leases and budget until the attempts out time out.
     const qint64 now = m_clock.elapsed();
     QList<qint64> released;
+    QList<qint64> silent; // taken for silent now, having answered well until then
     QSet<QString> silentHosts;
     for (auto it = m_lastAnswer.cbegin(); it != m_lastAnswer.cend(); ++it) {
         if (now - it.value() < stallAfterMs(it.key()))
             continue;
-        if (m_proven.remove(it.key()))
+        if (m_proven.remove(it.key())) {
+            silent.append(it.key());
             silentHosts.insert(m_hostOf.value(it.key()));
+        }
         const auto queued = m_queued.find(it.key());
         if (queued == m_queued.end())
             continue;
@@ -252,8 +255,18 @@ void DeliveryWorker::checkStalls()
     }
     if (!released.isEmpty())
         m_store->release(released);
-    if (silentHosts.isEmpty())
+    if (silent.isEmpty())
         return;
+    // Shown on the endpoints (and their feed events) at once, well before the attempts out time
+    // out and are logged as failures.
+    m_store->recordSilence(silent, QDateTime::currentDateTimeUtc(), this, [this](const Problem &problem) {
+        if (!m_running)
+            return;
+        if (!problem.isNull())
+            reportFailure(problem.detail);
+        else
+            Q_EMIT committed();
+    });
     // Silence is what a host that stops answering shows, and its other endpoints would be taken
     // for silent one after another, each after holding its share of the budget for the stall
     // time: they start over too, one attempt each until they answer well (at once, if they do).

@@ -156,6 +156,22 @@ void OutboxStore::release(const QList<qint64> &ids)
         Qt::QueuedConnection);
 }
 
+void OutboxStore::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, QObject *context,
+                                std::function<void(const Problem &problem)> done)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, endpointIds, at, target = QPointer<QObject>(context), done = std::move(done)] {
+            if (!m_repository)
+                return;
+            Problem problem;
+            m_repository->recordSilence(endpointIds, at, &problem);
+            if (target)
+                QMetaObject::invokeMethod(target.data(), [done, problem] { done(problem); }, Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
+}
+
 void OutboxStore::maintain(QObject *context, MaintainDone done)
 {
     QMetaObject::invokeMethod(

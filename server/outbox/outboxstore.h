@@ -62,6 +62,10 @@ public:
                ClaimMode mode, QObject *context, ClaimDone done);
     void record(const QList<AttemptRecord> &records, QObject *context, RecordDone done);
     void release(const QList<qint64> &ids);
+    // Counts a silence for each of the endpoints (DeliveryRepository::recordSilence()); `done`
+    // runs in `context`'s thread with the problem, if any.
+    void recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, QObject *context,
+                       std::function<void(const Problem &problem)> done);
     // Supersedes stale notifications (at the first call, then every outboxSupersedeInterval) and
     // runs the destruction sweep.
     void maintain(QObject *context, MaintainDone done);

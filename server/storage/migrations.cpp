@@ -154,6 +154,15 @@ const QList<Migration> &migrations()
                             " WHERE a.delivery_id = deliveries.id)"
                             " WHERE EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = deliveries.id)"),
          }},
+        // An endpoint that had answered well and then answered nothing while attempts were out is
+        // taken for silent by the delivery worker well before those attempts time out (and are
+        // logged as failures): how often that happened, and when last, show it to an operator
+        // as it happens.
+        {8,
+         {
+             QStringLiteral("ALTER TABLE endpoints ADD COLUMN silent_count BIGINT NOT NULL DEFAULT 0"),
+             QStringLiteral("ALTER TABLE endpoints ADD COLUMN last_silent_at TEXT"),
+         }},
     };
     return list;
 }

@@ -190,7 +190,8 @@ void tst_ResourceKind::endpointsCarryTheirHealth()
         {"failure_rate", FieldSpec::Type::Ratio},           {"failing_since", FieldSpec::Type::Timestamp},
         {"last_failure_at", FieldSpec::Type::Timestamp},    {"success_count", FieldSpec::Type::Integer},
         {"failure_count", FieldSpec::Type::Integer},        {"paused_at", FieldSpec::Type::Timestamp},
-        {"created_at", FieldSpec::Type::Timestamp},         {"updated_at", FieldSpec::Type::Timestamp}};
+        {"created_at", FieldSpec::Type::Timestamp},         {"updated_at", FieldSpec::Type::Timestamp},
+        {"last_silent_at", FieldSpec::Type::Timestamp},     {"silent_count", FieldSpec::Type::Integer}};
     for (const auto &[key, type] : expected) {
         const FieldSpec *f = endpoints.field(QString::fromLatin1(key));
         QVERIFY2(f, key);

@@ -130,6 +130,32 @@ struct BudgetRig
                    : -1;
     }
 
+    // The endpoint on `url` as the API shows it (empty when there is none).
+    QJsonObject endpointAt(const QString &url)
+    {
+        const QJsonArray list = server.get(QStringLiteral("/api/v1/endpoints?provider=%1").arg(provider), token).items();
+        for (const QJsonValue &e : list) {
+            if (e.toObject().value(QStringLiteral("url")).toString() == url)
+                return e.toObject();
+        }
+        return {};
+    }
+
+    // The feed's endpoint events for `id`, oldest first, as the provider sees them.
+    QList<QJsonObject> endpointEvents(qint64 id)
+    {
+        QList<QJsonObject> events;
+        const QJsonArray list =
+            server.get(QStringLiteral("/api/v1/events?after=0&limit=1000"), token).json().value(QStringLiteral("events")).toArray();
+        for (const QJsonValue &v : list) {
+            const QJsonObject event = v.toObject();
+            if (event.value(QStringLiteral("kind")).toString() == QLatin1String("endpoint")
+                && event.value(QStringLiteral("id")).toInteger() == id)
+                events.append(event);
+        }
+        return events;
+    }
+
     // The states of an instance's deliveries, oldest first.
     QStringList states(qint64 instance)
     {
@@ -211,6 +237,10 @@ void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
     const qint64 fine = rig.registerHealthy();
     QVERIFY(fine > 0);
     QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), delivered, Patience);
+    const QJsonObject before = rig.endpointAt(url);
+    QVERIFY(!before.isEmpty());
+    QCOMPARE(before.value(QStringLiteral("silent_count")).toInteger(-1), 0);
+    QVERIFY(before.value(QStringLiteral("last_silent_at")).isNull());
 
     for (const qint64 instance : {a.first, b.first})
         QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, rig.server.operatorToken()).status, 200);
@@ -222,6 +252,21 @@ void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
     QCOMPARE(rig.leased(), 2); // the hanging ones are still out
     for (const qint64 instance : {a.first, b.first})
         QCOMPARE(rig.states(instance), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("PENDING")}));
+
+    // The endpoint shows the silence, once, on the API and the feed, while its attempts are out
+    // and before any failure is logged; the one that answers shows none.
+    const QJsonObject silent = rig.endpointAt(url);
+    QCOMPARE(silent.value(QStringLiteral("silent_count")).toInteger(-1), 1);
+    QVERIFY(silent.value(QStringLiteral("last_silent_at")).toString() > before.value(QStringLiteral("updated_at")).toString());
+    QCOMPARE(silent.value(QStringLiteral("failure_count")).toInteger(-1), before.value(QStringLiteral("failure_count")).toInteger());
+    QVERIFY(silent.value(QStringLiteral("version")).toInteger() > before.value(QStringLiteral("version")).toInteger());
+    const QList<QJsonObject> events = rig.endpointEvents(silent.value(QStringLiteral("id")).toInteger());
+    QVERIFY(!events.isEmpty());
+    QCOMPARE(events.last().value(QStringLiteral("object")).toObject(), silent);
+    const QJsonObject answering = rig.endpointAt(rig.healthy.url(QStringLiteral("/ok/fine")));
+    QVERIFY(!answering.isEmpty());
+    QCOMPARE(answering.value(QStringLiteral("silent_count")).toInteger(-1), 0);
+    QVERIFY(answering.value(QStringLiteral("last_silent_at")).isNull());
 }
 
 void tst_DeliveryOptions::theOtherEndpointsOfASilentHostStartOver()
@@ -270,6 +315,8 @@ void tst_DeliveryOptions::theOtherEndpointsOfASilentHostStartOver()
     QTest::qWait(1000);
     QCOMPARE(held(secondPath), 1);
     QCOMPARE(held(firstPath), 2);
+    // Only the endpoint seen silent counts it; its host's others started over without being so.
+    QCOMPARE(rig.endpointAt(rig.hanging.url(firstPath)).value(QStringLiteral("silent_count")).toInteger(-1), 1);
 }
 
 void tst_DeliveryOptions::aSlowEndpointsBacklogHoldsNoOneElseBack()
