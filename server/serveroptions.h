@@ -40,6 +40,10 @@ struct ServerOptions
     // Finished attempts are recorded in one transaction at most this often (the first after a
     // quiet spell at once): under load a commit then carries dozens of attempts, not a handful.
     std::chrono::milliseconds outboxRecordPacing{4};
+    // The delivery worker forgets an endpoint it has sent nothing to for this long (checked at
+    // most every minute): its state is not kept for every endpoint it ever sent to, and one that
+    // comes back is proven anew.
+    std::chrono::milliseconds outboxForgetIdleAfter{std::chrono::minutes(10)};
     // The sending thread waits on epoll (EpollEventDispatcher), not on Qt's poll()-based loop,
     // whose every turn costs as much as the connections open. False only to measure the difference.
     bool epollSending = true;

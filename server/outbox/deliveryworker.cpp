@@ -140,10 +140,14 @@ void DeliveryWorker::poll()
     if (!m_running)
         return;
     m_mayHaveWork = true; // retries fall due and leases expire with time
+    forgetIdleEndpoints();
+    const Budget b = budget();
+    Q_EMIT load(b.usedInFlight + b.probingInFlight, b.usedInFlight, b.used + b.probing - b.usedInFlight - b.probingInFlight,
+                b.used - b.usedInFlight, int(m_known.size()), int(m_proven.size()));
     // Every poll, or every few after such claims found nothing (up to kMaxOthersClaimPolls); a
     // poll that finds the budget with room starts them afresh for the next time it is full (a
     // moment's room between two attempts of a busy budget does not).
-    if (budget().used < std::max(1, m_options.deliveryConcurrency))
+    if (b.used < std::max(1, m_options.deliveryConcurrency))
         m_othersClaimPolls = 1;
     if (++m_pollsSinceOthersClaim >= m_othersClaimPolls) {
         m_othersClaimDue = true;
@@ -207,13 +211,12 @@ bool DeliveryWorker::wantsWork(qint64 endpointId) const
 DeliveryWorker::Budget DeliveryWorker::budget() const
 {
     Budget b;
-    const auto add = [this, &b](qint64 endpointId, int n) {
-        (m_proven.contains(endpointId) ? b.used : b.probing) += n;
-    };
     for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it)
-        add(it.key(), it.value());
+        (m_proven.contains(it.key()) ? b.usedInFlight : b.probingInFlight) += it.value();
+    b.used = b.usedInFlight;
+    b.probing = b.probingInFlight;
     for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it)
-        add(it.key(), int(it.value().size()));
+        (m_proven.contains(it.key()) ? b.used : b.probing) += int(it.value().size());
     return b;
 }
 
@@ -242,7 +245,7 @@ void DeliveryWorker::checkStalls()
             continue;
         if (m_proven.remove(it.key())) {
             silent.append(it.key());
-            silentHosts.insert(m_hostOf.value(it.key()));
+            silentHosts.insert(m_known.value(it.key()).host);
         }
         const auto queued = m_queued.find(it.key());
         if (queued == m_queued.end())
@@ -276,6 +279,32 @@ void DeliveryWorker::checkStalls()
     }
     m_mayHaveWork = true;
     schedulePump();
+}
+
+void DeliveryWorker::forgetIdleEndpoints()
+{
+    const qint64 now = m_clock.elapsed();
+    const qint64 idle = m_options.outboxForgetIdleAfter.count();
+    if (now - m_lastForget < std::min<qint64>(idle, 60000))
+        return;
+    m_lastForget = now;
+    for (auto it = m_known.begin(); it != m_known.end();) {
+        const qint64 endpointId = it.key();
+        if (now - it->lastSent < idle || m_inFlight.contains(endpointId) || m_queued.contains(endpointId)) {
+            ++it;
+            continue;
+        }
+        const auto host = m_hostEndpoints.find(it->host);
+        if (host != m_hostEndpoints.end()) {
+            host->remove(endpointId);
+            if (host->isEmpty())
+                m_hostEndpoints.erase(host);
+        }
+        m_proven.remove(endpointId);
+        m_slowAnswer.remove(endpointId);
+        m_wanting.remove(endpointId);
+        it = m_known.erase(it);
+    }
 }
 
 qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
@@ -480,13 +509,15 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     request.timeout = m_options.deliveryTimeout;
     // Each endpoint its own connections: hanging ones on a host never hold up the others there.
     request.isolationKey = QString::number(target.endpointId);
+    const qint64 now = m_clock.elapsed();
     if (m_inFlight[target.endpointId]++ == 0)
-        m_lastAnswer.insert(target.endpointId, m_clock.elapsed());
-    if (!m_hostOf.contains(target.endpointId)) {
-        const QString host = QStringLiteral("%1:%2").arg(
+        m_lastAnswer.insert(target.endpointId, now);
+    Known &known = m_known[target.endpointId];
+    known.lastSent = now;
+    if (known.host.isEmpty()) {
+        known.host = QStringLiteral("%1:%2").arg(
             request.url.host(), QString::number(request.url.port(request.url.scheme() == QLatin1String("https") ? 443 : 80)));
-        m_hostOf.insert(target.endpointId, host);
-        m_hostEndpoints[host].insert(target.endpointId);
+        m_hostEndpoints[known.host].insert(target.endpointId);
     }
     if (!m_stallTimer.isActive() && m_options.endpointStallAfter < m_options.deliveryTimeout)
         m_stallTimer.start();

@@ -58,6 +58,11 @@ Q_SIGNALS:
     void failed(const QString &detail);
     // After failed(): a whole poll cycle (supersede, destruction sweep, claim) went through again.
     void recovered();
+    // At every poll, for /metrics: attempts in flight and claimed attempts waiting for a slot,
+    // each in all and of them for endpoints that answer well; the endpoints this worker keeps
+    // state for, and of them those that answer well.
+    void load(int inFlight, int inFlightAnswering, int waiting, int waitingAnswering, int endpoints,
+              int endpointsAnswering);
 
 private:
     void pump();
@@ -92,10 +97,16 @@ private:
     void checkStalls();
     // How long an endpoint that answered well may be silent with attempts out.
     qint64 stallAfterMs(qint64 endpointId) const;
+    // Forgets what it knows of the endpoints it has sent nothing to for outboxForgetIdleAfter,
+    // with nothing in flight or waiting: an endpoint of a stopped instance is not kept for ever,
+    // and one that comes back is proven anew (one attempt until it answers well).
+    void forgetIdleEndpoints();
     struct Budget
     {
         int used = 0;    // in flight or waiting here, for endpoints that answer well
         int probing = 0; // the same for the others (slow start: one attempt each)
+        int usedInFlight = 0;    // of `used`, in flight
+        int probingInFlight = 0; // of `probing`, in flight
     };
     Budget budget() const;
     void reportFailure(const QString &detail);
@@ -120,8 +131,14 @@ private:
     QHash<qint64, qint64> m_lastAnswer;     // endpoint with attempts in flight -> its last answer, or when
                                             // the first of them went out (ms on m_clock)
     QHash<qint64, qint64> m_slowAnswer;     // endpoint -> its slowest recent good answer (ms, decaying)
-    QHash<qint64, QString> m_hostOf;        // endpoint sent to -> its URL's host and port
-    QHash<QString, QSet<qint64>> m_hostEndpoints; // the reverse
+    struct Known
+    {
+        QString host;      // its URL's host and port
+        qint64 lastSent = 0; // ms on m_clock
+    };
+    QHash<qint64, Known> m_known;           // endpoint sent to -> what the worker keeps of it
+    QHash<QString, QSet<qint64>> m_hostEndpoints; // host and port -> its endpoints in m_known
+    qint64 m_lastForget = 0;                // ms on m_clock
     QElapsedTimer m_clock;
     QTimer m_stallTimer;                    // runs while attempts are in flight
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)

@@ -55,6 +55,13 @@ void OutboxService::start()
     connect(worker, &DeliveryWorker::committed, &m_feed, &ChangeFeed::notifyAppended, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::failed, this, &OutboxService::onWorkerFailed, Qt::QueuedConnection);
     connect(worker, &DeliveryWorker::recovered, this, &OutboxService::onWorkerRecovered, Qt::QueuedConnection);
+    connect(
+        worker, &DeliveryWorker::load, this,
+        [this](int inFlight, int inFlightAnswering, int waiting, int waitingAnswering, int endpoints, int endpointsAnswering) {
+            if (m_health)
+                m_health->recordLoad({inFlight, inFlightAnswering, waiting, waitingAnswering, endpoints, endpointsAnswering});
+        },
+        Qt::QueuedConnection);
     m_thread->start();
 }
 

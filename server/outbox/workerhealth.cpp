@@ -66,6 +66,21 @@ QByteArray WorkerHealth::metrics() const
            "# TYPE opsdeck_delivery_worker_failing_since_timestamp_seconds gauge\n"
            "opsdeck_delivery_worker_failing_since_timestamp_seconds "
            + QByteArray::number(since, 'f', 3) + '\n';
+    // Split by budget: endpoints that answer well share --delivery-concurrency, the others get
+    // one attempt each from a budget of their own.
+    const auto byBudget = [&out](const char *name, const char *help, int answering, int all) {
+        out += QByteArray("# HELP ") + name + ' ' + help + "\n# TYPE " + name + " gauge\n";
+        out += QByteArray(name) + "{endpoints=\"answering\"} " + QByteArray::number(answering) + '\n';
+        out += QByteArray(name) + "{endpoints=\"probing\"} " + QByteArray::number(all - answering) + '\n';
+    };
+    byBudget("opsdeck_delivery_attempts_in_flight", "Callback attempts on the wire, at the worker's last poll.",
+             m_load.inFlightAnswering, m_load.inFlight);
+    byBudget("opsdeck_delivery_attempts_waiting",
+             "Claimed callback attempts waiting for a slot of their endpoint, at the worker's last poll.",
+             m_load.waitingAnswering, m_load.waiting);
+    byBudget("opsdeck_delivery_endpoints_known",
+             "Endpoints the delivery worker keeps state for (sent to lately): answering = answered well last.",
+             m_load.endpointsAnswering, m_load.endpoints);
     return out;
 }
 

@@ -20,6 +20,18 @@ public:
     void recordFailure(const QString &detail, const QDateTime &at);
     void recordRecovery();
 
+    // What the worker reported at its last poll (DeliveryWorker::load()).
+    struct Load
+    {
+        int inFlight = 0;
+        int inFlightAnswering = 0; // of inFlight, to endpoints that answer well
+        int waiting = 0;           // claimed, waiting for a slot of their endpoint
+        int waitingAnswering = 0;
+        int endpoints = 0; // endpoints the worker keeps state for
+        int endpointsAnswering = 0;
+    };
+    void recordLoad(const Load &load) { m_load = load; }
+
     Status status() const { return m_status; }
     QString lastError() const { return m_lastError; }
     QDateTime since() const { return m_since; }
@@ -36,6 +48,7 @@ private:
     QDateTime m_lastErrorAt;
     QDateTime m_since;
     quint64 m_failures = 0;
+    Load m_load;
 };
 
 } // namespace OpsDeck

@@ -43,6 +43,7 @@ private slots:
     void provenEndpointsGoOnWhenHangingOnesFillTheProbingBudget();
     void aProvenEndpointThatStopsAnsweringGivesUpItsSlots();
     void theOtherEndpointsOfASilentHostStartOver();
+    void idleEndpointsAreForgotten();
     void aSlowEndpointsBacklogHoldsNoOneElseBack();
     void exhaustedBecomesFailedWithAlert();
     void thePassSupersedesWhatNoPathSaw();
@@ -66,12 +67,14 @@ struct BudgetRig
 {
     // `poll`: a long one leaves out the poll's claim for the endpoints that hold none of a full
     // budget, so only what a test is about can free it.
-    explicit BudgetRig(int concurrency, std::chrono::milliseconds poll = std::chrono::milliseconds(50))
-        : server([concurrency, poll] {
+    explicit BudgetRig(int concurrency, std::chrono::milliseconds poll = std::chrono::milliseconds(50),
+                       std::chrono::milliseconds forgetIdleAfter = ServerOptions().outboxForgetIdleAfter)
+        : server([concurrency, poll, forgetIdleAfter] {
             ServerOptions options;
             options.deliveryConcurrency = concurrency;
             options.deliveryTimeout = std::chrono::seconds(60);
             options.outboxPollInterval = poll;
+            options.outboxForgetIdleAfter = forgetIdleAfter;
             // A healthy endpoint is registered before its provider listens, so its first attempt
             // may find the port closed: its retry comes soon, not after the default 5 s.
             options.retrySchedule = QStringLiteral("200ms,1s,2s,5s");
@@ -154,6 +157,17 @@ struct BudgetRig
                 events.append(event);
         }
         return events;
+    }
+
+    // A gauge of /metrics with the given labels ("" for none); -1 when it is not there.
+    double metric(const QByteArray &name, const QByteArray &labels = {})
+    {
+        const QByteArray key = labels.isEmpty() ? name + ' ' : name + '{' + labels + "} ";
+        for (const QByteArray &line : server.get(QStringLiteral("/metrics"), {}).body.split('\n')) {
+            if (line.startsWith(key))
+                return line.mid(key.size()).toDouble();
+        }
+        return -1.0;
     }
 
     // The states of an instance's deliveries, oldest first.
@@ -267,6 +281,40 @@ void tst_DeliveryOptions::aProvenEndpointThatStopsAnsweringGivesUpItsSlots()
     QVERIFY(!answering.isEmpty());
     QCOMPARE(answering.value(QStringLiteral("silent_count")).toInteger(-1), 0);
     QVERIFY(answering.value(QStringLiteral("last_silent_at")).isNull());
+}
+
+void tst_DeliveryOptions::idleEndpointsAreForgotten()
+{
+    // The worker keeps state (slow start, host, answer times) for the endpoints it sends to, not
+    // for every one it ever sent to: after outboxForgetIdleAfter with nothing sent, it lets go,
+    // and an endpoint that comes back is proven anew. Shown on /metrics at every poll.
+    BudgetRig rig(2, std::chrono::milliseconds(50), std::chrono::seconds(1));
+    QString error;
+    QVERIFY2(rig.open(&error), qPrintable(error));
+    const QByteArray known = "opsdeck_delivery_endpoints_known";
+    const QByteArray inFlight = "opsdeck_delivery_attempts_in_flight";
+    QCOMPARE(rig.metric(known, "endpoints=\"answering\""), 0.0);
+    QCOMPARE(rig.metric(inFlight, "endpoints=\"answering\""), 0.0);
+    QCOMPARE(rig.metric(inFlight, "endpoints=\"probing\""), 0.0);
+    rig.hangTwo(); // two endpoints that never answer: one attempt each, from the probing budget
+    QVERIFY(!QTest::currentTestFailed());
+    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(inFlight, "endpoints=\"probing\""), 2.0, Patience);
+    const qint64 fine = rig.registerHealthy();
+    QVERIFY(fine > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), QStringList{QStringLiteral("DELIVERED")}, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 1.0, Patience);
+
+    // Idle for longer than that: the answering one is forgotten; the hanging ones, with their
+    // attempts still out, are not.
+    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 0.0, Patience);
+    QCOMPARE(rig.metric(known, "endpoints=\"probing\""), 2.0);
+    QCOMPARE(rig.metric(inFlight, "endpoints=\"probing\""), 2.0);
+
+    // It comes back: delivered as before, and known again.
+    QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("DELIVERED")}),
+                              Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 1.0, Patience);
 }
 
 void tst_DeliveryOptions::theOtherEndpointsOfASilentHostStartOver()
