@@ -7,6 +7,7 @@
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLocale>
 #include <QMouseEvent>
@@ -63,26 +64,37 @@ DashboardPage::~DashboardPage()
     }
 }
 
+QWidget *DashboardPage::newCard(const QString &objectName, const QString &title, const QString &kindName)
+{
+    auto *frame = new QFrame(this);
+    frame->setObjectName(objectName);
+    frame->setFrameShape(QFrame::StyledPanel);
+    frame->setAutoFillBackground(true);
+    frame->setBackgroundRole(QPalette::Base);
+    frame->setCursor(Qt::PointingHandCursor);
+    frame->setProperty(kKindProperty, kindName);
+    frame->setProperty(kQueryProperty, QString());
+    frame->setAccessibleName(tr("%1 summary").arg(title));
+    frame->installEventFilter(this);
+    auto *heading = new QLabel(title, frame);
+    QFont titleFont = heading->font();
+    titleFont.setBold(true);
+    heading->setFont(titleFont);
+    auto *layout = new QVBoxLayout(frame);
+    layout->addWidget(heading);
+    // Cards fill the grid in order, three to a row.
+    const int index = m_grid->count();
+    m_grid->addWidget(frame, index / 3, index % 3);
+    return frame;
+}
+
 void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
 {
     Card card;
     card.kind = &kind;
     card.model = model;
-    auto *frame = new QFrame(this);
-    frame->setObjectName(QStringLiteral("card_") + kind.name);
-    frame->setFrameShape(QFrame::StyledPanel);
-    frame->setAutoFillBackground(true);
-    frame->setBackgroundRole(QPalette::Base);
-    frame->setCursor(Qt::PointingHandCursor);
-    frame->setProperty(kKindProperty, kind.name);
-    frame->setProperty(kQueryProperty, QString());
+    QWidget *frame = newCard(QStringLiteral("card_") + kind.name, kind.title, kind.name);
     frame->setToolTip(tr("Open %1").arg(kind.title));
-    frame->setAccessibleName(tr("%1 summary").arg(kind.title));
-    frame->installEventFilter(this);
-    auto *title = new QLabel(kind.title, frame);
-    QFont titleFont = title->font();
-    titleFont.setBold(true);
-    title->setFont(titleFont);
     card.total = new QLabel(QStringLiteral("0"), frame);
     card.total->setObjectName(QStringLiteral("total"));
     QFont totalFont = card.total->font();
@@ -91,15 +103,11 @@ void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
     card.chips = new QWidget(frame);
     new QGridLayout(card.chips);
     card.chips->layout()->setContentsMargins(0, 0, 0, 0);
-    auto *layout = new QVBoxLayout(frame);
-    layout->addWidget(title);
+    auto *layout = static_cast<QVBoxLayout *>(frame->layout());
     layout->addWidget(card.total);
     layout->addWidget(card.chips);
     layout->addStretch(1);
     card.frame = frame;
-
-    const int index = int(m_cards.size());
-    m_grid->addWidget(frame, index / 3, index % 3);
     m_cards.append(card);
 
     watch(model);
@@ -129,6 +137,87 @@ void DashboardPage::setModel(const QString &kindName, QAbstractItemModel *model)
 void DashboardPage::setConnectionText(const QString &text)
 {
     m_connection->setText(text);
+}
+
+void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime &asOf)
+{
+    if (worker.isEmpty()) {
+        if (m_workerCard)
+            m_workerCard->hide();
+        return;
+    }
+    // The worker's three figures, each split by budget: a small table under the state.
+    static const char *const rows[] = {"attempts_in_flight", "attempts_waiting", "endpoints_known"};
+    static const char *const columns[] = {"answering", "probing"};
+    if (!m_workerCard) {
+        m_workerCard = newCard(QStringLiteral("card_deliveryWorker"), tr("Callback delivery"), QStringLiteral("deliveries"));
+        m_workerCard->setToolTip(tr("Open Callbacks"));
+        m_workerBadge = new StateBadgeLabel(m_workerCard);
+        m_workerBadge->setObjectName(QStringLiteral("deliveryWorkerState"));
+        auto *table = new QWidget(m_workerCard);
+        auto *grid = new QGridLayout(table);
+        grid->setContentsMargins(0, 4, 0, 0);
+        grid->setHorizontalSpacing(16);
+        const auto quiet = [table](const QString &text) {
+            auto *label = new QLabel(text, table);
+            label->setForegroundRole(QPalette::PlaceholderText);
+            return label;
+        };
+        grid->addWidget(quiet(tr("answering well")), 0, 1, Qt::AlignRight);
+        grid->addWidget(quiet(tr("new or failing")), 0, 2, Qt::AlignRight);
+        const QStringList titles{tr("Attempts in flight"), tr("Waiting for a slot"), tr("Endpoints in use")};
+        for (int r = 0; r < 3; ++r) {
+            grid->addWidget(new QLabel(titles.at(r), table), r + 1, 0);
+            for (int c = 0; c < 2; ++c) {
+                auto *figure = new QLabel(table);
+                const QString key = QLatin1String(rows[r]) + QLatin1Char('.') + QLatin1String(columns[c]);
+                figure->setObjectName(QStringLiteral("worker_") + key);
+                figure->setAccessibleName(tr("%1, %2").arg(titles.at(r), c == 0 ? tr("answering well") : tr("new or failing")));
+                grid->addWidget(figure, r + 1, c + 1, Qt::AlignRight);
+                m_workerFigures.insert(key, figure);
+            }
+        }
+        grid->setColumnStretch(3, 1);
+        m_workerNote = new QLabel(m_workerCard);
+        m_workerNote->setObjectName(QStringLiteral("deliveryWorkerNote"));
+        m_workerNote->setWordWrap(true);
+        m_workerNote->setTextFormat(Qt::PlainText);
+        m_workerAsOf = quiet(QString());
+        m_workerAsOf->setParent(m_workerCard);
+        auto *layout = static_cast<QVBoxLayout *>(m_workerCard->layout());
+        layout->addWidget(m_workerBadge, 0, Qt::AlignLeft);
+        layout->addWidget(table);
+        layout->addWidget(m_workerNote);
+        layout->addStretch(1);
+        layout->addWidget(m_workerAsOf);
+    }
+    m_workerCard->show();
+    const QString status = worker.value(QStringLiteral("status")).toString();
+    const bool failing = status == QLatin1String("failing");
+    m_workerBadge->setState(status == QLatin1String("ok") ? QStringLiteral("RUNNING")
+                            : failing                     ? QStringLiteral("FAILING")
+                                                          : QStringLiteral("OFF"));
+    const QLocale locale;
+    for (const char *row : rows) {
+        const QJsonObject split = worker.value(QLatin1String(row)).toObject();
+        for (const char *column : columns) {
+            QLabel *figure = m_workerFigures.value(QLatin1String(row) + QLatin1Char('.') + QLatin1String(column));
+            const qint64 n = split.value(QLatin1String(column)).toInteger();
+            figure->setText(locale.toString(n));
+            figure->setForegroundRole(n == 0 ? QPalette::PlaceholderText : QPalette::WindowText);
+        }
+    }
+    // The storage error: while failing, since when; after, the last one for the post-mortem.
+    const auto when = [&locale](const QJsonValue &at) {
+        return locale.toString(QDateTime::fromString(at.toString(), Qt::ISODateWithMs).toLocalTime(), QLocale::ShortFormat);
+    };
+    const QString error = worker.value(QStringLiteral("last_error")).toString();
+    m_workerNote->setText(failing ? tr("Failing since %1: %2").arg(when(worker.value(QStringLiteral("since"))), error)
+                          : error.isEmpty()
+                              ? QString()
+                              : tr("Last storage error %1: %2").arg(when(worker.value(QStringLiteral("last_error_at"))), error));
+    m_workerNote->setVisible(!m_workerNote->text().isEmpty());
+    m_workerAsOf->setText(tr("As of %1").arg(locale.toString(asOf.toLocalTime().time(), QLocale::LongFormat)));
 }
 
 QHash<QString, int> DashboardPage::stateCounts(const QString &kindName) const

@@ -4,7 +4,9 @@
 #include "core/resourcekind.h"
 
 #include <QAbstractItemModel>
+#include <QDateTime>
 #include <QHash>
+#include <QJsonObject>
 #include <QPointer>
 #include <QWidget>
 
@@ -13,6 +15,8 @@ class QLabel;
 class QTimer;
 
 namespace OpsDeck {
+
+class StateBadgeLabel;
 
 class DashboardPage final : public QWidget
 {
@@ -28,6 +32,10 @@ public:
     // A new model for a kind's card (after connecting elsewhere); not owned.
     void setModel(const QString &kindName, QAbstractItemModel *model);
     void setConnectionText(const QString &text);
+    // The server's delivery worker as /healthz reported it at `asOf` (its "delivery_worker"
+    // object): a card of its own, added at the first report. An empty object (the server says
+    // nothing of one) hides it.
+    void setDeliveryWorker(const QJsonObject &worker, const QDateTime &asOf);
     // Counts per state of one kind as last computed, for tests.
     QHash<QString, int> stateCounts(const QString &kindName) const;
 
@@ -52,11 +60,17 @@ private:
     void scheduleRefresh();
     void refresh();
     void rebuildChips(Card &card);
+    QWidget *newCard(const QString &objectName, const QString &title, const QString &kindName);
 
     QList<Card> m_cards;
     QGridLayout *m_grid = nullptr;
     QLabel *m_connection = nullptr;
     QTimer *m_refresh = nullptr;
+    QWidget *m_workerCard = nullptr;
+    StateBadgeLabel *m_workerBadge = nullptr;
+    QHash<QString, QLabel *> m_workerFigures; // "attempts_in_flight.answering" -> its figure
+    QLabel *m_workerNote = nullptr;
+    QLabel *m_workerAsOf = nullptr;
 };
 
 } // namespace OpsDeck

@@ -16,11 +16,13 @@ class QLabel;
 class QListWidget;
 class QSplitter;
 class QStackedWidget;
+class QTimer;
 
 namespace OpsDeck {
 
 struct ResourceKind;
 class ApiClient;
+class ApiReply;
 class Cache;
 class ConnectionStatus;
 class SyncEngine;
@@ -119,6 +121,9 @@ private:
     void setPendingOperations(int count);
     void onConnectionChanged();
     void onCacheRebuilt(const QString &reason);
+    // Asks /healthz how the server's delivery worker is doing, for the dashboard's card: every few
+    // seconds while live, and when the connection becomes live.
+    void pollHealth();
 
     ConsoleConnection m_connection;
     QHash<QString, FilterProxyModel *> m_proxies; // children, by kind name; their sources are m_sync's
@@ -137,6 +142,8 @@ private:
     QLabel *m_serverLabel = nullptr;
     QLabel *m_cacheNotice = nullptr;
     QPointer<PendingSelection> m_followedDelivery; // child; the test event waiting for its row
+    QTimer *m_healthPoll = nullptr;                // child
+    QPointer<ApiReply> m_healthReply;              // the /healthz request on its way, if any
     int m_pendingOperations = 0;
     bool m_sslAsked = false;
 };

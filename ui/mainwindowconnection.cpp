@@ -3,6 +3,7 @@
 
 #include "connectiondialog.h"
 #include "credentialstore.h"
+#include "dashboardpage.h"
 #include "detailpane.h"
 #include "messagebox.h"
 #include "resourceview.h"
@@ -113,6 +114,7 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     delete oldCache;
 
     m_cacheNotice->hide();
+    m_dashboard->setDeliveryWorker({}, {}); // the last server's, until this one answers
     // Until the first contact the rows are the cache's, as of its last write (read before opening
     // it, which may write).
     QDateTime cachedAsOf;

@@ -5,12 +5,15 @@
 #include "detailpane.h"
 #include "messagebox.h"
 
+#include "models/apiclient.h"
 #include "models/cache.h"
 #include "models/connectionstatus.h"
 #include "models/syncengine.h"
 
+#include <QDateTime>
 #include <QLabel>
 #include <QStatusBar>
+#include <QTimer>
 
 namespace OpsDeck {
 
@@ -25,6 +28,11 @@ void MainWindow::buildStatusBar()
     m_serverLabel = new QLabel(this);
     m_serverLabel->setObjectName(QStringLiteral("serverLabel"));
     m_serverLabel->setForegroundRole(QPalette::PlaceholderText);
+    m_healthPoll = new QTimer(this);
+    m_healthPoll->setObjectName(QStringLiteral("healthPoll"));
+    m_healthPoll->setInterval(5000);
+    connect(m_healthPoll, &QTimer::timeout, this, &MainWindow::pollHealth);
+    m_healthPoll->start();
     m_cacheNotice = new QLabel(this);
     m_cacheNotice->setObjectName(QStringLiteral("cacheNotice"));
     m_cacheNotice->setAccessibleName(tr("Cache notice"));
@@ -89,10 +97,29 @@ void MainWindow::onConnectionChanged()
     m_connectionLabel->setToolTip(status->lastError());
     // Offline the console is read-only from its cache, and says so.
     m_detail->setReadOnly(!status->isLive());
+    if (status->isLive() && !m_healthReply)
+        pollHealth();
     m_dashboard->setConnectionText(status->isLive()
                                        ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
                                                                              actorName(m_connection.role))
                                        : tr("%1 — %2").arg(m_connection.baseUrl.toString(), connectionStatusText()));
+}
+
+void MainWindow::pollHealth()
+{
+    // One at a time; a reply of a client since replaced is gone with it.
+    if (m_healthReply || !m_sync->status()->isLive())
+        return;
+    RequestOptions once;
+    once.maxRetries = 0; // the next poll is the retry
+    m_healthReply = m_api->get(QStringLiteral("/healthz"), once);
+    connect(m_healthReply, &ApiReply::finished, this, [this](const ApiResult &result) {
+        // A degraded server (503) still says how its worker is doing.
+        if (result.status == 0 || !result.json.isObject())
+            return;
+        m_dashboard->setDeliveryWorker(result.object().value(QStringLiteral("delivery_worker")).toObject(),
+                                       QDateTime::currentDateTimeUtc());
+    });
 }
 
 void MainWindow::onCacheRebuilt(const QString &reason)

@@ -44,12 +44,18 @@ QJsonObject WorkerHealth::toJson() const
     const QString status = m_status == Status::Failing ? QStringLiteral("failing")
                            : m_status == Status::Ok    ? QStringLiteral("ok")
                                                        : QStringLiteral("disabled");
+    const auto byBudget = [](int answering, int all) {
+        return QJsonObject{{QStringLiteral("answering"), answering}, {QStringLiteral("probing"), all - answering}};
+    };
     // The last error stays visible after a recovery, for the post-mortem.
     return {{QStringLiteral("status"), status},
             {QStringLiteral("last_error"), m_lastError.isEmpty() ? QJsonValue() : QJsonValue(m_lastError)},
             {QStringLiteral("last_error_at"), timeOrNull(m_lastErrorAt)},
             {QStringLiteral("since"), timeOrNull(m_status == Status::Failing ? m_since : QDateTime())},
-            {QStringLiteral("failures"), qint64(m_failures)}};
+            {QStringLiteral("failures"), qint64(m_failures)},
+            {QStringLiteral("attempts_in_flight"), byBudget(m_load.inFlightAnswering, m_load.inFlight)},
+            {QStringLiteral("attempts_waiting"), byBudget(m_load.waitingAnswering, m_load.waiting)},
+            {QStringLiteral("endpoints_known"), byBudget(m_load.endpointsAnswering, m_load.endpoints)}};
 }
 
 QByteArray WorkerHealth::metrics() const

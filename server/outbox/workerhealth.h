@@ -37,7 +37,8 @@ public:
     QDateTime since() const { return m_since; }
     quint64 failures() const { return m_failures; }
 
-    // {"status": "ok"|"failing"|"disabled", "last_error", "last_error_at", "since", "failures"}
+    // {"status": "ok"|"failing"|"disabled", "last_error", "last_error_at", "since", "failures",
+    //  "attempts_in_flight", "attempts_waiting", "endpoints_known": {"answering", "probing"}}
     QJsonObject toJson() const;
     // Prometheus lines (HELP/TYPE included) for the /metrics gauges.
     QByteArray metrics() const;

@@ -309,6 +309,14 @@ void tst_DeliveryOptions::idleEndpointsAreForgotten()
     QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 0.0, Patience);
     QCOMPARE(rig.metric(known, "endpoints=\"probing\""), 2.0);
     QCOMPARE(rig.metric(inFlight, "endpoints=\"probing\""), 2.0);
+    // /healthz says the same, for the console's dashboard.
+    const QJsonObject worker = rig.server.get(QStringLiteral("/healthz"), {}).json().value(QStringLiteral("delivery_worker")).toObject();
+    QCOMPARE(worker.value(QStringLiteral("attempts_in_flight")).toObject(),
+             (QJsonObject{{QStringLiteral("answering"), 0}, {QStringLiteral("probing"), 2}}));
+    QCOMPARE(worker.value(QStringLiteral("endpoints_known")).toObject(),
+             (QJsonObject{{QStringLiteral("answering"), 0}, {QStringLiteral("probing"), 2}}));
+    QCOMPARE(worker.value(QStringLiteral("attempts_waiting")).toObject(),
+             (QJsonObject{{QStringLiteral("answering"), 0}, {QStringLiteral("probing"), 0}}));
 
     // It comes back: delivered as before, and known again.
     QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);

@@ -6,6 +6,7 @@
 #include "ui/mainwindow.h"
 #include "ui/messagebox.h"
 #include "ui/resourceview.h"
+#include "ui/statebadgelabel.h"
 #include "ui/unavailablepage.h"
 
 #include "models/connectionstatus.h"
@@ -13,6 +14,7 @@
 #include "models/resourcemodel.h"
 #include "models/syncengine.h"
 
+#include "callbackfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -65,6 +67,7 @@ private slots:
     void serverRestartMidSession();
     void roleComesFromTheServer();
     void emptyCallbacksSayWhy();
+    void dashboardShowsCallbackDelivery();
 
 private:
     struct Seeded
@@ -630,6 +633,47 @@ void tst_MainWindow::emptyCallbacksSayWhy()
     QVERIFY(hint);
     QTRY_VERIFY2(hint->isVisible() && hint->text().startsWith(QStringLiteral("No callbacks yet: one is queued")),
                  qPrintable(hint->text()));
+}
+
+void tst_MainWindow::dashboardShowsCallbackDelivery()
+{
+    // The server's delivery worker at a glance: its state and attempts as /healthz says, here one
+    // attempt held by a provider that never answers.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seeded s = seed(server);
+    DemoProvider provider;
+    startProvider(&provider, {});
+    QVERIFY(!QTest::currentTestFailed());
+    const Reply registered = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(s.instances.first()),
+                                         {{QStringLiteral("callback_url"), provider.url(QStringLiteral("/hang/dashboard"))}},
+                                         server.operatorToken());
+    QCOMPARE(registered.status, 200);
+
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("worker.sqlite"))));
+    w.showView(QStringLiteral("dashboard"));
+    DashboardPage *dashboard = w.dashboard();
+    QTRY_VERIFY(dashboard->findChild<QWidget *>(QStringLiteral("card_deliveryWorker")));
+    QWidget *card = dashboard->findChild<QWidget *>(QStringLiteral("card_deliveryWorker"));
+    QTRY_VERIFY(card->isVisible());
+    auto *state = card->findChild<StateBadgeLabel *>(QStringLiteral("deliveryWorkerState"));
+    QVERIFY(state);
+    QCOMPARE(state->state(), QStringLiteral("RUNNING"));
+    const auto figure = [card](const char *name) {
+        auto *label = card->findChild<QLabel *>(QStringLiteral("worker_") + QLatin1String(name));
+        return label ? label->text() : QStringLiteral("missing");
+    };
+    // The console asks every few seconds.
+    QTRY_COMPARE_WITH_TIMEOUT(figure("attempts_in_flight.probing"), QStringLiteral("1"), 20000);
+    QCOMPARE(figure("endpoints_known.probing"), QStringLiteral("1"));
+    QCOMPARE(figure("attempts_in_flight.answering"), QStringLiteral("0"));
+    QCOMPARE(figure("attempts_waiting.answering"), QStringLiteral("0"));
+
+    // A click on the card opens the callbacks.
+    QTest::mouseClick(card, Qt::LeftButton);
+    QCOMPARE(w.currentViewName(), QStringLiteral("deliveries"));
 }
 
 QTEST_MAIN(tst_MainWindow)
