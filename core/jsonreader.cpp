@@ -98,6 +98,11 @@ void JsonReader::addError(const QString &key, const QString &message)
     m_errors->append({key.isEmpty() ? (m_path.isEmpty() ? QStringLiteral("/") : m_path) : pathOf(key), message});
 }
 
+void JsonReader::addErrorAt(const QString &path, const QString &message)
+{
+    m_errors->append({path, message});
+}
+
 bool JsonReader::has(const QString &key) const
 {
     return m_object.contains(key) && !m_object.value(key).isNull();

@@ -38,6 +38,8 @@ public:
     static constexpr qsizetype MaxListedErrors = 100;
     static constexpr qsizetype MaxErrorsInDetail = 10;
     void addError(const QString &key, const QString &message);
+    // An error about something beside the body (a header, say), named by `path` as it is.
+    void addErrorAt(const QString &path, const QString &message);
 
     bool has(const QString &key) const;
     const QJsonObject &object() const { return m_object; }

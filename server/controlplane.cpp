@@ -9,7 +9,7 @@
 #include "server/auth/tokenstore.h"
 #include "server/feed/changefeed.h"
 #include "server/http/httpserver.h"
-#include "server/http/requestsizeguard.h"
+#include "server/http/requestguard.h"
 #include "server/http/idempotencystore.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"

@@ -4,7 +4,10 @@
 #include "server/storage/database.h"
 
 #include <QJsonObject>
+
+#include <cctype>
 #include <QSet>
+#include <QStringDecoder>
 #include <QUrl>
 
 namespace OpsDeck::ApiSupport {
@@ -82,9 +85,28 @@ QString readReason(JsonReader &reader, const Request &request)
     if (const auto r = reader.optString(QStringLiteral("reason"), 1000))
         return *r;
     const QByteArray header = request.header(QByteArrayLiteral("X-OpsDeck-Reason"));
-    if (!header.isEmpty())
-        return QUrl::fromPercentEncoding(header).left(1000);
-    return QString(QLatin1String(""));
+    if (header.isEmpty())
+        return QString(QLatin1String(""));
+    // Refused as the body's reason would be, not mended: the audit log keeps what was meant.
+    static const QString path = QStringLiteral("X-OpsDeck-Reason");
+    for (qsizetype i = header.indexOf('%'); i >= 0; i = header.indexOf('%', i + 1)) {
+        if (i + 2 >= header.size() || !isxdigit(static_cast<unsigned char>(header.at(i + 1)))
+            || !isxdigit(static_cast<unsigned char>(header.at(i + 2)))) {
+            reader.addErrorAt(path, QStringLiteral("a % not followed by two hex digits"));
+            return QString();
+        }
+    }
+    QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    const QString reason = utf8(QByteArray::fromPercentEncoding(header));
+    if (utf8.hasError()) {
+        reader.addErrorAt(path, QStringLiteral("not UTF-8 once percent-decoded"));
+        return QString();
+    }
+    if (reason.size() > 1000) {
+        reader.addErrorAt(path, QStringLiteral("longer than 1000 characters"));
+        return QString();
+    }
+    return reason;
 }
 
 std::optional<Problem> readReasonOnly(const Request &request, QString *reason)

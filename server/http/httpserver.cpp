@@ -3,7 +3,7 @@
 
 #include "idempotencystore.h"
 #include "metrics.h"
-#include "requestsizeguard.h"
+#include "requestguard.h"
 #include "router.h"
 #include "server/auth/tokenstore.h"
 #include "server/storage/database.h"
@@ -19,6 +19,9 @@
 namespace OpsDeck {
 
 namespace {
+
+// Set on a connection whose client asked to close it: what it sent after that request is not run.
+const char *const kClosing = "opsdeckClosing";
 
 QByteArray methodName(QHttpServerRequest::Method m)
 {
@@ -81,9 +84,13 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // WebSocket upgrades: claiming the request (true, nothing written) lets QAbstractHttpServer
     // 6.4 complete the handshake and emit newWebSocketConnection; the feed checks path and token.
     if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0) {
-        RequestSizeGuard::remove(socket);
+        RequestGuard::remove(socket);
         return true;
     }
+
+    // Requests that came after one asking to close the connection, in the same read, are not run.
+    if (socket->property(kClosing).toBool())
+        return true;
 
     QElapsedTimer timer;
     timer.start();
@@ -100,8 +107,16 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     const Response r = dispatch(req, match);
     const QString route = match.route ? match.route->pattern
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
-    if (!r.deferred)
+    if (!r.deferred) {
         write(responder, r);
+        // The client asked for the connection to end with this answer (RFC 9112, 9.6).
+        const QList<QByteArray> connection = raw.value(QByteArrayLiteral("connection")).split(',');
+        if (std::any_of(connection.cbegin(), connection.cend(),
+                        [](const QByteArray &option) { return option.trimmed().compare("close", Qt::CaseInsensitive) == 0; })) {
+            socket->setProperty(kClosing, true);
+            socket->disconnectFromHost();
+        }
+    }
     // A failure may mean the database connection died (a restarted PostgreSQL): mend it for the
     // next request rather than failing every request from now on.
     if (r.status >= 500)

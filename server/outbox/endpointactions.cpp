@@ -163,6 +163,9 @@ Response DeliveryApi::test(Request &req)
     const auto endpoint = visibleEndpoint(req.who(), req.id(), &problem);
     if (!endpoint)
         return Response::problem(problem);
+    // Like every other action on an endpoint: the test is sent to the endpoint the caller saw.
+    if (auto p = ApiSupport::checkIfMatch(req, endpoint->value(QStringLiteral("version")).toInteger()))
+        return Response::problem(*p);
     // Nothing goes to a paused or disabled endpoint: a 202 would promise a test that waits unsent.
     const QString state = endpoint->value(QStringLiteral("state")).toString();
     if (state != Endpoint::Active)

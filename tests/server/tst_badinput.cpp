@@ -19,6 +19,9 @@ private slots:
     void oversizedBody_data();
     void oversizedBody();
     void hugeBodyIsRefusedWhileItArrives();
+    void unsureFramingIsRefused_data();
+    void unsureFramingIsRefused();
+    void connectionCloseIsHonoured();
     void stillHealthyAndUnchanged();
 
 private:
@@ -31,6 +34,8 @@ private:
     qint64 m_delivery = 0;
     qint64 m_endpoint = 0;
     int m_organizationsBefore = 0;
+    // Writes `bytes` on a connection of its own and reads until the server closes it: its answers.
+    QByteArray exchange(const QByteArray &bytes);
 };
 
 void tst_BadInput::initTestCase()
@@ -220,6 +225,12 @@ void tst_BadInput::badRequest_data()
         // Headers.
         {"stale If-Match", "POST", "/api/v1/instances/{inst}/stop", "", 412, "precondition-failed", ""},
         {"idempotency key too long", "POST", "/api/v1/organizations", R"({"name": "x"})", 400, "invalid-request", ""},
+        {"test: stale If-Match", "POST", "/api/v1/endpoints/{ep}/test", "", 412, "precondition-failed", ""},
+        // The reason header is refused as the body's reason would be, not mended (badReasonHeaders).
+        {"reason header: bad escape", "POST", "/api/v1/endpoints/{ep}/pause", "", 400, "invalid-request", "X-OpsDeck-Reason"},
+        {"reason header: not UTF-8", "POST", "/api/v1/endpoints/{ep}/pause", "", 400, "invalid-request", "X-OpsDeck-Reason"},
+        {"reason header: too long", "POST", "/api/v1/deliveries/{del}/cancel", "", 400, "invalid-request", "X-OpsDeck-Reason"},
+        {"reason header: bulk retry", "POST", "/api/v1/deliveries/retry", R"({"dry_run": false})", 400, "invalid-request", "X-OpsDeck-Reason"},
     };
     for (const Row &r : rows)
         QTest::newRow(r.name) << QByteArray(r.method) << QString::fromLatin1(r.path) << r.body << QByteArray("op") << r.status
@@ -253,8 +264,15 @@ void tst_BadInput::badRequest()
         headers.append({"Authorization", "Bearer " + m_server->operatorToken().toUtf8()});
     else if (!authorization.isEmpty())
         headers.append({QByteArray("Authorization"), authorization});
-    if (QByteArray(QTest::currentDataTag()) == "stale If-Match")
+    const QByteArray tag = QTest::currentDataTag();
+    if (tag == "stale If-Match" || tag == "test: stale If-Match")
         headers.append({QByteArray("If-Match"), QByteArray("\"42\"")});
+    static const QHash<QByteArray, QByteArray> badReasonHeaders{{"reason header: bad escape", "%ZZbad"},
+                                                                {"reason header: not UTF-8", "%C3%28"},
+                                                                {"reason header: too long", QByteArray(1001, 'a')},
+                                                                {"reason header: bulk retry", "50%"}};
+    if (badReasonHeaders.contains(tag))
+        headers.append({QByteArray("X-OpsDeck-Reason"), badReasonHeaders.value(tag)});
     if (QByteArray(QTest::currentDataTag()) == "idempotency key too long")
         headers.append({QByteArray("Idempotency-Key"), QByteArray(300, 'k')});
     const Reply r = m_server->request(method, path, body, QString(), headers);
@@ -330,6 +348,62 @@ void tst_BadInput::hugeBodyIsRefusedWhileItArrives()
     QVERIFY2(sent < 16 * 1024 * 1024, qPrintable(QStringLiteral("%1 bytes sent").arg(sent)));
     // And the connection ends, the server's side first.
     QTRY_VERIFY_WITH_TIMEOUT(closed, 10000);
+}
+
+QByteArray tst_BadInput::exchange(const QByteArray &bytes)
+{
+    const QUrl base = m_server->baseUrl();
+    QTcpSocket socket;
+    socket.connectToHost(base.host(), quint16(base.port()));
+    if (!socket.waitForConnected(10000))
+        return "not connected";
+    socket.write(bytes);
+    QByteArray answer;
+    bool closed = false;
+    connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
+    connect(&socket, &QTcpSocket::disconnected, this, [&] { closed = true; });
+    connect(&socket, &QTcpSocket::errorOccurred, this, [&] { closed = true; });
+    // Within the refusal's grace period of 2 s, or the server's idle timeout: it must close.
+    if (!QTest::qWaitFor([&] { return closed; }, 20000))
+        return "still open after: " + answer;
+    return answer + socket.readAll();
+}
+
+void tst_BadInput::unsureFramingIsRefused_data()
+{
+    QTest::addColumn<QByteArray>("headers");
+    QTest::addColumn<int>("status");
+    // A GET whose body QHttpServer 6.4 would read as empty, taking it for a request: a pause of
+    // the endpoint, which stillHealthyAndUnchanged() finds ACTIVE at version 1.
+    QTest::newRow("length abc") << QByteArray("Content-Length: abc\r\n") << 400;
+    QTest::newRow("length -5") << QByteArray("Content-Length: -5\r\n") << 400;
+    QTest::newRow("two lengths") << QByteArray("Content-Length: 0\r\nContent-Length: 12\r\n") << 400;
+    QTest::newRow("gzip") << QByteArray("Transfer-Encoding: gzip\r\n") << 501;
+    QTest::newRow("header of 200 KB") << "X-Big: " + QByteArray(200 * 1024, 'a') + "\r\n" << 431;
+}
+
+void tst_BadInput::unsureFramingIsRefused()
+{
+    QFETCH(QByteArray, headers);
+    QFETCH(int, status);
+    const QByteArray token = m_server->operatorToken().toUtf8();
+    const QByteArray pause = "POST /api/v1/endpoints/" + QByteArray::number(m_endpoint) + "/pause HTTP/1.1\r\nHost: x\r\n"
+                             "Authorization: Bearer " + token + "\r\nContent-Length: 0\r\n\r\n";
+    const QByteArray answer = exchange("GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n"
+                                       + headers + "\r\n" + pause);
+    QVERIFY2(answer.startsWith("HTTP/1.1 " + QByteArray::number(status) + ' '), answer.left(300).constData());
+    QVERIFY(answer.contains("application/problem+json"));
+    QVERIFY(answer.contains("Connection: close"));
+    QCOMPARE(answer.count("HTTP/1.1 "), 1); // one answer: the hidden request was not run
+}
+
+void tst_BadInput::connectionCloseIsHonoured()
+{
+    // Answered, then closed by the server; a request after it on the same connection is not run.
+    const QByteArray answer = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                                       "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.left(300).constData());
+    QCOMPARE(answer.count("HTTP/1.1 "), 1);
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()

@@ -1,5 +1,7 @@
-// Refuses a request body far over the limit while it arrives, instead of after it is all in memory.
+// Refuses what QHttpServer would take wrongly: bodies far over the limit, requests of unsure framing.
 #pragma once
+
+#include "requestframing.h"
 
 #include <QObject>
 #include <QTcpServer>
@@ -12,17 +14,19 @@ class QTcpSocket;
 
 namespace OpsDeck {
 
-// QHttpServer 6.4 hands a request over only once all of it has been read: a client announcing
-// a 1 GB body would have the server hold 1 GB (and a few copies) before the route could answer
-// 413. The guard watches one connection's bytes before QHttpServer reads them: once more than the
-// body limit plus room for the headers has arrived since the server last wrote an answer, it
-// answers 413 itself (problem+json, Connection: close), stops passing bytes on, and closes the
-// connection after the client has had the time to read the answer. Bodies just over the limit
-// still reach the route's own 413.
-class RequestSizeGuard final : public QObject
+// Watches one connection's bytes before QHttpServer 6.4 reads them, and answers itself
+// (problem+json, Connection: close), passes no more bytes on, and closes the connection after the
+// client has had the time to read the answer, when:
+// - more than the body limit plus room for the headers has arrived since the server last wrote an
+//   answer (413): QHttpServer hands a request over only once all of it has been read, so a client
+//   announcing a 1 GB body would have the server hold 1 GB (and a few copies) before the route
+//   could answer. Bodies just over the limit still reach the route's own 413;
+// - a request's end is not certain (RequestFraming: 400, 431, 501 or 505), which QHttpServer
+//   would guess, taking the rest of a body for a request of its own.
+class RequestGuard final : public QObject
 {
     Q_OBJECT
-    Q_DISABLE_COPY_MOVE(RequestSizeGuard)
+    Q_DISABLE_COPY_MOVE(RequestGuard)
 
 public:
     static constexpr qint64 HeaderRoom = 64 * 1024;
@@ -34,13 +38,14 @@ public:
     static void remove(QTcpSocket *socket);
 
 private:
-    RequestSizeGuard(QTcpSocket *socket, qint64 limit);
+    RequestGuard(QTcpSocket *socket, qint64 limit);
     void onReadyRead();
-    void refuse();
+    void refuse(int status, const QString &code, const QString &title, const QString &detail);
 
     QTcpSocket *m_socket;
     qint64 m_limit;
     qint64 m_unanswered = 0;
+    RequestFraming m_framing{HeaderRoom};
     bool m_refused = false;
 };
 
@@ -59,7 +64,7 @@ public:
     QTcpSocket *nextPendingConnection() override
     {
         QTcpSocket *socket = Server::nextPendingConnection();
-        RequestSizeGuard::install(socket, m_maxBodyBytes);
+        RequestGuard::install(socket, m_maxBodyBytes);
         return socket;
     }
 

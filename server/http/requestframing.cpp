@@ -1,0 +1,199 @@
+// Where each request on a connection ends, checked before QHttpServer parses it.
+#include "requestframing.h"
+
+#include <algorithm>
+
+namespace OpsDeck {
+
+namespace {
+
+// A chunk-size line or a trailer field longer than this is no client's.
+constexpr qsizetype kMaxBodyLine = 4096;
+
+bool isTokenChar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+           || QByteArrayView("!#$%&'*+-.^_`|~").contains(c);
+}
+
+bool isToken(QByteArrayView text)
+{
+    return !text.isEmpty() && std::all_of(text.begin(), text.end(), isTokenChar);
+}
+
+int hexDigit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+QString shown(QByteArrayView text)
+{
+    return QString::fromLatin1(text.first(std::min<qsizetype>(80, text.size())));
+}
+
+} // namespace
+
+std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes)
+{
+    qsizetype i = 0;
+    while (!m_refused && i < bytes.size()) {
+        if (m_state == State::Body || m_state == State::ChunkData) {
+            const qint64 take = std::min<qint64>(m_remaining, bytes.size() - i);
+            m_remaining -= take;
+            i += qsizetype(take);
+            if (m_remaining == 0)
+                m_state = m_state == State::Body ? State::RequestLine : State::ChunkEnd;
+            continue;
+        }
+        const qsizetype newline = bytes.indexOf('\n', i);
+        const qsizetype end = newline < 0 ? bytes.size() : newline;
+        const bool inHead = m_state == State::RequestLine || m_state == State::Headers;
+        if (inHead)
+            m_headBytes += end - i + (newline < 0 ? 0 : 1);
+        if (inHead && m_headBytes > m_maxHeadBytes)
+            return refuse(431, QStringLiteral("the request line and header fields take more than %1 bytes").arg(m_maxHeadBytes));
+        if (!inHead && m_line.size() + end - i > kMaxBodyLine)
+            return refuse(400, QStringLiteral("a chunk-size line or trailer field longer than %1 bytes").arg(kMaxBodyLine));
+        if (newline < 0) {
+            m_line += bytes.sliced(i);
+            break;
+        }
+        // A line within these bytes is read where it is; one begun in earlier bytes, from m_line.
+        QByteArrayView text = bytes.sliced(i, end - i);
+        if (!m_line.isEmpty()) {
+            m_line += text;
+            text = m_line;
+        }
+        i = newline + 1;
+        if (text.endsWith('\r'))
+            text.chop(1);
+        if (text.contains('\r'))
+            return refuse(400, QStringLiteral("a bare CR inside a line: lines end with CR LF"));
+        const auto refusal = line(text);
+        m_line.clear();
+        if (refusal)
+            return refusal;
+    }
+    return m_refused;
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::line(QByteArrayView text)
+{
+    switch (m_state) {
+    case State::RequestLine: {
+        if (text.isEmpty())
+            return {}; // an empty line before a request line is ignored (RFC 9112, 2.2)
+        const qsizetype first = text.indexOf(' ');
+        const qsizetype last = text.lastIndexOf(' ');
+        if (first <= 0 || last <= first + 1 || text.sliced(first + 1, last - first - 1).contains(' ')
+            || !isToken(text.first(first)))
+            return refuse(400, QStringLiteral("not a request line: \"%1\"").arg(shown(text)));
+        const QByteArrayView version = text.sliced(last + 1);
+        if (version != "HTTP/1.1" && version != "HTTP/1.0")
+            return refuse(version.startsWith("HTTP/") ? 505 : 400,
+                          QStringLiteral("%1 is not spoken here: HTTP/1.1 or HTTP/1.0").arg(shown(version)));
+        m_state = State::Headers;
+        return {};
+    }
+    case State::Headers:
+        return text.isEmpty() ? endOfHead() : header(text);
+    case State::ChunkSize: {
+        qint64 size = 0;
+        qsizetype digits = 0;
+        for (; digits < text.size() && hexDigit(text.at(digits)) >= 0; ++digits) {
+            if (digits == 15)
+                return refuse(400, QStringLiteral("a chunk size of more than 15 hex digits"));
+            size = size * 16 + hexDigit(text.at(digits));
+        }
+        // What may follow the size is a chunk extension, after optional white space.
+        const QByteArrayView rest = text.sliced(digits).trimmed();
+        if (digits == 0 || !(rest.isEmpty() || rest.startsWith(';')))
+            return refuse(400, QStringLiteral("not a chunk size: \"%1\"").arg(shown(text)));
+        m_remaining = size;
+        m_state = size == 0 ? State::Trailers : State::ChunkData;
+        return {};
+    }
+    case State::ChunkEnd:
+        if (!text.isEmpty())
+            return refuse(400, QStringLiteral("a chunk longer than its size said"));
+        m_state = State::ChunkSize;
+        return {};
+    case State::Trailers: {
+        if (text.isEmpty()) {
+            m_state = State::RequestLine;
+            m_headBytes = 0;
+            return {};
+        }
+        const qsizetype colon = text.indexOf(':');
+        if (colon <= 0 || !isToken(text.first(colon)))
+            return refuse(400, QStringLiteral("not a trailer field: \"%1\"").arg(shown(text)));
+        const QByteArrayView name = text.first(colon);
+        if (name.compare("Content-Length", Qt::CaseInsensitive) == 0 || name.compare("Transfer-Encoding", Qt::CaseInsensitive) == 0)
+            return refuse(400, QStringLiteral("%1 in a trailer").arg(shown(name)));
+        return {};
+    }
+    case State::Body:
+    case State::ChunkData:
+        break;
+    }
+    return {};
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::header(QByteArrayView text)
+{
+    if (text.startsWith(' ') || text.startsWith('\t'))
+        return refuse(400, QStringLiteral("a header field folded over lines"));
+    const qsizetype colon = text.indexOf(':');
+    // No white space between the name and the colon (RFC 9112, 5.1).
+    if (colon <= 0 || !isToken(text.first(colon)))
+        return refuse(400, QStringLiteral("not a header field: \"%1\"").arg(shown(text)));
+    const QByteArrayView name = text.first(colon);
+    const QByteArrayView value = text.sliced(colon + 1).trimmed();
+    if (name.compare("Content-Length", Qt::CaseInsensitive) == 0) {
+        if (m_contentLength)
+            return refuse(400, QStringLiteral("more than one Content-Length"));
+        const bool digits = !value.isEmpty() && value.size() <= 18
+                            && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits)
+            return refuse(400, QStringLiteral("Content-Length is not a number of bytes: \"%1\"").arg(shown(value)));
+        m_contentLength = value.toLongLong();
+    } else if (name.compare("Transfer-Encoding", Qt::CaseInsensitive) == 0) {
+        if (m_chunked)
+            return refuse(400, QStringLiteral("more than one Transfer-Encoding"));
+        if (value.compare("chunked", Qt::CaseInsensitive) != 0)
+            return refuse(501, QStringLiteral("Transfer-Encoding \"%1\": only chunked is understood").arg(shown(value)));
+        m_chunked = true;
+    }
+    return {};
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
+{
+    if (m_chunked && m_contentLength)
+        return refuse(400, QStringLiteral("both Content-Length and Transfer-Encoding"));
+    if (m_chunked)
+        m_state = State::ChunkSize;
+    else if (m_contentLength.value_or(0) > 0)
+        m_state = State::Body;
+    else
+        m_state = State::RequestLine;
+    m_remaining = m_contentLength.value_or(0);
+    m_contentLength.reset();
+    m_chunked = false;
+    m_headBytes = 0;
+    return {};
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::refuse(int status, const QString &detail)
+{
+    m_refused = Refusal{status, detail};
+    return m_refused;
+}
+
+} // namespace OpsDeck

@@ -1,0 +1,113 @@
+// The framing of requests as they arrive: what ends where, and what is refused before it is parsed.
+#include "server/http/requestframing.h"
+
+#include <QtTest>
+
+using namespace OpsDeck;
+
+class tst_RequestFraming : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void framing_data();
+    void framing();
+    void bodiesAreCountedNotRead();
+};
+
+namespace {
+
+constexpr qint64 kHead = 1024;
+
+// The verdict on `bytes` fed at once, and fed a byte at a time: 0 when nothing is refused.
+std::pair<int, int> verdicts(const QByteArray &bytes)
+{
+    RequestFraming whole(kHead);
+    const auto once = whole.feed(bytes);
+    RequestFraming pieces(kHead);
+    std::optional<RequestFraming::Refusal> bytewise;
+    for (qsizetype i = 0; i < bytes.size() && !bytewise; ++i)
+        bytewise = pieces.feed(QByteArrayView(bytes).sliced(i, 1));
+    return {once ? once->status : 0, bytewise ? bytewise->status : 0};
+}
+
+const QByteArray kPause = "POST /api/v1/endpoints/1/pause HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+
+} // namespace
+
+void tst_RequestFraming::framing_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("status");
+
+    QTest::newRow("get") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n") << 0;
+    QTest::newRow("post, then another") << QByteArray("POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello") + kPause << 0;
+    QTest::newRow("chunked, extension, trailer")
+        << QByteArray("POST /a HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n5;x=y\r\nhello\r\n1A \r\n")
+               + QByteArray(26, 'z') + "\r\n0\r\nX-Sum: 1\r\n\r\n" + kPause
+        << 0;
+    QTest::newRow("empty line first") << QByteArray("\r\nGET / HTTP/1.1\r\n\r\n") << 0;
+    QTest::newRow("HTTP/1.0") << QByteArray("GET / HTTP/1.0\r\n\r\n") << 0;
+    QTest::newRow("bare LF") << QByteArray("POST /a HTTP/1.1\nContent-Length: 2\n\n{}") + kPause << 0;
+    QTest::newRow("a body that looks like a request")
+        << QByteArray("POST /a HTTP/1.1\r\nContent-Length: ") + QByteArray::number(kPause.size()) + "\r\n\r\n" + kPause << 0;
+
+    // Each of these would have QHttpServer read an empty body and take the rest for a request.
+    const auto smuggling = [](const QByteArray &headers) {
+        return QByteArray("GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\n") + headers + "\r\n" + kPause;
+    };
+    QTest::newRow("length abc") << smuggling("Content-Length: abc\r\n") << 400;
+    QTest::newRow("length -5") << smuggling("Content-Length: -5\r\n") << 400;
+    QTest::newRow("length beyond 64 bits") << smuggling("Content-Length: 99999999999999999999999\r\n") << 400;
+    QTest::newRow("length list") << smuggling("Content-Length: 12, 12\r\n") << 400;
+    QTest::newRow("length in hex") << smuggling("Content-Length: 0x0c\r\n") << 400;
+    QTest::newRow("two lengths") << smuggling("Content-Length: 0\r\nContent-Length: 12\r\n") << 400;
+    QTest::newRow("gzip") << smuggling("Transfer-Encoding: gzip\r\n") << 501;
+    QTest::newRow("chunked twice") << smuggling("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n") << 400;
+    QTest::newRow("chunked and a length") << smuggling("Transfer-Encoding: chunked\r\nContent-Length: 3\r\n") << 400;
+    QTest::newRow("space before the colon") << smuggling("Content-Length : 12\r\n") << 400;
+    QTest::newRow("folded") << smuggling("X-A: 1\r\n Content-Length: 12\r\n") << 400;
+    QTest::newRow("bare CR") << smuggling("X-A: 1\rContent-Length: 12\r\n") << 400;
+    QTest::newRow("chunk size zz")
+        << QByteArray("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") + kPause << 400;
+    QTest::newRow("chunk longer than said")
+        << QByteArray("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhello\r\n0\r\n\r\n") << 400;
+    QTest::newRow("length in a trailer")
+        << QByteArray("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nContent-Length: 5\r\n\r\n") << 400;
+    QTest::newRow("HTTP/9.9") << QByteArray("GET / HTTP/9.9\r\n\r\n") << 505;
+    QTest::newRow("no version") << QByteArray("GET /\r\n\r\n") << 400;
+    QTest::newRow("two spaces") << QByteArray("GET  / HTTP/1.1\r\n\r\n") << 400;
+    QTest::newRow("head too large") << QByteArray("GET / HTTP/1.1\r\nX-Big: ") + QByteArray(kHead, 'a') + "\r\n\r\n" << 431;
+    QTest::newRow("endless empty lines") << QByteArray(2 * kHead, '\n') << 431;
+}
+
+void tst_RequestFraming::framing()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, status);
+    const auto [once, bytewise] = verdicts(bytes);
+    QCOMPARE(once, status);
+    QCOMPARE(bytewise, status);
+}
+
+void tst_RequestFraming::bodiesAreCountedNotRead()
+{
+    // Inside a body of known length the caller only counts: the guard copies no bytes of it.
+    RequestFraming f(kHead);
+    QVERIFY(!f.feed("POST /a HTTP/1.1\r\nContent-Length: 1000\r\n\r\n"));
+    QVERIFY(f.skips(1000));
+    QVERIFY(!f.skips(1001));
+    f.skip(600);
+    QVERIFY(f.skips(400));
+    QVERIFY(!f.skips(401));
+    // What follows the body is the next request, read as one.
+    QVERIFY(!f.feed(QByteArray(400, 'x') + "GET / HTTP/1.1\r\n"));
+    QVERIFY(!f.skips(1));
+    const auto refusal = f.feed("Content-Length: nope\r\n\r\n");
+    QVERIFY(refusal);
+    QCOMPARE(refusal->status, 400);
+    QVERIFY2(refusal->detail.contains(QStringLiteral("nope")), qPrintable(refusal->detail));
+}
+
+QTEST_GUILESS_MAIN(tst_RequestFraming)
+#include "tst_requestframing.moc"
