@@ -53,7 +53,8 @@ struct Outcome
     QVariant lastSuccessAt = nullText();
     QVariant lastFailureAt = nullText();
     QVariant pausedAt = nullText();
-    bool changed = false;
+    bool changed = false; // in state or failure streak
+    bool shown = false;   // gets a new version and a feed event now
     QList<Action> actions;
 };
 
@@ -159,6 +160,21 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
             }
             outcomes.append(apply(records, first, end, it.value(), autoPauseWindow, results));
         }
+        // Every attempt changes its endpoint's counters. A change of state or failure streak
+        // shows on the feed at once; the counters alone at most once an interval per endpoint
+        // (showHealth() shows the rest at the next poll), so a busy endpoint adds an event a
+        // second, not one per batch.
+        const qint64 now = m_clock.elapsed();
+        for (Outcome &o : outcomes) {
+            const auto shownAt = m_healthShownAt.constFind(o.endpointId);
+            o.shown = o.changed || shownAt == m_healthShownAt.cend() || now - *shownAt >= HealthEventIntervalMs;
+            if (o.shown) {
+                m_healthShownAt.insert(o.endpointId, now);
+                m_healthUnshown.remove(o.endpointId);
+            } else {
+                m_healthUnshown.insert(o.endpointId);
+            }
+        }
 
         // ... a failure streak begun or ended where one did ...
         for (const Outcome &o : std::as_const(outcomes)) {
@@ -214,7 +230,7 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
             upd.addBindValue(o.lastFailureAt);
             upd.addBindValue(o.after.state);
             upd.addBindValue(o.pausedAt);
-            upd.addBindValue(o.changed ? 1 : 0);
+            upd.addBindValue(o.shown ? 1 : 0);
         }
         if (!upd.exec()) {
             *error = failed(upd);
@@ -224,7 +240,7 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
         upd.finish();
 
         for (const Outcome &o : std::as_const(outcomes)) {
-            if (!o.changed)
+            if (!o.shown)
                 continue;
             if (!emitEndpoint(o.endpointId, QStringLiteral("updated"), error))
                 return false;
@@ -250,13 +266,12 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
     return true;
 }
 
-bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error)
+bool DeliveryRepository::touchEndpoints(QList<qint64> ids, const QString &set, const QStringList &values, Problem *error)
 {
-    if (endpointIds.isEmpty())
-        return true;
-    QList<qint64> ids = endpointIds;
     std::sort(ids.begin(), ids.end()); // the writers' lock order on PostgreSQL: endpoints by id
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.isEmpty())
+        return true;
     return runAgainOnConflict(
         [&](Problem *problem) {
             WriteTransaction tx(m_db);
@@ -264,16 +279,15 @@ bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const Q
                 *problem = tx.problem();
                 return false;
             }
-            // One at a time: silences are rare, and the statement's text stays the same.
-            const QString when = timestamp(at);
-            const QString now = nowTimestamp();
+            // One at a time: rare, and the statement's text stays the same.
             for (const qint64 id : std::as_const(ids)) {
                 bool found = false;
                 {
-                    Statement upd(m_db, QStringLiteral("UPDATE endpoints SET silent_count = silent_count + 1,"
-                                                       " last_silent_at = ?, version = version + 1, updated_at = ?"
-                                                       " WHERE id = ? RETURNING id"));
-                    upd.bindText(when).bindText(now).bind(id);
+                    Statement upd(m_db, QStringLiteral("UPDATE endpoints SET ") + set
+                                            + QStringLiteral("version = version + 1 WHERE id = ? RETURNING id"));
+                    for (const QString &value : values)
+                        upd.bindText(value);
+                    upd.bind(id);
                     if (!upd.exec(problem))
                         return false;
                     found = upd.next();
@@ -289,6 +303,29 @@ bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const Q
             return tx.commit(problem);
         },
         error);
+}
+
+bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error)
+{
+    return touchEndpoints(endpointIds, QStringLiteral("silent_count = silent_count + 1, last_silent_at = ?, updated_at = ?, "),
+                          {timestamp(at), nowTimestamp()}, error);
+}
+
+int DeliveryRepository::showHealth(Problem *error)
+{
+    const qint64 now = m_clock.elapsed();
+    // Shown more than an interval ago: the next batch shows it at once anyway.
+    for (auto it = m_healthShownAt.begin(); it != m_healthShownAt.end();)
+        it = now - it.value() >= HealthEventIntervalMs ? m_healthShownAt.erase(it) : std::next(it);
+    if (m_healthUnshown.isEmpty())
+        return 0;
+    const QList<qint64> ids(m_healthUnshown.cbegin(), m_healthUnshown.cend());
+    if (!touchEndpoints(ids, QString(), {}, error))
+        return -1;
+    m_healthUnshown.clear();
+    for (const qint64 id : ids)
+        m_healthShownAt.insert(id, now);
+    return int(ids.size());
 }
 
 } // namespace OpsDeck

@@ -29,6 +29,7 @@ DeliveryRepository::DeliveryRepository(Database &db, Journal &journal, const Ret
     , m_journal(journal)
     , m_schedule(schedule)
 {
+    m_clock.start();
 }
 
 QString DeliveryRepository::giveUpAt(const QDateTime &firstAttemptAt) const

@@ -7,9 +7,12 @@
 
 #include <QByteArray>
 #include <QDateTime>
+#include <QElapsedTimer>
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QPair>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -172,6 +175,12 @@ public:
                      QList<RecordResult> *results, Problem *error,
                      const std::function<bool(Problem *)> &alsoInTransaction = {});
 
+    // Endpoints whose health counters a recorded batch changed without showing it (at most one
+    // such event per endpoint every HealthEventInterval): each gets its version and feed event
+    // now, in one transaction: how many (-1 on failure). The store's upkeep calls it at every poll.
+    int showHealth(Problem *error);
+    static constexpr qint64 HealthEventIntervalMs = 1000;
+
     // Counts a silence for each endpoint (see DeliveryWorker::checkStalls()) at `at`, with the
     // endpoints' feed events, in one transaction.
     bool recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error);
@@ -228,10 +237,18 @@ private:
                          QList<RecordResult> *results, Problem *error);
     bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,
                Problem *error);
+    // A new version and feed event for each endpoint, with `set` ("column = ?, " each, bound to
+    // `values` in order) applied, in one transaction.
+    bool touchEndpoints(QList<qint64> ids, const QString &set, const QStringList &values, Problem *error);
 
     Database &m_db;
     Journal &m_journal;
     RetrySchedule m_schedule;
+    // Recording: when each endpoint's health last showed on the feed (ms on m_clock), and those
+    // changed since without showing.
+    QElapsedTimer m_clock;
+    QHash<qint64, qint64> m_healthShownAt;
+    QSet<qint64> m_healthUnshown;
 };
 
 } // namespace OpsDeck

@@ -156,14 +156,16 @@ void DeliveryWorker::poll()
     m_cycleFailed = false;
     // The upkeep runs on the store's thread like every other statement, so sending never waits
     // for it; the cycle goes on when it has answered.
-    m_store->maintain(this, [this](int superseded, const Problem &supersedeProblem, int swept, const Problem &sweepProblem) {
+    m_store->maintain(this, [this](const OutboxStore::Upkeep &upkeep) {
         if (!m_running)
             return;
-        if (superseded < 0)
-            reportFailure(supersedeProblem.detail);
-        if (swept < 0)
-            reportFailure(sweepProblem.detail);
-        if (superseded > 0 || swept > 0)
+        if (upkeep.superseded < 0)
+            reportFailure(upkeep.supersedeProblem.detail);
+        if (upkeep.swept < 0)
+            reportFailure(upkeep.sweepProblem.detail);
+        if (upkeep.healthShown < 0)
+            reportFailure(upkeep.healthProblem.detail);
+        if (upkeep.superseded > 0 || upkeep.swept > 0 || upkeep.healthShown > 0)
             Q_EMIT committed();
         pump();
         // The cycle ends with its claim's answer when one is on its way.

@@ -182,23 +182,18 @@ void OutboxStore::maintain(QObject *context, MaintainDone done)
             // Whatever queues a notification or makes one due again supersedes the stale ones
             // itself; the pass (which reads every PENDING row) is for rows from before an upgrade
             // or written behind those paths' backs, so it runs at start and then seldom.
-            Problem supersedeProblem;
-            int superseded = 0;
+            Upkeep upkeep;
             if (!m_lastSupersede.isValid() || m_lastSupersede.hasExpired(m_options.outboxSupersedeInterval.count())) {
-                superseded = m_repository->supersedeStale(&supersedeProblem);
+                upkeep.superseded = m_repository->supersedeStale(&upkeep.supersedeProblem);
                 // A failed pass is tried again at the next poll, and so is a full one: a backlog
                 // from before an upgrade is gone in seconds, not a thousand rows a minute.
-                if (superseded >= 0 && superseded < DeliveryRepository::StalePassLimit)
+                if (upkeep.superseded >= 0 && upkeep.superseded < DeliveryRepository::StalePassLimit)
                     m_lastSupersede.start();
             }
-            Problem sweepProblem;
-            const int swept = m_destruction->run(&sweepProblem);
-            QMetaObject::invokeMethod(
-                target.data(),
-                [done, superseded, supersedeProblem, swept, sweepProblem] {
-                    done(superseded, supersedeProblem, swept, sweepProblem);
-                },
-                Qt::QueuedConnection);
+            upkeep.swept = m_destruction->run(&upkeep.sweepProblem);
+            // Health counters a batch changed without showing: shown now, a poll later at most.
+            upkeep.healthShown = m_repository->showHealth(&upkeep.healthProblem);
+            QMetaObject::invokeMethod(target.data(), [done, upkeep] { done(upkeep); }, Qt::QueuedConnection);
         },
         Qt::QueuedConnection);
 }

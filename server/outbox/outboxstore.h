@@ -45,10 +45,18 @@ public:
     // In the store's thread: records what waits and closes the connection.
     void close();
 
-    // What a poll cycle's upkeep did: notifications superseded and instances destroyed, each -1
-    // with its problem set when that step failed.
-    using MaintainDone = std::function<void(int superseded, const Problem &supersedeProblem, int swept,
-                                            const Problem &sweepProblem)>;
+    // What a poll cycle's upkeep did: notifications superseded, instances destroyed, endpoints
+    // whose health it showed; each -1 with its problem set when that step failed.
+    struct Upkeep
+    {
+        int superseded = 0;
+        Problem supersedeProblem;
+        int swept = 0;
+        Problem sweepProblem;
+        int healthShown = 0;
+        Problem healthProblem;
+    };
+    using MaintainDone = std::function<void(const Upkeep &upkeep)>;
 
     enum class ClaimMode {
         Round,   // goes on after the last claim's cursor, from the oldest due row when it runs out

@@ -36,6 +36,7 @@ private slots:
     void endpointHealthFollowsTheBatchInOrder();
     void batchLargerThanOneStatement();
     void endpointsOfOneBatchEachKeepTheirOwnHealth();
+    void busyEndpointsShowTheirHealthOnceAnInterval();
     void lostLeaseKeepsTheState();
     void attemptsAreNumberedAcrossRetriesAndSchedules();
     void upgradeCountsTheLoggedAttempts();
@@ -91,7 +92,7 @@ void tst_DeliveryRecording::endpointHealthFollowsTheBatchInOrder_data()
     QTest::addColumn<int>("pauseWindowMs");
 
     const int day = 24 * 3600 * 1000;
-    QTest::newRow("all delivered") << "DDD" << 0 << 3 << 0 << false << "ACTIVE" << 0 << day;
+    QTest::newRow("all delivered") << "DDD" << 0 << 3 << 0 << false << "ACTIVE" << 1 << day;
     QTest::newRow("delivered, then failing") << "DRR" << 2 << 1 << 2 << true << "ACTIVE" << 1 << day;
     QTest::newRow("failing, then delivered") << "RRD" << 0 << 1 << 2 << false << "ACTIVE" << 1 << day;
     QTest::newRow("gone disables") << "RGR" << 3 << 0 << 3 << true << "DISABLED" << 1 << day;
@@ -203,16 +204,54 @@ void tst_DeliveryRecording::endpointsOfOneBatchEachKeepTheirOwnHealth()
                                           " || failure_count || ' ' || version FROM endpoints WHERE id = %1")
                                .arg(endpoint));
     };
-    QCOMPARE(health(1), QStringLiteral("ACTIVE 0 2 0 1"));
+    // Each endpoint's first batch shows its health: one version step and one event each.
+    QCOMPARE(health(1), QStringLiteral("ACTIVE 0 2 0 2"));
     QCOMPARE(health(2), QStringLiteral("ACTIVE 2 0 2 2"));
     QCOMPARE(health(3), QStringLiteral("DISABLED 1 0 1 2"));
     for (int e = 4; e <= endpoints; ++e)
-        QCOMPARE(health(e), QStringLiteral("ACTIVE 0 1 0 1"));
+        QCOMPARE(health(e), QStringLiteral("ACTIVE 0 1 0 2"));
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM outbox_endpoint_streaks")), 2);
-    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")), endpoints);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM audit WHERE action = 'disable' AND object_id = 3")), 1);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM endpoints WHERE last_success_at IS NOT NULL")),
              endpoints - 2);
+}
+
+void tst_DeliveryRecording::busyEndpointsShowTheirHealthOnceAnInterval()
+{
+    // Batch after batch to one endpoint: its first shows its health (a version step and a feed
+    // event); the next ones within the interval only count, and the store's upkeep shows what
+    // they changed. A change of failure streak shows at once whatever the interval.
+    m_rig->seed(4);
+    const QList<DeliveryTarget> targets = m_rig->claimAll(4);
+    QCOMPARE(targets.size(), 4);
+    const auto record = [this](const DeliveryTarget &target, QChar kind) {
+        QList<RecordResult> results;
+        Problem problem;
+        return m_repo->recordBatch({RecordingRig::outcome(target, kind)}, kOwner, std::chrono::hours(24), &results, &problem)
+               && results.size() == 1 && results.first().ok;
+    };
+    const auto shown = [this] {
+        return std::pair(scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1")),
+                         scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")));
+    };
+    const qint64 before = scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1"));
+    QVERIFY(record(targets.at(0), QLatin1Char('D')));
+    QCOMPARE(shown(), std::pair(before + 1, qint64(1)));
+    QVERIFY(record(targets.at(1), QLatin1Char('D'))); // within the interval: counted, not shown
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT success_count FROM endpoints WHERE id = 1")), 2);
+    QCOMPARE(shown(), std::pair(before + 1, qint64(1)));
+    Problem problem;
+    QCOMPARE(m_repo->showHealth(&problem), 1);
+    QCOMPARE(shown(), std::pair(before + 2, qint64(2)));
+    QCOMPARE(m_repo->showHealth(&problem), 0); // nothing more to show
+    QCOMPARE(shown(), std::pair(before + 2, qint64(2)));
+    QVERIFY(record(targets.at(2), QLatin1Char('R'))); // a failure streak begins: shown at once
+    QCOMPARE(shown(), std::pair(before + 3, qint64(3)));
+    // The event carries what GET shows.
+    const QJsonObject event = QJsonDocument::fromJson(
+        text(*m_db, QStringLiteral("SELECT object FROM events WHERE kind = 'endpoint' ORDER BY seq DESC LIMIT 1")).toUtf8()).object();
+    QCOMPARE(event, m_repo->endpoint(1, &problem).value_or(QJsonObject()));
 }
 
 void tst_DeliveryRecording::batchLargerThanOneStatement()

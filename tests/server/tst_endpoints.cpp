@@ -62,6 +62,7 @@ private slots:
     void initTestCase();
     void pauseAndResumeKeepDeliveries();
     void healthIsReported();
+    void healthShowsOnTheFeed();
     void autoPauseAfterWindow();
     void invalidRequests_data();
     void invalidRequests();
@@ -72,6 +73,9 @@ private:
     qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
     void startProvider(DemoProvider *provider, const QString &secret);
     QJsonArray deliveries(TestServer &server, qint64 instance);
+    // An instance registered on `path` of `provider`, which then starts: the instance and its
+    // endpoint (a test failure when not).
+    std::pair<qint64, qint64> registerAndStart(TestServer &server, DemoProvider *provider, const QString &path);
 
     std::unique_ptr<TestServer> m_server;
     std::unique_ptr<TestServer> m_quiet; // no delivery worker: only the test touches the rows
@@ -125,6 +129,19 @@ void tst_Endpoints::startProvider(DemoProvider *provider, const QString &secret)
 QJsonArray tst_Endpoints::deliveries(TestServer &server, qint64 instance)
 {
     return server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), server.operatorToken()).items();
+}
+
+std::pair<qint64, qint64> tst_Endpoints::registerAndStart(TestServer &server, DemoProvider *provider, const QString &path)
+{
+    QString secret;
+    const qint64 instance = registerInstance(server, provider, path, &secret);
+    if (instance <= 0) {
+        QTest::qFail("registration refused", __FILE__, __LINE__);
+        return {};
+    }
+    startProvider(provider, secret);
+    const QJsonArray list = deliveries(server, instance);
+    return {instance, list.isEmpty() ? 0 : list.at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger()};
 }
 
 void tst_Endpoints::pauseAndResumeKeepDeliveries()
@@ -187,10 +204,8 @@ void tst_Endpoints::pauseAndResumeKeepDeliveries()
 void tst_Endpoints::healthIsReported()
 {
     DemoProvider failing;
-    QString secret;
-    const qint64 instance = registerInstance(*m_server, &failing, QStringLiteral("/fail/h"), &secret);
-    startProvider(&failing, secret);
-    const qint64 endpointId = deliveries(*m_server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    const auto [instance, endpointId] = registerAndStart(*m_server, &failing, QStringLiteral("/fail/h"));
+    QVERIFY(endpointId > 0);
     QTRY_VERIFY_WITH_TIMEOUT(m_server->get(QStringLiteral("/api/v1/endpoints/%1").arg(endpointId), m_server->operatorToken())
                                      .json()
                                      .value(QStringLiteral("consecutive_failures"))
@@ -209,6 +224,37 @@ void tst_Endpoints::healthIsReported()
     QVERIFY(listed);
 }
 
+void tst_Endpoints::healthShowsOnTheFeed()
+{
+    // Every attempt moves its endpoint's counters; the feed (what the console follows) shows them
+    // within about a second, each time as a new version, not only when the failure streak starts.
+    DemoProvider failing;
+    const auto [instance, endpointId] = registerAndStart(*m_server, &failing, QStringLiteral("/fail/feed"));
+    QVERIFY(endpointId > 0);
+    // The schedule (200 ms … 2 s) runs out: six failed attempts in a row.
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(deliveries(*m_server, instance), 0), QStringLiteral("FAILED"), Patience);
+    const QString path = QStringLiteral("/api/v1/endpoints/%1").arg(endpointId);
+    const QJsonObject current = m_server->get(path, m_server->operatorToken()).json();
+    QCOMPARE(current.value(QStringLiteral("consecutive_failures")).toInt(), 6);
+    const auto lastEvent = [this, endpointId] {
+        QJsonObject last;
+        const QJsonArray events = m_server->get(QStringLiteral("/api/v1/events?after=0&limit=1000"), m_server->operatorToken())
+                                      .json()
+                                      .value(QStringLiteral("events"))
+                                      .toArray();
+        for (const QJsonValue &v : events) {
+            const QJsonObject o = v.toObject();
+            if (o.value(QStringLiteral("kind")).toString() == QLatin1String("endpoint")
+                && o.value(QStringLiteral("id")).toInteger() == endpointId)
+                last = o.value(QStringLiteral("object")).toObject();
+        }
+        return last;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(lastEvent(), current, Patience);
+    QCOMPARE(m_server->get(path, m_server->operatorToken()).header("ETag"),
+             '"' + QByteArray::number(current.value(QStringLiteral("version")).toInteger()) + '"');
+}
+
 void tst_Endpoints::autoPauseAfterWindow()
 {
     ServerOptions options;
@@ -219,11 +265,8 @@ void tst_Endpoints::autoPauseAfterWindow()
     TestServer server(options);
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     DemoProvider failing;
-    QString secret;
-    const qint64 instance = registerInstance(server, &failing, QStringLiteral("/fail/a"), &secret);
-    QVERIFY(instance > 0);
-    startProvider(&failing, secret);
-    const qint64 endpointId = deliveries(server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    const auto [instance, endpointId] = registerAndStart(server, &failing, QStringLiteral("/fail/a"));
+    QVERIFY(endpointId > 0);
     const QString path = QStringLiteral("/api/v1/endpoints/%1").arg(endpointId);
     QTRY_COMPARE_WITH_TIMEOUT(server.get(path, server.operatorToken()).json().value(QStringLiteral("state")).toString(),
                               QStringLiteral("PAUSED"), Patience);
