@@ -217,7 +217,20 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
                               ? QString()
                               : tr("Last storage error %1: %2").arg(when(worker.value(QStringLiteral("last_error_at"))), error));
     m_workerNote->setVisible(!m_workerNote->text().isEmpty());
+    m_workerAsOfTime = asOf;
     m_workerAsOf->setText(tr("As of %1").arg(locale.toString(asOf.toLocalTime().time(), QLocale::LongFormat)));
+}
+
+void DashboardPage::setDeliveryWorkerUnknown()
+{
+    if (!m_workerCard || m_workerCard->isHidden())
+        return;
+    m_workerBadge->setState(QStringLiteral("UNKNOWN"));
+    for (QLabel *figure : std::as_const(m_workerFigures))
+        figure->setForegroundRole(QPalette::PlaceholderText);
+    m_workerNote->hide();
+    m_workerAsOf->setText(tr("The server does not answer: last known as of %1")
+                              .arg(QLocale().toString(m_workerAsOfTime.toLocalTime().time(), QLocale::LongFormat)));
 }
 
 QHash<QString, int> DashboardPage::stateCounts(const QString &kindName) const

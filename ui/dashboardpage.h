@@ -36,6 +36,8 @@ public:
     // object): a card of its own, added at the first report. An empty object (the server says
     // nothing of one) hides it.
     void setDeliveryWorker(const QJsonObject &worker, const QDateTime &asOf);
+    // Offline: the card keeps its last figures but no longer says how the worker is doing.
+    void setDeliveryWorkerUnknown();
     // Counts per state of one kind as last computed, for tests.
     QHash<QString, int> stateCounts(const QString &kindName) const;
 
@@ -71,6 +73,7 @@ private:
     QHash<QString, QLabel *> m_workerFigures; // "attempts_in_flight.answering" -> its figure
     QLabel *m_workerNote = nullptr;
     QLabel *m_workerAsOf = nullptr;
+    QDateTime m_workerAsOfTime;
 };
 
 } // namespace OpsDeck

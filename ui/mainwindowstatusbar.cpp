@@ -99,6 +99,8 @@ void MainWindow::onConnectionChanged()
     m_detail->setReadOnly(!status->isLive());
     if (status->isLive() && !m_healthReply)
         pollHealth();
+    else if (!status->isLive())
+        m_dashboard->setDeliveryWorkerUnknown();
     m_dashboard->setConnectionText(status->isLive()
                                        ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
                                                                              actorName(m_connection.role))
@@ -114,8 +116,9 @@ void MainWindow::pollHealth()
     once.maxRetries = 0; // the next poll is the retry
     m_healthReply = m_api->get(QStringLiteral("/healthz"), once);
     connect(m_healthReply, &ApiReply::finished, this, [this](const ApiResult &result) {
-        // A degraded server (503) still says how its worker is doing.
-        if (result.status == 0 || !result.json.isObject())
+        // A degraded server (503) still says how its worker is doing; an answer that arrives
+        // after the connection was lost says nothing of now.
+        if (result.status == 0 || !result.json.isObject() || !m_sync->status()->isLive())
             return;
         m_dashboard->setDeliveryWorker(result.object().value(QStringLiteral("delivery_worker")).toObject(),
                                        QDateTime::currentDateTimeUtc());

@@ -639,7 +639,8 @@ void tst_MainWindow::dashboardShowsCallbackDelivery()
 {
     // The server's delivery worker at a glance: its state and attempts as /healthz says, here one
     // attempt held by a provider that never answers.
-    TestServer server;
+    auto owned = std::make_unique<TestServer>();
+    TestServer &server = *owned;
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
     const Seeded s = seed(server);
     DemoProvider provider;
@@ -670,6 +671,11 @@ void tst_MainWindow::dashboardShowsCallbackDelivery()
     QCOMPARE(figure("endpoints_known.probing"), QStringLiteral("1"));
     QCOMPARE(figure("attempts_in_flight.answering"), QStringLiteral("0"));
     QCOMPARE(figure("attempts_waiting.answering"), QStringLiteral("0"));
+
+    // The server gone, the card keeps its figures but no longer claims the worker runs.
+    owned.reset();
+    QTRY_COMPARE_WITH_TIMEOUT(state->state(), QStringLiteral("UNKNOWN"), 20000);
+    QCOMPARE(figure("attempts_in_flight.probing"), QStringLiteral("1"));
 
     // A click on the card opens the callbacks.
     QTest::mouseClick(card, Qt::LeftButton);
