@@ -264,6 +264,10 @@ Response DeliveryApi::bulkRetry(Request &req)
         else
             r.addError(key, QStringLiteral("expected a string or an integer"));
     }
+    // A null dry_run would read as "not a dry run": the retry would run while the client meant
+    // to leave the choice open, or only to count.
+    if (r.object().contains(QStringLiteral("dry_run")) && r.object().value(QStringLiteral("dry_run")).isNull())
+        r.addError(QStringLiteral("dry_run"), QStringLiteral("null: send true to count, false (or nothing) to retry"));
     const std::optional<bool> bodyDryRun = r.optBoolean(QStringLiteral("dry_run"));
     const QString reason = readReason(r, req);
     r.rejectUnknown(filterKeys());

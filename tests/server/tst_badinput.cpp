@@ -198,6 +198,7 @@ void tst_BadInput::badRequest_data()
         {"bulk retry: state an object", "POST", "/api/v1/deliveries/retry", R"({"state": {"FAILED": true}, "dry_run": true})", 400, "invalid-request", "/state"},
         {"bulk retry: state a boolean", "POST", "/api/v1/deliveries/retry", R"({"state": true, "dry_run": true})", 400, "invalid-request", "/state"},
         {"bulk retry: dry_run a string", "POST", "/api/v1/deliveries/retry", R"({"dry_run": "yes"})", 400, "invalid-request", "/dry_run"},
+        {"bulk retry: dry_run null", "POST", "/api/v1/deliveries/retry", R"({"instance": 999, "dry_run": null})", 400, "invalid-request", "/dry_run"},
         {"bulk retry: unknown field", "POST", "/api/v1/deliveries/retry", R"({"colour": "red"})", 400, "invalid-request", "/colour"},
         {"retry: unknown field", "POST", "/api/v1/deliveries/{del}/retry", R"({"force": true})", 400, "invalid-request", "/force"},
         {"cancel: reason a number", "POST", "/api/v1/deliveries/{del}/cancel", R"({"reason": 5})", 400, "invalid-request", "/reason"},
