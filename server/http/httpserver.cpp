@@ -23,6 +23,14 @@ namespace {
 // Set on a connection whose client asked to close it: what it sent after that request is not run.
 const char *const kClosing = "opsdeckClosing";
 
+// Whether a comma-separated header value (Connection) lists `token`, in any case.
+bool hasToken(const QByteArray &value, const char *token)
+{
+    const QList<QByteArray> options = value.split(',');
+    return std::any_of(options.cbegin(), options.cend(),
+                       [token](const QByteArray &option) { return option.trimmed().compare(token, Qt::CaseInsensitive) == 0; });
+}
+
 QByteArray methodName(QHttpServerRequest::Method m)
 {
     switch (m) {
@@ -83,7 +91,10 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
 {
     // WebSocket upgrades: claiming the request (true, nothing written) lets QAbstractHttpServer
     // 6.4 complete the handshake and emit newWebSocketConnection; the feed checks path and token.
-    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0) {
+    // Only a request that QHttpServer takes for an upgrade (Connection names it): a plain one with
+    // an Upgrade header is answered as any other, and keeps its guard.
+    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0
+        && hasToken(raw.value(QByteArrayLiteral("connection")), "upgrade")) {
         RequestGuard::remove(socket);
         return true;
     }
@@ -108,11 +119,10 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     const QString route = match.route ? match.route->pattern
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
     if (!r.deferred) {
-        write(responder, r);
         // The client asked for the connection to end with this answer (RFC 9112, 9.6).
-        const QList<QByteArray> connection = raw.value(QByteArrayLiteral("connection")).split(',');
-        if (std::any_of(connection.cbegin(), connection.cend(),
-                        [](const QByteArray &option) { return option.trimmed().compare("close", Qt::CaseInsensitive) == 0; })) {
+        const bool close = hasToken(raw.value(QByteArrayLiteral("connection")), "close");
+        write(responder, close ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r);
+        if (close) {
             socket->setProperty(kClosing, true);
             socket->disconnectFromHost();
         }

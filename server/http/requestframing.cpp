@@ -39,16 +39,46 @@ QString shown(QByteArrayView text)
 
 } // namespace
 
+void RequestFraming::skip(qint64 n)
+{
+    m_remaining -= n;
+    m_position += n;
+    if (m_remaining == 0)
+        requestEnds();
+}
+
+std::optional<qint64> RequestFraming::nextEnd(qint64 from)
+{
+    while (!m_ends.isEmpty() && m_ends.first() <= from)
+        m_ends.removeFirst();
+    if (m_ends.isEmpty())
+        return std::nullopt;
+    return m_ends.first();
+}
+
+void RequestFraming::requestEnds()
+{
+    m_state = State::RequestLine;
+    m_headBytes = 0;
+    m_ends.append(m_position);
+}
+
 std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes)
 {
+    const qint64 start = m_position;
     qsizetype i = 0;
     while (!m_refused && i < bytes.size()) {
         if (m_state == State::Body || m_state == State::ChunkData) {
             const qint64 take = std::min<qint64>(m_remaining, bytes.size() - i);
             m_remaining -= take;
             i += qsizetype(take);
-            if (m_remaining == 0)
-                m_state = m_state == State::Body ? State::RequestLine : State::ChunkEnd;
+            m_position = start + i;
+            if (m_remaining == 0) {
+                if (m_state == State::Body)
+                    requestEnds();
+                else
+                    m_state = State::ChunkEnd;
+            }
             continue;
         }
         const qsizetype newline = bytes.indexOf('\n', i);
@@ -62,6 +92,7 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes
             return refuse(400, QStringLiteral("a chunk-size line or trailer field longer than %1 bytes").arg(kMaxBodyLine));
         if (newline < 0) {
             m_line += bytes.sliced(i);
+            m_position = start + bytes.size();
             break;
         }
         // A line within these bytes is read where it is; one begun in earlier bytes, from m_line.
@@ -71,6 +102,11 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes
             text = m_line;
         }
         i = newline + 1;
+        m_position = start + i;
+        // A bare LF ends a line of the head (RFC 9112, 2.2); in a chunked body QHttpServer's
+        // parser reads it otherwise, so there only CR LF does.
+        if (!text.endsWith('\r') && !inHead)
+            return refuse(400, QStringLiteral("a line of a chunked body ends with a bare LF: CR LF only"));
         if (text.endsWith('\r'))
             text.chop(1);
         if (text.contains('\r'))
@@ -98,6 +134,7 @@ std::optional<RequestFraming::Refusal> RequestFraming::line(QByteArrayView text)
         if (version != "HTTP/1.1" && version != "HTTP/1.0")
             return refuse(version.startsWith("HTTP/") ? 505 : 400,
                           QStringLiteral("%1 is not spoken here: HTTP/1.1 or HTTP/1.0").arg(shown(version)));
+        m_http10 = version == "HTTP/1.0";
         m_state = State::Headers;
         return {};
     }
@@ -126,8 +163,7 @@ std::optional<RequestFraming::Refusal> RequestFraming::line(QByteArrayView text)
         return {};
     case State::Trailers: {
         if (text.isEmpty()) {
-            m_state = State::RequestLine;
-            m_headBytes = 0;
+            requestEnds();
             return {};
         }
         const qsizetype colon = text.indexOf(':');
@@ -177,13 +213,16 @@ std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
 {
     if (m_chunked && m_contentLength)
         return refuse(400, QStringLiteral("both Content-Length and Transfer-Encoding"));
+    // An HTTP/1.0 hop in between would not have taken the chunks apart (RFC 9112, 6.1).
+    if (m_chunked && m_http10)
+        return refuse(400, QStringLiteral("Transfer-Encoding in an HTTP/1.0 request"));
+    m_remaining = m_contentLength.value_or(0);
     if (m_chunked)
         m_state = State::ChunkSize;
-    else if (m_contentLength.value_or(0) > 0)
+    else if (m_remaining > 0)
         m_state = State::Body;
     else
-        m_state = State::RequestLine;
-    m_remaining = m_contentLength.value_or(0);
+        requestEnds();
     m_contentLength.reset();
     m_chunked = false;
     m_headBytes = 0;

@@ -3,6 +3,7 @@
 
 #include <QByteArray>
 #include <QByteArrayView>
+#include <QList>
 #include <QString>
 
 #include <optional>
@@ -37,7 +38,13 @@ public:
     // Whether feed() would only count the next `n` bytes (inside a body of known length): the
     // caller need not copy them.
     bool skips(qint64 n) const { return m_state == State::Body && n <= m_remaining; }
-    void skip(qint64 n) { m_remaining -= n; }
+    void skip(qint64 n);
+
+    // How many bytes of the connection were fed (or skipped) so far.
+    qint64 position() const { return m_position; }
+    // Where the first request that ends after `from` ends (a position), if it was fed; the ends
+    // up to `from` are forgotten.
+    std::optional<qint64> nextEnd(qint64 from);
 
 private:
     enum class State { RequestLine, Headers, Body, ChunkSize, ChunkData, ChunkEnd, Trailers };
@@ -47,6 +54,8 @@ private:
     std::optional<Refusal> header(QByteArrayView text);
     std::optional<Refusal> endOfHead();
     std::optional<Refusal> refuse(int status, const QString &detail);
+    // A request ends at the current position: the head of the next one begins.
+    void requestEnds();
 
     qint64 m_maxHeadBytes;
     State m_state = State::RequestLine;
@@ -55,6 +64,9 @@ private:
     qint64 m_remaining = 0; // body or chunk bytes still to come
     std::optional<qint64> m_contentLength;
     bool m_chunked = false;
+    bool m_http10 = false;
+    qint64 m_position = 0;  // of the byte being looked at
+    QList<qint64> m_ends;   // where requests ended, in order
     std::optional<Refusal> m_refused;
 };
 

@@ -7,6 +7,9 @@
 
 #include <QHash>
 #include <QTcpSocket>
+#if QT_CONFIG(ssl)
+#include <QSslSocket>
+#endif
 #include <QTimer>
 
 #include <sys/socket.h>
@@ -54,12 +57,21 @@ void RequestGuard::onReadyRead()
         m_socket->readAll();
         return;
     }
-    // QHttpServer reads everything available each time (it is connected after the guard), so
-    // what is available now arrived since the last look.
+    // QHttpServer 6.4 (connected after the guard) parses from the front of what is available up
+    // to the end of the first whole request there, or all of it when none is whole, and leaves
+    // the rest for its next pass (announced by readyRead again): what is available now is that
+    // rest, which the guard has seen, and what arrived since.
     const qint64 available = m_socket->bytesAvailable();
-    if (m_framing.skips(available)) {
-        m_framing.skip(available);
-    } else if (const auto refusal = m_framing.feed(m_socket->peek(available))) {
+    const qint64 seen = m_framing.position() - m_parsed;
+    const qint64 fresh = available - seen;
+    if (fresh < 0) {
+        refuse(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
+               QStringLiteral("the connection's bytes are not where they were expected"));
+        return;
+    }
+    if (m_framing.skips(fresh)) {
+        m_framing.skip(fresh);
+    } else if (const auto refusal = m_framing.feed(m_socket->peek(available).sliced(seen))) {
         static const QHash<int, std::pair<QString, QString>> names{
             {400, {QStringLiteral("malformed-request"), QStringLiteral("Malformed request")}},
             {431, {QStringLiteral("headers-too-large"), QStringLiteral("Request header fields too large")}},
@@ -69,7 +81,11 @@ void RequestGuard::onReadyRead()
         refuse(refusal->status, name.first, name.second, refusal->detail);
         return;
     }
-    m_unanswered += available;
+    // Where QHttpServer's pass now stops (the requests it ends at agree with the guard's, or the
+    // guard would have refused them).
+    const std::optional<qint64> end = m_framing.nextEnd(m_parsed);
+    m_parsed = end && *end <= m_parsed + available ? *end : m_parsed + available;
+    m_unanswered += fresh;
     if (m_unanswered > m_limit)
         refuse(413, QStringLiteral("payload-too-large"), QStringLiteral("Payload too large"),
                QStringLiteral("more than %1 bytes arrived for one request; the body limit is %2")
@@ -89,9 +105,21 @@ void RequestGuard::refuse(int status, const QString &code, const QString &title,
     // answer: send it, stop writing, drop what still arrives, and close after a grace period.
     QTimer::singleShot(kLingerMs, m_socket, [socket = m_socket] { socket->abort(); });
     connect(m_socket, &QIODevice::bytesWritten, this, [this] {
+#if QT_CONFIG(ssl)
+        // Over TLS the answer is on the wire once it is encrypted and written, not before.
+        if (const auto *tls = qobject_cast<QSslSocket *>(m_socket); tls && tls->encryptedBytesToWrite() > 0)
+            return;
+#endif
         if (m_socket->bytesToWrite() == 0 && m_socket->socketDescriptor() != -1)
             ::shutdown(int(m_socket->socketDescriptor()), SHUT_WR);
     });
+#if QT_CONFIG(ssl)
+    if (auto *tls = qobject_cast<QSslSocket *>(m_socket))
+        connect(tls, &QSslSocket::encryptedBytesWritten, this, [tls] {
+            if (tls->bytesToWrite() == 0 && tls->encryptedBytesToWrite() == 0 && tls->socketDescriptor() != -1)
+                ::shutdown(int(tls->socketDescriptor()), SHUT_WR);
+        });
+#endif
 }
 
 } // namespace OpsDeck

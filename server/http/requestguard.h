@@ -46,6 +46,7 @@ private:
     qint64 m_limit;
     qint64 m_unanswered = 0;
     RequestFraming m_framing{HeaderRoom};
+    qint64 m_parsed = 0; // position in the connection's bytes up to which QHttpServer has parsed
     bool m_refused = false;
 };
 

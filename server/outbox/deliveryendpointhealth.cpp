@@ -164,16 +164,12 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
         // shows on the feed at once; the counters alone at most once an interval per endpoint
         // (showHealth() shows the rest at the next poll), so a busy endpoint adds an event a
         // second, not one per batch.
+        // What is decided here is kept once the batch commits (healthCommitted()).
         const qint64 now = m_clock.elapsed();
         for (Outcome &o : outcomes) {
             const auto shownAt = m_healthShownAt.constFind(o.endpointId);
             o.shown = o.changed || shownAt == m_healthShownAt.cend() || now - *shownAt >= HealthEventIntervalMs;
-            if (o.shown) {
-                m_healthShownAt.insert(o.endpointId, now);
-                m_healthUnshown.remove(o.endpointId);
-            } else {
-                m_healthUnshown.insert(o.endpointId);
-            }
+            m_healthDecided.append({o.endpointId, o.shown});
         }
 
         // ... a failure streak begun or ended where one did ...
@@ -272,7 +268,7 @@ bool DeliveryRepository::touchEndpoints(QList<qint64> ids, const QString &set, c
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.isEmpty())
         return true;
-    return runAgainOnConflict(
+    const bool done = runAgainOnConflict(
         [&](Problem *problem) {
             WriteTransaction tx(m_db);
             if (!tx.isActive()) {
@@ -303,6 +299,31 @@ bool DeliveryRepository::touchEndpoints(QList<qint64> ids, const QString &set, c
             return tx.commit(problem);
         },
         error);
+    if (!done)
+        return false;
+    // Shown now, with all it counted: nothing of it waits for showHealth().
+    const qint64 now = m_clock.elapsed();
+    for (const qint64 id : std::as_const(ids)) {
+        m_healthUnshown.remove(id);
+        m_healthShownAt.insert(id, now);
+    }
+    return true;
+}
+
+void DeliveryRepository::healthCommitted(bool committed)
+{
+    const qint64 now = m_clock.elapsed();
+    for (const auto &[endpointId, shown] : std::as_const(m_healthDecided)) {
+        if (!committed)
+            break; // nothing of the batch was written: what it decided goes with it
+        if (shown) {
+            m_healthShownAt.insert(endpointId, now);
+            m_healthUnshown.remove(endpointId);
+        } else {
+            m_healthUnshown.insert(endpointId);
+        }
+    }
+    m_healthDecided.clear();
 }
 
 bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error)
@@ -320,12 +341,7 @@ int DeliveryRepository::showHealth(Problem *error)
     if (m_healthUnshown.isEmpty())
         return 0;
     const QList<qint64> ids(m_healthUnshown.cbegin(), m_healthUnshown.cend());
-    if (!touchEndpoints(ids, QString(), {}, error))
-        return -1;
-    m_healthUnshown.clear();
-    for (const qint64 id : ids)
-        m_healthShownAt.insert(id, now);
-    return int(ids.size());
+    return touchEndpoints(ids, QString(), {}, error) ? int(ids.size()) : -1;
 }
 
 } // namespace OpsDeck

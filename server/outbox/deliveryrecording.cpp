@@ -143,7 +143,11 @@ bool DeliveryRepository::recordBatch(QList<AttemptRecord> records, const QString
     // A deadlock victim's batch is recorded again: better than releasing it, which would send
     // those attempts a second time.
     return runAgainOnConflict(
-        [&](Problem *problem) { return recordBatchOnce(records, owner, autoPauseWindow, results, problem, alsoInTransaction); },
+        [&](Problem *problem) {
+            const bool committed = recordBatchOnce(records, owner, autoPauseWindow, results, problem, alsoInTransaction);
+            healthCommitted(committed);
+            return committed;
+        },
         error);
 }
 

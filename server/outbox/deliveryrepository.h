@@ -249,6 +249,9 @@ private:
     QElapsedTimer m_clock;
     QHash<qint64, qint64> m_healthShownAt;
     QSet<qint64> m_healthUnshown;
+    QList<std::pair<qint64, bool>> m_healthDecided; // by the batch being recorded: endpoint, shown
+    // The batch being recorded committed (or not): its decisions on showing health stand (or go).
+    void healthCommitted(bool committed);
 };
 
 } // namespace OpsDeck

@@ -55,6 +55,11 @@ void OutboxStore::close()
 {
     if (m_db)
         flush();
+    // The last second's health counters, which the next poll would have shown.
+    if (m_repository) {
+        Problem problem;
+        m_repository->showHealth(&problem);
+    }
     m_destruction.reset();
     m_repository.reset();
     m_journal.reset();

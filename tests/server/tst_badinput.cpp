@@ -21,6 +21,8 @@ private slots:
     void hugeBodyIsRefusedWhileItArrives();
     void unsureFramingIsRefused_data();
     void unsureFramingIsRefused();
+    void pipelinedRequestsAcrossReads_data();
+    void pipelinedRequestsAcrossReads();
     void connectionCloseIsHonoured();
     void stillHealthyAndUnchanged();
 
@@ -34,8 +36,10 @@ private:
     qint64 m_delivery = 0;
     qint64 m_endpoint = 0;
     int m_organizationsBefore = 0;
-    // Writes `bytes` on a connection of its own and reads until the server closes it: its answers.
-    QByteArray exchange(const QByteArray &bytes);
+    // Writes `segments` on a connection of its own, each after the server has had 300 ms for the
+    // last, and reads until the server closes it: its answers.
+    QByteArray exchange(const QByteArrayList &segments);
+    QByteArray exchange(const QByteArray &bytes) { return exchange(QByteArrayList{bytes}); }
 };
 
 void tst_BadInput::initTestCase()
@@ -351,19 +355,24 @@ void tst_BadInput::hugeBodyIsRefusedWhileItArrives()
     QTRY_VERIFY_WITH_TIMEOUT(closed, 10000);
 }
 
-QByteArray tst_BadInput::exchange(const QByteArray &bytes)
+QByteArray tst_BadInput::exchange(const QByteArrayList &segments)
 {
     const QUrl base = m_server->baseUrl();
     QTcpSocket socket;
     socket.connectToHost(base.host(), quint16(base.port()));
     if (!socket.waitForConnected(10000))
         return "not connected";
-    socket.write(bytes);
     QByteArray answer;
     bool closed = false;
     connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
     connect(&socket, &QTcpSocket::disconnected, this, [&] { closed = true; });
     connect(&socket, &QTcpSocket::errorOccurred, this, [&] { closed = true; });
+    for (qsizetype i = 0; i < segments.size() && !closed; ++i) {
+        if (i > 0)
+            QTest::qWait(300);
+        socket.write(segments.at(i));
+        socket.flush();
+    }
     // Within the refusal's grace period of 2 s, or the server's idle timeout: it must close.
     if (!QTest::qWaitFor([&] { return closed; }, 20000))
         return "still open after: " + answer;
@@ -398,12 +407,56 @@ void tst_BadInput::unsureFramingIsRefused()
     QCOMPARE(answer.count("HTTP/1.1 "), 1); // one answer: the hidden request was not run
 }
 
+void tst_BadInput::pipelinedRequestsAcrossReads_data()
+{
+    QTest::addColumn<QByteArrayList>("segments");
+    QTest::addColumn<QByteArrayList>("statuses"); // of the answers, in order
+    const QByteArray health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    // QHttpServer parses one request a pass and leaves the rest of what arrived for the next: the
+    // guard must not take those bytes for new ones.
+    QTest::newRow("a request line cut in two") << QByteArrayList{health + "GET /healthz HT", "TP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
+                                               << QByteArrayList{"200", "200"};
+    // The refusal ends the connection with what arrived in that read: the POST whose body ends
+    // there is not run either.
+    QTest::newRow("a body cut in two, then a bad request")
+        << QByteArrayList{health + "POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n" + QByteArray(60, 'x'),
+                          QByteArray(140, 'y') + "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo\r\n\r\n"}
+        << QByteArrayList{"200", "501"};
+    QTest::newRow("a body cut in two, then a good request")
+        << QByteArrayList{health + "POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n" + QByteArray(60, 'x'),
+                          QByteArray(140, 'y') + "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
+        << QByteArrayList{"200", "401", "200"};
+    QTest::newRow("a bare LF after a chunk")
+        << QByteArrayList{"POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nAAAAA\n30\r\n"
+                          "\r\nGET /healthz HTTP/1.1\r\nContent-Length: 7\r\nX:\r\n\r\n\r\n0\r\n\r\n"}
+        << QByteArrayList{"400"};
+    QTest::newRow("chunked in HTTP/1.0")
+        << QByteArrayList{"POST /api/v1/organizations HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"} << QByteArrayList{"400"};
+    // An Upgrade header without Connection: upgrade is no upgrade: answered, and still guarded.
+    QTest::newRow("upgrade header alone")
+        << QByteArrayList{"GET /healthz HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n",
+                          "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"}
+        << QByteArrayList{"200", "400"};
+}
+
+void tst_BadInput::pipelinedRequestsAcrossReads()
+{
+    QFETCH(QByteArrayList, segments);
+    QFETCH(QByteArrayList, statuses);
+    const QByteArray answer = exchange(segments);
+    QByteArrayList got;
+    for (qsizetype at = answer.indexOf("HTTP/1.1 "); at >= 0; at = answer.indexOf("HTTP/1.1 ", at + 1))
+        got.append(answer.mid(at + 9, 3));
+    QVERIFY2(got == statuses, answer.left(600).constData());
+}
+
 void tst_BadInput::connectionCloseIsHonoured()
 {
     // Answered, then closed by the server; a request after it on the same connection is not run.
     const QByteArray answer = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                                        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
     QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.left(300).constData());
+    QVERIFY(answer.contains("Connection: close"));
     QCOMPARE(answer.count("HTTP/1.1 "), 1);
 }
 

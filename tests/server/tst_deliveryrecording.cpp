@@ -248,6 +248,12 @@ void tst_DeliveryRecording::busyEndpointsShowTheirHealthOnceAnInterval()
     QCOMPARE(shown(), std::pair(before + 2, qint64(2)));
     QVERIFY(record(targets.at(2), QLatin1Char('R'))); // a failure streak begins: shown at once
     QCOMPARE(shown(), std::pair(before + 3, qint64(3)));
+    // A silence shows the endpoint whole: what a batch counted before it has nothing left to show.
+    QVERIFY(record(targets.at(3), QLatin1Char('R')));
+    QCOMPARE(shown(), std::pair(before + 3, qint64(3)));
+    QVERIFY(m_repo->recordSilence({1}, QDateTime::currentDateTimeUtc(), &problem));
+    QCOMPARE(shown(), std::pair(before + 4, qint64(4)));
+    QCOMPARE(m_repo->showHealth(&problem), 0);
     // The event carries what GET shows.
     const QJsonObject event = QJsonDocument::fromJson(
         text(*m_db, QStringLiteral("SELECT object FROM events WHERE kind = 'endpoint' ORDER BY seq DESC LIMIT 1")).toUtf8()).object();
