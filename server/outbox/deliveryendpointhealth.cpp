@@ -312,10 +312,12 @@ bool DeliveryRepository::touchEndpoints(QList<qint64> ids, const QString &set, c
 
 void DeliveryRepository::healthCommitted(bool committed)
 {
+    // Rolled back, nothing of the batch was written: what it decided goes with it.
+    const QList<std::pair<qint64, bool>> decided = std::exchange(m_healthDecided, {});
+    if (!committed)
+        return;
     const qint64 now = m_clock.elapsed();
-    for (const auto &[endpointId, shown] : std::as_const(m_healthDecided)) {
-        if (!committed)
-            break; // nothing of the batch was written: what it decided goes with it
+    for (const auto &[endpointId, shown] : decided) {
         if (shown) {
             m_healthShownAt.insert(endpointId, now);
             m_healthUnshown.remove(endpointId);
@@ -323,7 +325,6 @@ void DeliveryRepository::healthCommitted(bool committed)
             m_healthUnshown.insert(endpointId);
         }
     }
-    m_healthDecided.clear();
 }
 
 bool DeliveryRepository::recordSilence(const QList<qint64> &endpointIds, const QDateTime &at, Problem *error)
