@@ -97,9 +97,9 @@ void MainWindow::onConnectionChanged()
     m_connectionLabel->setToolTip(status->lastError());
     // Offline the console is read-only from its cache, and says so.
     m_detail->setReadOnly(!status->isLive());
-    if (status->isLive() && !m_healthReply)
+    if (status->isLive())
         pollHealth();
-    else if (!status->isLive())
+    else
         m_dashboard->setDeliveryWorkerUnknown();
     m_dashboard->setConnectionText(status->isLive()
                                        ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
