@@ -96,16 +96,22 @@ HttpResponseParser::State HttpResponseParser::feed(const char *data, qsizetype s
                 fail(QStringLiteral("chunk size line too long"));
             break;
         }
+        // Limits count the bytes a line takes with its end, as they do above for a line still
+        // coming: the verdict is the same however the bytes were split.
+        const qsizetype lineBytes = eol - pos + 1;
         QByteArray line = m_buffer.mid(pos, eol - pos);
         pos = eol + 1;
         if (line.endsWith('\r'))
             line.chop(1);
         if (inHead) {
-            m_headBytes += line.size() + 2;
+            m_headBytes += lineBytes;
             if (m_headBytes > MaxHeaderBytes) {
                 fail(QStringLiteral("response head larger than %1 bytes").arg(MaxHeaderBytes));
                 break;
             }
+        } else if (lineBytes > MaxChunkLineBytes) {
+            fail(QStringLiteral("chunk size line too long"));
+            break;
         }
         switch (m_stage) {
         case Stage::StatusLine:

@@ -102,6 +102,9 @@ void tst_HttpResponseParser::parse_data()
                                          << failed << 200 << QByteArray() << false << false;
     QTest::newRow("repeated equal lengths") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok")
                                             << complete << 200 << QByteArray("ok") << false << true;
+    QTest::newRow("chunk line over the limit")
+        << ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;ext=" + repeated('a', 1100) + "\r\nx\r\n0\r\n\r\n")
+        << failed << 200 << QByteArray() << false << false;
     QTest::newRow("too many headers") << ("HTTP/1.1 200 OK\r\n" + QByteArray("X-A: 1\r\n").repeated(HttpResponseParser::MaxHeaderCount + 1) + "\r\n")
                                       << failed << 200 << QByteArray() << false << false;
 }
