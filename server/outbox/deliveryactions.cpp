@@ -37,10 +37,12 @@ QStringList retryableStates()
     return states;
 }
 
-// A bulk retry's list of states: each one retry leaves from, in any case as a state named alone
-// may be, none twice (a repeat is a client's mistake, not a wider filter). The states in upper
-// case, or the problem naming the first bad entry by its path.
-std::optional<QStringList> readStateList(const QStringList &names, const QStringList &retryable, Problem *error)
+// A bulk retry's states: each one retry leaves from, in any case, none twice (a repeat is a
+// client's mistake, not a wider filter). A state given alone (`alone`, at /state) is read as a
+// list of one, so "DELIVERED" is refused as ["DELIVERED"] is instead of matching nothing. The
+// states in upper case, or the problem naming the first bad entry by its path.
+std::optional<QStringList> readStateList(const QStringList &names, const QStringList &retryable, bool alone,
+                                         Problem *error)
 {
     const QString listed = retryable.join(QStringLiteral(", "));
     const QString expected = QStringLiteral("expected one of %1").arg(listed);
@@ -51,7 +53,7 @@ std::optional<QStringList> readStateList(const QStringList &names, const QString
     }
     QStringList states;
     for (qsizetype i = 0; i < names.size(); ++i) {
-        const QString path = QStringLiteral("/state/%1").arg(i);
+        const QString path = alone ? QStringLiteral("/state") : QStringLiteral("/state/%1").arg(i);
         const QString state = names.at(i).toUpper();
         if (!Delivery::machine().isState(state)) {
             *error = invalid(path, QStringLiteral("unknown state; %1").arg(expected));
@@ -241,15 +243,21 @@ Response DeliveryApi::bulkRetry(Request &req)
     }
     JsonReader r = bodyReader(req);
     QHash<QString, QString> values;
-    // A list of states is read here, not by readFilter(): it names retryable states only, and
-    // each is checked at its own path once the body as a whole is sound.
+    // The states are read here, not by readFilter(): they name retryable states only, and each
+    // is checked at its own path once the body as a whole is sound.
     std::optional<QStringList> stateList;
+    bool stateAlone = false;
     for (const QString &key : filterKeys()) {
         if (!r.object().contains(key))
             continue;
         const QJsonValue v = r.object().value(key);
         if (key == QLatin1String("state") && v.isArray()) {
             stateList = r.optStringList(key);
+            continue;
+        }
+        if (key == QLatin1String("state") && v.isString()) {
+            stateList = QStringList{v.toString()};
+            stateAlone = true;
             continue;
         }
         // Numbers as written (1.5 stays 1.5 and is refused), so nothing widens or shifts the filter.
@@ -292,7 +300,7 @@ Response DeliveryApi::bulkRetry(Request &req)
     QStringList states = retryableStates();
     if (stateList) {
         Problem refused;
-        const auto chosen = readStateList(*stateList, states, &refused);
+        const auto chosen = readStateList(*stateList, states, stateAlone, &refused);
         if (!chosen)
             return Response::problem(refused);
         states = *chosen;
