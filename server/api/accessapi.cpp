@@ -210,7 +210,7 @@ Response AccessApi::events(Request &req)
         return Response::problem(problem);
     if (!feedPage->events.isEmpty() || wait == 0 || !req.responder)
         return Response::text(200, ChangeFeed::pageBody(*feedPage), QByteArrayLiteral("application/json"));
-    m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder));
+    m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder), req.closeAfter);
     return Response::later();
 }
 

@@ -1,6 +1,7 @@
 // The change feed: reads events after a cursor, parks long-polls and pushes to WebSocket watchers.
 #include "changefeed.h"
 
+#include "server/http/httpserver.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 
@@ -20,6 +21,7 @@ struct ChangeFeed::Waiter
     QDeadlineTimer deadline;
     std::unique_ptr<QHttpServerResponder> responder;
     QPointer<QTcpSocket> socket;
+    bool close = false; // the client asked for the connection to end with the answer
 };
 
 struct ChangeFeed::Watcher
@@ -140,7 +142,7 @@ QByteArray ChangeFeed::pageBody(const FeedPage &page)
     return body;
 }
 
-void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder)
+void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder, bool close)
 {
     auto w = std::make_unique<Waiter>();
     w->caller = who;
@@ -149,6 +151,7 @@ void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QH
     w->deadline = QDeadlineTimer(waitMs);
     w->responder = std::make_unique<QHttpServerResponder>(std::move(responder));
     w->socket = w->responder->socket();
+    w->close = close;
     m_waiters.push_back(std::move(w));
 }
 
@@ -184,8 +187,18 @@ void ChangeFeed::notifyAppended()
 
 void ChangeFeed::answer(Waiter &w, const FeedPage &page)
 {
-    if (w.socket && w.socket->state() == QAbstractSocket::ConnectedState)
-        w.responder->write(pageBody(page), QByteArrayLiteral("application/json"));
+    respond(w, Response::text(200, pageBody(page), QByteArrayLiteral("application/json")));
+}
+
+void ChangeFeed::respond(Waiter &w, Response response)
+{
+    if (!w.socket || w.socket->state() != QAbstractSocket::ConnectedState)
+        return;
+    if (w.close)
+        response.withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close"));
+    HttpServer::write(*w.responder, response);
+    if (w.close)
+        w.socket->disconnectFromHost();
 }
 
 void ChangeFeed::flush()
@@ -200,9 +213,7 @@ void ChangeFeed::flush()
         Problem problem;
         const auto page = read(w.caller, w.after, w.limit, &problem);
         if (!page) {
-            if (w.socket && w.socket->state() == QAbstractSocket::ConnectedState)
-                w.responder->write(problem.toBytes(), {{"Content-Type", "application/problem+json"}},
-                                   QHttpServerResponder::StatusCode(problem.status));
+            respond(w, Response::problem(problem));
             it = m_waiters.erase(it);
         } else if (!page->events.isEmpty()) {
             answer(w, *page);

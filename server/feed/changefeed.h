@@ -3,6 +3,7 @@
 
 #include "core/problem.h"
 #include "server/http/caller.h"
+#include "server/http/response.h"
 
 #include <QByteArray>
 #include <QDeadlineTimer>
@@ -48,8 +49,9 @@ public:
     static QString readSql(const Caller &who);
     static const QString &pruneSql();
 
-    // Answers the responder as soon as an event visible to `who` exists, or after waitMs.
-    void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder);
+    // Answers the responder as soon as an event visible to `who` exists, or after waitMs; with
+    // `close`, says Connection: close and ends the connection once that answer is written.
+    void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder, bool close);
     // Sends every event after `after` (nullopt: from now) as one text message each.
     void watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after);
 
@@ -70,6 +72,7 @@ private:
     void flush();
     void expire();
     void answer(Waiter &waiter, const FeedPage &page);
+    void respond(Waiter &waiter, Response response);
     // Trims the feed to its retention, in batches: `last` is the newest sequence number.
     void prune(qint64 last);
 

@@ -113,19 +113,19 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     req.body = raw.body();
     req.raw = &raw;
     req.responder = &responder;
+    // The client asked for the connection to end with this answer (RFC 9112, 9.6).
+    req.closeAfter = hasToken(raw.value(QByteArrayLiteral("connection")), "close");
 
     const RouteMatch match = m_router.match(req.method, req.path);
     const Response r = dispatch(req, match);
     const QString route = match.route ? match.route->pattern
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
+    if (req.closeAfter) // nothing the client sent after it runs; a deferred answer closes when written
+        socket->setProperty(kClosing, true);
     if (!r.deferred) {
-        // The client asked for the connection to end with this answer (RFC 9112, 9.6).
-        const bool close = hasToken(raw.value(QByteArrayLiteral("connection")), "close");
-        write(responder, close ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r);
-        if (close) {
-            socket->setProperty(kClosing, true);
+        write(responder, req.closeAfter ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r);
+        if (req.closeAfter)
             socket->disconnectFromHost();
-        }
     }
     // A failure may mean the database connection died (a restarted PostgreSQL): mend it for the
     // next request rather than failing every request from now on.

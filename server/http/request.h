@@ -25,6 +25,9 @@ struct Request
     std::optional<Caller> caller; // set on every route that requires a token
     const QHttpServerRequest *raw = nullptr;     // not owned
     QHttpServerResponder *responder = nullptr;   // not owned; a deferring route moves from it
+    // The client asked for the connection to end with this answer (Connection: close): a route
+    // that defers its answer says so when it writes it, and ends the connection then.
+    bool closeAfter = false;
 
     QByteArray header(const QByteArray &name) const;
     QString queryValue(const QString &key) const;

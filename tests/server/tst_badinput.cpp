@@ -458,6 +458,15 @@ void tst_BadInput::connectionCloseIsHonoured()
     QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.left(300).constData());
     QVERIFY(answer.contains("Connection: close"));
     QCOMPARE(answer.count("HTTP/1.1 "), 1);
+
+    // The same for an answer written later: a long poll of the feed that times out after a second.
+    const QByteArray token = "Authorization: Bearer " + m_server->operatorToken().toUtf8() + "\r\n";
+    const QByteArray later = exchange("GET /api/v1/events?wait=1 HTTP/1.1\r\nHost: x\r\n" + token + "Connection: close\r\n\r\n"
+                                      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    QVERIFY2(later.startsWith("HTTP/1.1 200"), later.left(300).constData());
+    QVERIFY2(later.contains("Connection: close"), later.constData());
+    QVERIFY(later.contains("\"events\""));
+    QCOMPARE(later.count("HTTP/1.1 "), 1);
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
