@@ -1,14 +1,17 @@
 # The two commands of the README:
 #   make run     install what is missing, build, start the console on its embedded server with demo data
 #   make check   install what is missing, build, run every test
-# Also: make build, make check-sanitize (ASan + UBSan), make server (opsdeck-server alone).
+# Also: make build, make check-sanitize (ASan + UBSan), make fuzz (libFuzzer, FUZZ_SECONDS per
+# target), make server (opsdeck-server alone).
 
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 WERROR ?= $(if $(CI),ON,OFF)
 CMAKE_ARGS ?=
 
-.PHONY: run check build setup server check-sanitize clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: run check build setup server check-sanitize fuzz clean
 
 setup:
 	@scripts/setup
@@ -37,5 +40,8 @@ check-sanitize: setup $(SANITIZE_BUILD)/build.ninja
 	 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	 scripts/check $(SANITIZE_BUILD)
 
+fuzz: setup
+	@scripts/fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) build-fuzz
