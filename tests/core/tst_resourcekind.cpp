@@ -2,6 +2,7 @@
 #include "core/resourcekind.h"
 #include "core/statemachine.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QSet>
@@ -145,6 +146,18 @@ void tst_ResourceKind::rawValues_data()
                                << QVariant::fromValue<qint64>(1500);
     QTest::newRow("bad timestamp") << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("yesterday"))
                                    << QVariant();
+    // Read as the server reads them (QDateTime), which refuses these three.
+    QTest::newRow("timestamp in other digits") << int(FieldSpec::Type::Timestamp)
+                                               << QJsonValue(QString::fromUtf8("\u0661\u0669\u0667\u0660-01-01T00:00:01Z"))
+                                               << QVariant();
+    QTest::newRow("timestamp with a dot and no fraction") << int(FieldSpec::Type::Timestamp)
+                                                          << QJsonValue(QStringLiteral("1970-01-01T00:00:01.Z")) << QVariant();
+    QTest::newRow("timestamp with second 60") << int(FieldSpec::Type::Timestamp)
+                                              << QJsonValue(QStringLiteral("2016-12-31T23:59:60Z")) << QVariant();
+    // More than milliseconds: read as the server reads it, not cut to three digits.
+    QTest::newRow("timestamp with microseconds")
+        << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("1970-01-01T00:00:01.9996Z"))
+        << QVariant::fromValue<qint64>(QDateTime::fromString(QStringLiteral("1970-01-01T00:00:01.9996Z"), Qt::ISODateWithMs).toMSecsSinceEpoch());
     QTest::newRow("json array") << int(FieldSpec::Type::Json)
                                 << QJsonValue(QJsonArray{QStringLiteral("a"), QStringLiteral("b")})
                                 << QVariant(QStringLiteral("[\"a\",\"b\"]"));

@@ -23,6 +23,7 @@ opsdeck_add_fuzz_target(httpresponseparser SOURCES ${PROJECT_SOURCE_DIR}/server/
 opsdeck_add_fuzz_target(query LIBS opsdeck_core)
 opsdeck_add_fuzz_target(jsonreader LIBS opsdeck_core)
 opsdeck_add_fuzz_target(webhooksignature LIBS opsdeck_core)
+opsdeck_add_fuzz_target(timestamps SOURCES ${PROJECT_SOURCE_DIR}/server/storage/timestamps.cpp LIBS opsdeck_core)
 
 # `cmake --build <dir> --target fuzz`: every libFuzzer binary, and nothing else.
 get_property(OPSDECK_FUZZ_BINARIES GLOBAL PROPERTY OPSDECK_FUZZ_TARGETS)
