@@ -53,7 +53,9 @@ Problem refusal(const Refusal &r, const QString &kind, const QString &state, con
 std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
 {
     QByteArray value = request.header(QByteArrayLiteral("If-Match")).trimmed();
-    if (value.isEmpty() || value == "*")
+    // An If-Match with no tag at all matches no version (RFC 9110, 13.1.1): read as absent, it
+    // would let a client that lost its ETag overwrite what it never saw.
+    if ((value.isEmpty() && !request.hasHeader(QByteArrayLiteral("If-Match"))) || value == "*")
         return std::nullopt;
     for (QByteArray tag : value.split(',')) {
         tag = tag.trimmed();
@@ -65,10 +67,14 @@ std::optional<Problem> checkIfMatch(const Request &request, qint64 version)
         if (tag.toLongLong(&ok) == version && ok)
             return std::nullopt;
     }
-    Problem p = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"),
-                              QStringLiteral("If-Match %1 does not match the current version %2")
-                                  .arg(QString::fromUtf8(value))
-                                  .arg(version));
+    const QString detail = value.isEmpty()
+                               ? QStringLiteral("an empty If-Match matches no version; send the ETag (the current "
+                                                "version is %1) or leave the header out")
+                                     .arg(version)
+                               : QStringLiteral("If-Match %1 does not match the current version %2")
+                                     .arg(QString::fromUtf8(value))
+                                     .arg(version);
+    Problem p = Problem::make(412, QStringLiteral("precondition-failed"), QStringLiteral("Precondition failed"), detail);
     p.with(QStringLiteral("current_version"), version);
     return p;
 }

@@ -30,6 +30,8 @@ struct Request
     bool closeAfter = false;
 
     QByteArray header(const QByteArray &name) const;
+    // Whether the request carries the header at all, even with an empty value.
+    bool hasHeader(const QByteArray &name) const;
     QString queryValue(const QString &key) const;
     bool hasQuery(const QString &key) const { return query.hasQueryItem(key); }
     const Caller &who() const { return *caller; }

@@ -55,6 +55,8 @@ void tst_Conventions::ifMatch_data()
     QTest::newRow("stale") << QByteArray("\"0\"") << 412;
     QTest::newRow("future") << QByteArray("\"2\"") << 412;
     QTest::newRow("garbage") << QByteArray("abc") << 412;
+    // Present but empty matches nothing: read as absent, it would skip the check.
+    QTest::newRow("empty") << QByteArray("") << 412;
 }
 
 void tst_Conventions::ifMatch()
