@@ -81,6 +81,9 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    // Tab goes on to the detail pane, as everywhere else: QTableView's own default walks the
+    // cells (and moves the current row, so the pane shows another object) and never leaves.
+    m_table->setTabKeyNavigation(false);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 10);
     m_table->horizontalHeader()->setSectionsMovable(true);

@@ -8,6 +8,7 @@
 #include "models/resourcemodel.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QCompleter>
 #include <QCoreApplication>
 #include <QFile>
@@ -27,6 +28,7 @@
 #include <QTest>
 #include <QThreadPool>
 #include <QTimer>
+#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -87,6 +89,7 @@ private slots:
     void columnTitlesFit();
     void sorting();
     void selectionAndCsv();
+    void tabLeavesTheTable();
     void filteringNoteWaitsForASlowFilter();
     void filteringNoteSkipsAFastFilter();
     void selectionKeptAcrossAReset_data();
@@ -332,6 +335,33 @@ void tst_ResourceView::selectionAndCsv()
     QVERIFY2(lines.at(2).contains(QStringLiteral("\"bravo, \"\"b\"\"\"")), qPrintable(lines.at(2)));
     // Hidden columns are not exported.
     QVERIFY(!lines.at(0).contains(QStringLiteral("Version")));
+}
+
+void tst_ResourceView::tabLeavesTheTable()
+{
+    // Tab goes on from the table to what follows it (the detail pane, in the window), without
+    // walking the cells: that moved the current row, so the pane showed another object.
+    Fixture f;
+    QWidget window;
+    auto *layout = new QVBoxLayout(&window);
+    auto view = makeView(f);
+    layout->addWidget(view.get());
+    auto *after = new QLineEdit(&window);
+    layout->addWidget(after);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    view->table()->selectRow(1);
+    const QModelIndex current = view->table()->currentIndex();
+    QVERIFY(current.isValid());
+    view->table()->setFocus();
+    QTRY_VERIFY(view->table()->hasFocus());
+    QTest::keyClick(view->table(), Qt::Key_Tab);
+    QVERIFY2(after->hasFocus(), QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "none");
+    QCOMPARE(view->table()->currentIndex(), current);
+    QTest::keyClick(after, Qt::Key_Backtab);
+    QVERIFY(view->table()->hasFocus());
+    QCOMPARE(view->table()->currentIndex(), current);
 }
 
 void tst_ResourceView::filteringNoteWaitsForASlowFilter()
