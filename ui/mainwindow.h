@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QMainWindow>
 #include <QPointer>
+#include <QSet>
 #include <QSslError>
 
 #include <functional>
@@ -142,6 +143,7 @@ private:
     QLabel *m_serverLabel = nullptr;
     QLabel *m_cacheNotice = nullptr;
     QPointer<PendingSelection> m_followedDelivery; // child; the test event waiting for its row
+    QSet<QString> m_actionsInFlight;               // "kind/id" of objects with an action on its way
     QTimer *m_healthPoll = nullptr;                // child
     QPointer<ApiReply> m_healthReply;              // the /healthz request on its way, if any
     int m_pendingOperations = 0;

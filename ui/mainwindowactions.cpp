@@ -178,23 +178,6 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         bulkRetry(objectId);
         return;
     }
-    const ResourceModel *model = resourceModel(kindName);
-    const QJsonObject object = model ? model->objectById(objectId) : QJsonObject();
-    // Say what will happen before asking why.
-    const ResourceKind *kind = resourceKindByName(kindName);
-    const bool isTest = action == QLatin1String("test");
-    const bool isRotation = action == QLatin1String("rotate-secret");
-    QString what = tr("%1 %2 #%3").arg(action, kind ? kind->title.toLower() : kindName).arg(objectId);
-    if (isTest) {
-        what = tr("Send a test event to endpoint #%1").arg(objectId);
-    } else if (isRotation) {
-        what = tr("Rotate the callback signing secret of instance #%1; the new secret is shown once").arg(objectId);
-    } else if (kind && kind->machine && !kind->stateField.isEmpty()) {
-        const QString state = object.value(kind->stateField).toString();
-        if (const auto t = kind->machine->find(state, action, m_connection.role))
-            what = tr("%1: %2 → %3").arg(what, state, t->to);
-    }
-    const QString name = kind && !kind->nameField.isEmpty() ? object.value(kind->nameField).toString() : QString();
     // Dialogs and the status bar speak of the button the user pressed ("Rotate secret"), not the
     // route ("rotate-secret").
     QString label = action;
@@ -202,12 +185,52 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         if (a->objectName() == QLatin1String("action_") + action)
             label = a->text().remove(QChar(0x2026));
     }
+    // One action at a time on an object: a second click while the first is on its way would
+    // carry the version the first is about to change (a double submit).
+    const QString busyKey = kindName + QLatin1Char('/') + QString::number(objectId);
+    if (m_actionsInFlight.contains(busyKey)) {
+        statusBar()->showMessage(tr("%1 #%2: the previous action on it has not been answered yet").arg(label).arg(objectId), 5000);
+        return;
+    }
+    const ResourceModel *model = resourceModel(kindName);
+    const QJsonObject object = model ? model->objectById(objectId) : QJsonObject();
+    // Say what will happen before asking why.
+    const ResourceKind *kind = resourceKindByName(kindName);
+    const bool isTest = action == QLatin1String("test");
+    const bool isRotation = action == QLatin1String("rotate-secret");
+    const QString stateField = kind ? kind->stateField : QString();
+    QString what = tr("%1: %2 #%3").arg(label, kind ? kind->title : kindName).arg(objectId);
+    if (isTest) {
+        what = tr("Send a test event to endpoint #%1").arg(objectId);
+    } else if (isRotation) {
+        what = tr("Rotate the callback signing secret of instance #%1; the new secret is shown once").arg(objectId);
+    } else if (kind && kind->machine && !stateField.isEmpty()) {
+        const QString state = object.value(stateField).toString();
+        if (const auto t = kind->machine->find(state, action, m_connection.role))
+            what = t->to == state ? tr("%1 (stays %2)").arg(what, state) : tr("%1, %2 → %3").arg(what, state, t->to);
+    }
+    const QString name = kind && !kind->nameField.isEmpty() ? object.value(kind->nameField).toString() : QString();
     const std::optional<QString> reason = MessageBox::getText(
         this, tr("Confirm: %1").arg(label),
         tr("%1%2\n\nWhy? The reason is kept in the audit log.")
             .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name)));
     if (!reason)
         return;
+    // The object may have changed while the dialog was open (another operator, the worker): what
+    // was confirmed no longer holds. Nothing is sent; the user looks again.
+    const QJsonObject now = model ? model->objectById(objectId) : QJsonObject();
+    if (!isTest && object.contains(QStringLiteral("version"))
+        && now.value(QStringLiteral("version")) != object.value(QStringLiteral("version"))) {
+        MessageBox::warning(this, tr("%1 #%2 not sent").arg(label).arg(objectId),
+                            stateField.isEmpty() || now.value(stateField) == object.value(stateField)
+                                ? tr("#%1 changed while this dialog was open. Nothing was done: look at it again, "
+                                     "then choose.").arg(objectId)
+                                : tr("#%1 changed while this dialog was open: it is %2 now, not %3. Nothing was "
+                                     "done: look at it again, then choose.")
+                                      .arg(objectId)
+                                      .arg(now.value(stateField).toString(), object.value(stateField).toString()));
+        return;
+    }
     // Whether the operator is still where the test event was sent from when its delivery arrives.
     const QString page = currentViewName();
     const QString shownKind = m_detail->kind() ? m_detail->kind()->name : QString();
@@ -220,7 +243,16 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     // A test event is a new delivery, not a change of the endpoint: no version to match.
     if (object.contains(QStringLiteral("version")) && !isTest)
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
-    auto done = [this, label, objectId, isTest, isRotation, unmoved](const ApiResult &result) {
+    m_actionsInFlight.insert(busyKey);
+    auto done = [this, label, objectId, isTest, isRotation, unmoved, busyKey](const ApiResult &result) {
+        m_actionsInFlight.remove(busyKey);
+        if (result.status == 412) {
+            // The version sent no longer matched: someone (or the worker) changed it in between.
+            MessageBox::warning(this, tr("%1 #%2 not done").arg(label).arg(objectId),
+                                tr("#%1 changed on the server before this action reached it. Nothing was done: "
+                                   "look at it again (it is updated here), then choose.").arg(objectId));
+            return;
+        }
         if (!result.ok()) {
             // A newer notification carries the current status: offer it instead of a dead end.
             const qint64 newer = result.problem

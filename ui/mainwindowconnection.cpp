@@ -89,6 +89,8 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
 
     m_api = new ApiClient(this);
     m_api->setObjectName(QStringLiteral("apiClient"));
+    m_actionsInFlight.clear(); // the old client's answers never come
+
     m_api->setBaseUrl(connection.baseUrl);
     m_api->setToken(connection.token);
     connect(m_api, &ApiClient::pendingMutationsChanged, this, &MainWindow::setPendingOperations);

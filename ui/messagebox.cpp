@@ -15,6 +15,7 @@ std::optional<QMessageBox::StandardButton> s_autoAnswer;
 bool s_hasNextText = false;
 std::optional<QString> s_nextText;
 QString s_lastText;
+std::function<void()> s_whileAsking;
 
 } // namespace
 
@@ -70,6 +71,8 @@ std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title
     if (s_hasNextText) {
         s_hasNextText = false;
         s_lastText = label;
+        if (const auto meanwhile = std::exchange(s_whileAsking, nullptr))
+            meanwhile();
         return std::exchange(s_nextText, std::nullopt);
     }
     bool ok = false;
@@ -83,6 +86,11 @@ void MessageBox::setNextText(std::optional<QString> text)
 {
     s_hasNextText = true;
     s_nextText = std::move(text);
+}
+
+void MessageBox::setWhileAsking(std::function<void()> meanwhile)
+{
+    s_whileAsking = std::move(meanwhile);
 }
 
 void MessageBox::setNextAnswer(QMessageBox::StandardButton answer)

@@ -4,6 +4,7 @@
 #include <QMessageBox>
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace OpsDeck {
@@ -26,6 +27,9 @@ public:
     static void setAutoAnswer(std::optional<QMessageBox::StandardButton> answer);
     // The next getText() returns this at once (nullopt = cancelled) instead of asking (tests only).
     static void setNextText(std::optional<QString> text);
+    // Runs once in the next getText() answered that way, before it returns: what happens while
+    // the dialog is open (tests only).
+    static void setWhileAsking(std::function<void()> meanwhile);
     // The text of the last dialog that was answered automatically, for assertions.
     static QString lastText();
 

@@ -18,6 +18,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTcpServer>
@@ -99,6 +100,8 @@ private slots:
     void rotateSecretShowsTheNewOne();
     void bulkRetryCountsFirst();
     void supersededRetryOffersTheNewerOne();
+    void secondActionWaitsForTheFirst();
+    void changeWhileConfirmingSendsNothing();
 
 private:
     // A server whose failed deliveries wait an hour for their next attempt, one provider with
@@ -109,6 +112,11 @@ private:
     // Selects the row with this id in a view; false when it is not shown.
     static bool select(ResourceView *view, qint64 id);
     QAction *paneAction(const QString &name) const;
+    // open(500), its delivery selected once the receiver has answered it (the next attempt is an
+    // hour away), and its retry action enabled.
+    void openWithOneAnswered(qint64 *id);
+    // The actions of the delivery's audit entries, oldest first.
+    QStringList auditActions(qint64 deliveryId);
 
     QTemporaryDir m_dir;
     std::unique_ptr<Receiver> m_receiver;
@@ -463,6 +471,82 @@ void tst_Callbacks::supersededRetryOffersTheNewerOne()
     QVERIFY2(MessageBox::lastText().contains(QString::number(running)), qPrintable(MessageBox::lastText()));
     QTRY_COMPARE(m_window->detailPane()->objectId(), running);
     QCOMPARE(view->currentObject().value(QStringLiteral("id")).toInteger(), running);
+}
+
+QStringList tst_Callbacks::auditActions(qint64 deliveryId)
+{
+    QStringList actions;
+    const QJsonArray items = m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1").arg(deliveryId),
+                                           m_server->operatorToken()).items();
+    for (const QJsonValue &item : items)
+        actions.append(item.toObject().value(QStringLiteral("action")).toString());
+    return actions;
+}
+
+void tst_Callbacks::openWithOneAnswered(qint64 *id)
+{
+    open(500);
+    if (QTest::currentTestFailed())
+        return;
+    *id = deliveryIds().first();
+    ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
+    QTRY_VERIFY(select(view, *id));
+    QTRY_VERIFY(view->currentObject().value(QStringLiteral("attempts")).toInteger() >= 1);
+    QAction *retry = paneAction(QStringLiteral("retry"));
+    QVERIFY(retry && retry->isEnabled());
+}
+
+void tst_Callbacks::secondActionWaitsForTheFirst()
+{
+    // A double submit: the second click comes while the first retry is on its way. It is not
+    // sent (it would carry the version the first changes, and fail with a 412), and says why.
+    qint64 id = 0;
+    openWithOneAnswered(&id);
+    if (QTest::currentTestFailed())
+        return;
+    QAction *retry = paneAction(QStringLiteral("retry"));
+    MessageBox::setNextText(QStringLiteral("first"));
+    retry->trigger();
+    MessageBox::setNextText(QStringLiteral("second"));
+    retry->trigger();
+    QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("not been answered yet")),
+             qPrintable(m_window->statusBar()->currentMessage()));
+    // The second reason was never asked for.
+    QCOMPARE(MessageBox::getText(nullptr, QString(), QString()), std::optional<QString>(QStringLiteral("second")));
+    QTRY_VERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral(": done")),
+                 qPrintable(m_window->statusBar()->currentMessage()));
+    QCOMPARE(auditActions(id).count(QStringLiteral("retry")), 1);
+    // Answered (the retry sent it again, and it failed for good), the next action goes.
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("FAILED"));
+    QTRY_VERIFY(paneAction(QStringLiteral("retry")) && paneAction(QStringLiteral("retry"))->isEnabled());
+    MessageBox::setNextText(QStringLiteral("again"));
+    paneAction(QStringLiteral("retry"))->trigger();
+    QTRY_COMPARE(auditActions(id).count(QStringLiteral("retry")), 2);
+}
+
+void tst_Callbacks::changeWhileConfirmingSendsNothing()
+{
+    // Another operator cancels the delivery while this one's retry dialog is open: what was
+    // confirmed (PENDING, due now) no longer holds, so nothing is sent and the message says why.
+    qint64 id = 0;
+    openWithOneAnswered(&id);
+    if (QTest::currentTestFailed())
+        return;
+    QAction *retry = paneAction(QStringLiteral("retry"));
+    bool cancelledMeanwhile = false;
+    MessageBox::setWhileAsking([&] {
+        const Reply r = m_server->post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id), {}, m_server->operatorToken());
+        cancelledMeanwhile = r.status == 200 && QTest::qWaitFor([&] {
+            return m_window->resourceModel(QStringLiteral("deliveries"))->objectById(id).value(QStringLiteral("state"))
+                   == QLatin1String("CANCELLED");
+        });
+    });
+    MessageBox::setNextText(QStringLiteral("resend"));
+    retry->trigger();
+    QVERIFY(cancelledMeanwhile);
+    QVERIFY2(MessageBox::lastText().contains(QStringLiteral("it is CANCELLED now, not PENDING")), qPrintable(MessageBox::lastText()));
+    QTest::qWait(200);
+    QCOMPARE(auditActions(id), QStringList{QStringLiteral("cancel")});
 }
 
 QTEST_MAIN(tst_Callbacks)
