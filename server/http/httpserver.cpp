@@ -21,7 +21,7 @@ namespace OpsDeck {
 namespace {
 
 // Set on a connection whose client asked to close it: what it sent after that request is not run.
-const char *const kClosing = "opsdeckClosing";
+const char *const kClosing = RequestGuard::ClosingProperty;
 
 // Whether a comma-separated header value (Connection) lists `token`, in any case.
 bool hasToken(const QByteArray &value, const char *token)
@@ -77,8 +77,10 @@ HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, Idempot
 {
 }
 
-void HttpServer::write(QHttpServerResponder &responder, const Response &r)
+void HttpServer::write(QHttpServerResponder &responder, const Response &response)
 {
+    // Whichever path answered it (a deferred long poll too), a 503 says when to try again.
+    const Response r = withRetryAfter(response);
     responder.writeStatusLine(QHttpServerResponder::StatusCode(r.status));
     responder.writeHeader(QByteArrayLiteral("Content-Type"), r.contentType);
     responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(r.body.size()));

@@ -52,7 +52,7 @@ RequestGuard::RequestGuard(QTcpSocket *socket, qint64 limit)
 
 void RequestGuard::onReadyRead()
 {
-    if (m_refused) {
+    if (m_refused || m_socket->property(ClosingProperty).toBool()) {
         // Nothing more reaches QHttpServer: it would only buffer it.
         m_socket->readAll();
         return;

@@ -30,6 +30,10 @@ class RequestGuard final : public QObject
 
 public:
     static constexpr qint64 HeaderRoom = 64 * 1024;
+    // Set (true) on a connection whose client asked to close it with a request already run: what
+    // it sends after that is never run, nor framed (an answer still to come must not be replaced
+    // by a refusal of those bytes).
+    static constexpr const char *ClosingProperty = "opsdeckClosing";
 
     // Guards `socket` (and is its child). Install it before anything else connects to the
     // socket's readyRead: it must see the bytes first.

@@ -467,6 +467,14 @@ void tst_BadInput::connectionCloseIsHonoured()
     QVERIFY2(later.contains("Connection: close"), later.constData());
     QVERIFY(later.contains("\"events\""));
     QCOMPARE(later.count("HTTP/1.1 "), 1);
+
+    // What the client sends while that answer is still to come is neither run nor refused: the
+    // answer it waits for comes, not a refusal of bytes it should not have sent.
+    const QByteArray after = exchange({"GET /api/v1/events?wait=1 HTTP/1.1\r\nHost: x\r\n" + token + "Connection: close\r\n\r\n",
+                                       "GET / HTTP/2.0\r\n\r\n"});
+    QVERIFY2(after.startsWith("HTTP/1.1 200"), after.left(300).constData());
+    QVERIFY(after.contains("\"events\""));
+    QCOMPARE(after.count("HTTP/1.1 "), 1);
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
