@@ -323,7 +323,7 @@ std::optional<qint64> parseTimestamp(QStringView text)
                 const qint64 days = QDate(1970, 1, 1).daysTo(date);
                 return ((days * 24 + hour) * 60 + minute) * 60000LL + second * 1000LL + millis;
             }
-            return std::nullopt;
+            // Out of range here, yet Qt may read it ("24:00:00" is the next day's midnight).
         }
     }
     const QDateTime dt = QDateTime::fromString(text.toString(), Qt::ISODateWithMs);

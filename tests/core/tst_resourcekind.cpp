@@ -154,6 +154,9 @@ void tst_ResourceKind::rawValues_data()
                                                           << QJsonValue(QStringLiteral("1970-01-01T00:00:01.Z")) << QVariant();
     QTest::newRow("timestamp with second 60") << int(FieldSpec::Type::Timestamp)
                                               << QJsonValue(QStringLiteral("2016-12-31T23:59:60Z")) << QVariant();
+    // Hour 24 is the next day's midnight, for the server and so here.
+    QTest::newRow("timestamp at hour 24") << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("2026-11-29T24:00:00Z"))
+                                          << QVariant::fromValue<qint64>(QDateTime(QDate(2026, 11, 30), QTime(0, 0), Qt::UTC).toMSecsSinceEpoch());
     // More than milliseconds: read as the server reads it, not cut to three digits.
     QTest::newRow("timestamp with microseconds")
         << int(FieldSpec::Type::Timestamp) << QJsonValue(QStringLiteral("1970-01-01T00:00:01.9996Z"))
