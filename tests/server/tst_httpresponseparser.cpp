@@ -17,6 +17,8 @@ private slots:
     void eofBeforeAnyByte();
     void eofInsideTheBody();
     void hugeHeadIsRefusedEarly();
+    void headLimitIsExact_data();
+    void headLimitIsExact();
     void hugeBodyStopsAtTheReadLimit();
     void bytesAfterTheResponse();
 };
@@ -189,6 +191,40 @@ void tst_HttpResponseParser::hugeHeadIsRefusedEarly()
     for (int i = 0; i < 40 && lines.state() == HttpResponseParser::State::Incomplete; ++i)
         lines.feed("X-" + QByteArray::number(i) + ": " + repeated('b', 2000) + "\r\n");
     QCOMPARE(lines.state(), HttpResponseParser::State::Failed);
+}
+
+void tst_HttpResponseParser::headLimitIsExact_data()
+{
+    QTest::addColumn<QByteArray>("end"); // how each line of the head ends
+    QTest::addColumn<qsizetype>("headBytes");
+    QTest::addColumn<bool>("complete");
+    const qsizetype max = HttpResponseParser::MaxHeaderBytes;
+    for (const QByteArray &end : {QByteArray("\r\n"), QByteArray("\n")}) {
+        const QByteArray name = end.size() == 2 ? "CRLF" : "LF";
+        QTest::newRow(name + ", one byte under") << end << max - 1 << true;
+        QTest::newRow(name + ", at the limit") << end << max << true;
+        QTest::newRow(name + ", one byte over") << end << max + 1 << false;
+    }
+}
+
+void tst_HttpResponseParser::headLimitIsExact()
+{
+    // A head of exactly `headBytes` bytes (status line, one padded header, the empty line, each
+    // with its line end): the limit counts the bytes that arrive, however they are split.
+    QFETCH(QByteArray, end);
+    QFETCH(qsizetype, headBytes);
+    QFETCH(bool, complete);
+    const QByteArray status = "HTTP/1.1 204 No Content" + end;
+    const QByteArray name = "X-Pad: ";
+    const QByteArray wire = status + name + repeated('p', headBytes - status.size() - name.size() - 2 * end.size()) + end + end;
+    QCOMPARE(wire.size(), headBytes);
+    for (const qsizetype piece : {wire.size(), qsizetype(1000), qsizetype(1)}) {
+        HttpResponseParser parser(Keep);
+        for (qsizetype at = 0; at < wire.size(); at += piece)
+            parser.feed(wire.mid(at, piece));
+        QVERIFY2(parser.state() == (complete ? HttpResponseParser::State::Complete : HttpResponseParser::State::Failed),
+                 qPrintable(QStringLiteral("piece %1: %2").arg(piece).arg(parser.error())));
+    }
 }
 
 void tst_HttpResponseParser::hugeBodyStopsAtTheReadLimit()
