@@ -90,6 +90,7 @@ bool ControlPlane::start(Problem *error)
 
     m_http = new HttpServer(*m_db, *m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
                             m_options.maxBodyBytes, this);
+    m_http->setDeferredFlush([this](QTcpSocket *socket) { m_feed->answerNow(socket); });
     // Our own listening socket rather than QHttpServer's, so each connection gets its request
     // size guard before QHttpServer reads from it.
     QTcpServer *listener = nullptr;

@@ -155,6 +155,23 @@ void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QH
     m_waiters.push_back(std::move(w));
 }
 
+void ChangeFeed::answerNow(QTcpSocket *socket)
+{
+    for (auto it = m_waiters.begin(); it != m_waiters.end(); ++it) {
+        Waiter &w = **it;
+        if (w.socket != socket)
+            continue;
+        Problem problem;
+        const auto page = read(w.caller, w.after, w.limit, &problem);
+        if (page)
+            answer(w, *page);
+        else
+            respond(w, Response::problem(problem));
+        m_waiters.erase(it);
+        return;
+    }
+}
+
 void ChangeFeed::watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after)
 {
     auto w = std::make_unique<Watcher>();

@@ -52,6 +52,9 @@ public:
     // Answers the responder as soon as an event visible to `who` exists, or after waitMs; with
     // `close`, says Connection: close and ends the connection once that answer is written.
     void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder, bool close);
+    // Answers the long poll parked on this connection now (with the events there are, often
+    // none), as when its wait ends: another request came after it on the connection.
+    void answerNow(QTcpSocket *socket);
     // Sends every event after `after` (nullopt: from now) as one text message each.
     void watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after);
 

@@ -22,6 +22,8 @@ namespace {
 
 // Set on a connection whose client asked to close it: what it sent after that request is not run.
 const char *const kClosing = RequestGuard::ClosingProperty;
+// Set on a connection one of whose answers was deferred: it may still be owed.
+const char *const kDeferred = "opsdeckDeferred";
 
 // Whether a comma-separated header value (Connection) lists `token`, in any case.
 bool hasToken(const QByteArray &value, const char *token)
@@ -104,6 +106,12 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // Requests that came after one asking to close the connection, in the same read, are not run.
     if (socket->property(kClosing).toBool())
         return true;
+    // An answer still owed to an earlier request goes first.
+    if (socket->property(kDeferred).toBool()) {
+        socket->setProperty(kDeferred, false);
+        if (m_deferredFlush)
+            m_deferredFlush(socket);
+    }
 
     QElapsedTimer timer;
     timer.start();
@@ -124,6 +132,8 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
     if (req.closeAfter) // nothing the client sent after it runs; a deferred answer closes when written
         socket->setProperty(kClosing, true);
+    if (r.deferred)
+        socket->setProperty(kDeferred, true);
     if (!r.deferred) {
         write(responder, req.closeAfter ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r);
         if (req.closeAfter)

@@ -3,6 +3,8 @@
 
 #include <QAbstractHttpServer>
 
+#include <functional>
+
 namespace OpsDeck {
 
 class Database;
@@ -27,6 +29,11 @@ public:
 
     static void write(QHttpServerResponder &responder, const Response &response);
 
+    // Answers at once what a route deferred on this connection (a long poll): called before a
+    // request that came after it on the same connection runs, so the answers keep the requests'
+    // order (RFC 9112, 9.3.2).
+    void setDeferredFlush(std::function<void(QTcpSocket *)> flush) { m_deferredFlush = std::move(flush); }
+
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -44,6 +51,7 @@ private:
     IdempotencyStore &m_idempotency;
     Metrics &m_metrics;
     int m_maxBodyBytes;
+    std::function<void(QTcpSocket *)> m_deferredFlush;
 };
 
 } // namespace OpsDeck

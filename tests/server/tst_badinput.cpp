@@ -475,6 +475,15 @@ void tst_BadInput::connectionCloseIsHonoured()
     QVERIFY2(after.startsWith("HTTP/1.1 200"), after.left(300).constData());
     QVERIFY(after.contains("\"events\""));
     QCOMPARE(after.count("HTTP/1.1 "), 1);
+
+    // A request after a long poll on the same connection: the poll is answered first (now, with
+    // what there is), then the request; answers come in the order of the requests.
+    const QByteArray inOrder = exchange("GET /api/v1/events?wait=20 HTTP/1.1\r\nHost: x\r\n" + token + "\r\n"
+                                        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QCOMPARE(inOrder.count("HTTP/1.1 200"), 2);
+    const qsizetype second = inOrder.indexOf("HTTP/1.1 200", 1);
+    QVERIFY2(inOrder.indexOf("\"events\"") < second, inOrder.constData());
+    QVERIFY2(inOrder.indexOf("delivery_worker", second) > second, inOrder.constData());
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
