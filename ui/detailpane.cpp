@@ -127,6 +127,15 @@ DetailPane::DetailPane(QWidget *parent)
     m_badge = new StateBadgeLabel(page);
     m_badge->setObjectName(QStringLiteral("detailBadge"));
 
+    // Why the object waits on something else (its endpoint paused, say): above the actions.
+    m_holdNote = new QLabel(page);
+    m_holdNote->setObjectName(QStringLiteral("detailHold"));
+    m_holdNote->setWordWrap(true);
+    m_holdNote->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_holdNote->setFrameShape(QFrame::StyledPanel);
+    m_holdNote->setMargin(6);
+    m_holdNote->hide();
+
     m_actions = new QToolBar(page);
     m_actions->setObjectName(QStringLiteral("detailActions"));
     m_actions->setAccessibleName(tr("Actions"));
@@ -208,6 +217,7 @@ DetailPane::DetailPane(QWidget *parent)
     auto *pageLayout = new QVBoxLayout(page);
     pageLayout->setContentsMargins(8, 8, 8, 8);
     pageLayout->addLayout(header);
+    pageLayout->addWidget(m_holdNote);
     pageLayout->addWidget(m_actions);
     pageLayout->addWidget(m_tabs, 1);
     m_stack->addWidget(page);
@@ -241,6 +251,19 @@ qint64 DetailPane::objectId() const
     return m_object.value(QStringLiteral("id")).toInteger(-1);
 }
 
+void DetailPane::refreshHold()
+{
+    m_hold = m_kind && m_holdLookup ? m_holdLookup(*m_kind, m_object) : Hold();
+    m_holdNote->setText(m_hold.reason);
+    m_holdNote->setVisible(!m_hold.reason.isEmpty());
+    rebuildActions();
+}
+
+QString DetailPane::holdText() const
+{
+    return m_holdNote->isHidden() ? QString() : m_holdNote->text();
+}
+
 QString DetailPane::currentState() const
 {
     if (!m_kind || m_kind->stateField.isEmpty())
@@ -252,6 +275,8 @@ void DetailPane::clear()
 {
     m_kind = nullptr;
     m_object = {};
+    m_hold = {};
+    m_holdNote->hide();
     m_countdowns.clear();
     m_clock->stop();
     m_attempts->clear();
@@ -287,7 +312,7 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_diagramTitle->setText(tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
 
     rebuildForm();
-    rebuildActions();
+    refreshHold();
     m_json->setPlainText(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Indented)));
     m_stack->setCurrentIndex(1);
 
@@ -433,7 +458,9 @@ void DetailPane::rebuildActions()
                       ? tr("The %1 role may not %2 in state %3.").arg(actorName(m_role), t.action, state)
                       : tr("Not possible in state %1 (%2).").arg(state, refusal.message);
         }
-        action->setEnabled(allowed.has_value() && !m_readOnly);
+        if (why.isEmpty() && m_hold.actions.contains(t.action))
+            why = m_hold.reason;
+        action->setEnabled(allowed.has_value() && why.isEmpty());
         action->setToolTip(why.isEmpty() ? tr("%1: %2 → %3").arg(label, state, allowed->to) : why);
         connect(action, &QAction::triggered, this,
                 [this, kindName, id, a = t.action] { emit actionRequested(kindName, id, a); });

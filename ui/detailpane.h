@@ -11,6 +11,8 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <functional>
+
 class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
@@ -40,6 +42,19 @@ public:
     void setReferenceLookup(ReferenceLookup lookup) { m_lookup = std::move(lookup); }
     // Offline the console is read-only: every action is disabled and says why.
     void setReadOnly(bool readOnly);
+    // What holds the shown object back though its own state allows an action: a delivery whose
+    // endpoint is paused or disabled is sent nothing, so "Retry now" would promise what the
+    // server refuses. The pane says why, above the actions, and disables the held ones.
+    struct Hold
+    {
+        QString reason;      // empty: nothing holds it
+        QStringList actions; // the actions (routes) it holds back
+    };
+    using HoldLookup = std::function<Hold(const ResourceKind &kind, const QJsonObject &object)>;
+    void setHoldLookup(HoldLookup lookup) { m_holdLookup = std::move(lookup); }
+    // Asks the hold lookup again for the shown object (what it depends on changed).
+    void refreshHold();
+    QString holdText() const;
 
     // Shows an object of `kind` (not owned; a static description). Showing a newer version of
     // the object already shown updates it in place and keeps the history.
@@ -85,6 +100,9 @@ private:
     const ResourceKind *m_kind = nullptr; // not owned
     QJsonObject m_object;
     ReferenceLookup m_lookup;
+    HoldLookup m_holdLookup;
+    Hold m_hold;
+    QLabel *m_holdNote = nullptr;
 
     QStackedWidget *m_stack = nullptr;
     QLabel *m_empty = nullptr;

@@ -127,6 +127,7 @@ void MainWindow::bindModels()
         return model ? model->nameOfId(id) : QString();
     };
     m_detail->setReferenceLookup(lookup);
+    watchHolds();
     for (auto it = m_proxies.cbegin(); it != m_proxies.cend(); ++it) {
         ResourceModel *model = m_sync->model(it.key());
         if (!model)

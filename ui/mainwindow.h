@@ -100,6 +100,9 @@ private:
     void focusQuery();
     void loadHistory(const QString &auditKind, qint64 objectId);
     void runAction(const QString &kindName, qint64 objectId, const QString &action);
+    // What holds a shown delivery back (its endpoint paused or disabled), asked again whenever
+    // the endpoints change.
+    void watchHolds();
     void loadAttempts(qint64 deliveryId);
     // Selects a test event's new delivery once it arrives in the deliveries view, while unmoved()
     // says the operator is still where the test was sent from.

@@ -8,6 +8,7 @@
 #include "resourceview.h"
 #include "valueformat.h"
 
+#include "core/endpoint.h"
 #include "core/resourcekind.h"
 #include "core/statemachine.h"
 #include "models/apiclient.h"
@@ -168,6 +169,40 @@ void MainWindow::loadAttempts(qint64 deliveryId)
         }
         m_detail->setAttempts(deliveryId, result.object().value(QStringLiteral("attempt_log")).toArray());
     });
+}
+
+void MainWindow::watchHolds()
+{
+    // The server sends a paused or disabled endpoint nothing and refuses to retry its deliveries
+    // ("resume it, then retry"): the pane says so where the delivery is shown.
+    m_detail->setHoldLookup([this](const ResourceKind &kind, const QJsonObject &object) -> DetailPane::Hold {
+        if (kind.name != QLatin1String("deliveries"))
+            return {};
+        const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));
+        const qint64 endpointId = object.value(QStringLiteral("endpoint_id")).toInteger();
+        const QString state = endpoints ? endpoints->objectById(endpointId).value(QStringLiteral("state")).toString() : QString();
+        const QStringList held{QStringLiteral("retry")};
+        if (state == Endpoint::Paused)
+            return {tr("Held: its endpoint #%1 is PAUSED. Nothing is sent to it until it is resumed; its "
+                       "waiting callbacks then go at once.").arg(endpointId),
+                    held};
+        if (state == Endpoint::Disabled)
+            return {tr("Held: its endpoint #%1 is DISABLED. Nothing is sent to it until it is enabled "
+                       "again; its waiting callbacks then go at once.").arg(endpointId),
+                    held};
+        return {};
+    });
+    ResourceModel *endpoints = m_sync ? m_sync->model(QStringLiteral("endpoints")) : nullptr;
+    if (!endpoints)
+        return;
+    const auto refresh = [this] {
+        if (m_detail->kind() && m_detail->kind()->name == QLatin1String("deliveries"))
+            m_detail->refreshHold();
+    };
+    connect(endpoints, &QAbstractItemModel::dataChanged, this, refresh);
+    connect(endpoints, &QAbstractItemModel::rowsInserted, this, refresh);
+    connect(endpoints, &QAbstractItemModel::rowsRemoved, this, refresh);
+    connect(endpoints, &QAbstractItemModel::modelReset, this, refresh);
 }
 
 void MainWindow::runAction(const QString &kindName, qint64 objectId, const QString &action)

@@ -93,6 +93,7 @@ private slots:
     void cleanup();
     void attemptsSideBySide();
     void disabledEndpointIsEnabledByResume();
+    void heldDeliverySaysWhy();
     void testEventFromTheEndpoint();
     void testEventIsSelectedOnArrival_data();
     void testEventIsSelectedOnArrival();
@@ -271,6 +272,32 @@ void tst_Callbacks::disabledEndpointIsEnabledByResume()
     MessageBox::setNextText(QStringLiteral("the URL answers again"));
     paneAction(QStringLiteral("enable"))->trigger();
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("ACTIVE"));
+}
+
+void tst_Callbacks::heldDeliverySaysWhy()
+{
+    // Its endpoint disabled by a 410, the delivery waits: the pane says so, and does not offer
+    // "Retry now" (the server refuses it). Once the endpoint is enabled, the note goes.
+    open(410);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(endpointId() > 0);
+    const qint64 endpoint = endpointId();
+    ResourceModel *endpoints = m_window->resourceModel(QStringLiteral("endpoints"));
+    QTRY_COMPARE(endpoints->objectById(endpoint).value(QStringLiteral("state")).toString(), QStringLiteral("DISABLED"));
+    const qint64 delivery = deliveryIds().first();
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("deliveries")), delivery));
+    QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("PENDING"));
+    QTRY_VERIFY2(m_window->detailPane()->holdText().contains(QStringLiteral("endpoint #%1 is DISABLED").arg(endpoint)),
+                 qPrintable(m_window->detailPane()->holdText()));
+    QAction *retry = paneAction(QStringLiteral("retry"));
+    QVERIFY(retry && !retry->isEnabled());
+    QCOMPARE(retry->toolTip(), m_window->detailPane()->holdText());
+    QVERIFY(paneAction(QStringLiteral("cancel")) && paneAction(QStringLiteral("cancel"))->isEnabled());
+
+    m_receiver->setStatus(200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status, 200);
+    QTRY_VERIFY2(m_window->detailPane()->holdText().isEmpty(), qPrintable(m_window->detailPane()->holdText()));
 }
 
 void tst_Callbacks::testEventFromTheEndpoint()
