@@ -130,6 +130,11 @@ AttemptLogView::AttemptLogView(QWidget *parent)
 
 void AttemptLogView::setAttempts(const QJsonArray &attempts)
 {
+    // The attempt the user chose stays chosen when the list comes again (the delivery changed);
+    // while the newest was shown, the newest is.
+    QTreeWidgetItem *was = m_list->currentItem();
+    const bool followNewest = !was || m_list->indexOfTopLevelItem(was) == m_list->topLevelItemCount() - 1;
+    const QString chosen = was ? was->text(AttemptColumn) : QString();
     m_attempts = attempts;
     m_list->clear();
     QList<QTreeWidgetItem *> items;
@@ -150,8 +155,15 @@ void AttemptLogView::setAttempts(const QJsonArray &attempts)
     m_list->addTopLevelItems(items);
     setMessage(attempts.isEmpty() ? tr("No attempt yet.") : QString());
     // The newest attempt is the one a provider looks at first.
-    if (!items.isEmpty())
-        m_list->setCurrentItem(items.constLast());
+    QTreeWidgetItem *current = items.isEmpty() ? nullptr : items.constLast();
+    if (!followNewest) {
+        for (QTreeWidgetItem *item : std::as_const(items)) {
+            if (item->text(AttemptColumn) == chosen)
+                current = item;
+        }
+    }
+    if (current)
+        m_list->setCurrentItem(current);
     else
         showAttempt(-1);
 }

@@ -39,6 +39,7 @@ private slots:
     void sides_data();
     void sides();
     void choosingAnotherAttempt();
+    void choiceKeptWhenTheAttemptsComeAgain();
     void cutResponseSaysSo();
     void paneSaysWhyThereIsNone_data();
     void paneSaysWhyThereIsNone();
@@ -94,6 +95,29 @@ void tst_AttemptLogView::choosingAnotherAttempt()
     QCOMPARE(view.attemptCount(), 0);
     QVERIFY(view.requestText().isEmpty());
     QVERIFY(view.responseText().isEmpty());
+}
+
+void tst_AttemptLogView::choiceKeptWhenTheAttemptsComeAgain()
+{
+    // The delivery changed and its attempts came again: the attempt the user chose stays
+    // chosen; while the newest was shown, a newer one that came is.
+    AttemptLogView view;
+    auto *list = view.findChild<QTreeWidget *>(QStringLiteral("attemptList"));
+    const QJsonObject first = attempt(1, QJsonValue::Null, "dns", "host not found");
+    const QJsonObject second = attempt(2, 500, "http", "HTTP 500");
+    const QJsonObject third = attempt(3, 503, "http", "HTTP 503");
+    view.setAttempts({first, second});
+    QCOMPARE(list->currentItem()->text(0), QStringLiteral("2"));
+    view.setAttempts({first, second, third});
+    QCOMPARE(list->currentItem()->text(0), QStringLiteral("3"));
+    list->setCurrentItem(list->topLevelItem(0));
+    view.setAttempts({first, second, third, attempt(4, 500, "http", "HTTP 500")});
+    QCOMPARE(list->currentItem()->text(0), QStringLiteral("1"));
+    QCOMPARE(view.responseText(), QStringLiteral("No response after 121 ms\ndns: host not found"));
+    // Another delivery's attempts (cleared in between, as the pane does) start at the newest.
+    view.clear();
+    view.setAttempts({first, second});
+    QCOMPARE(list->currentItem()->text(0), QStringLiteral("2"));
 }
 
 void tst_AttemptLogView::cutResponseSaysSo()
