@@ -10,6 +10,7 @@
 #include "core/statemachine.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QDateTime>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -19,6 +20,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QResizeEvent>
+#include <QScopeGuard>
 #include <QScrollArea>
 #include <QSet>
 #include <QStackedWidget>
@@ -340,6 +342,17 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
 
 void DetailPane::rebuildForm()
 {
+    // A field the user had put the keyboard on keeps it: the rows are made anew on every update.
+    const QWidget *focused = QApplication::focusWidget();
+    const QString focusedRow = focused && m_formHost->isAncestorOf(focused) ? focused->objectName() : QString();
+    const auto restoreFocus = qScopeGuard([this, &focusedRow] {
+        if (focusedRow.isEmpty())
+            return;
+        if (auto *row = m_formHost->findChild<QWidget *>(focusedRow, Qt::FindDirectChildrenOnly)) {
+            row->show(); // the layout would show it on the next turn; only a shown widget takes focus
+            row->setFocus(Qt::OtherFocusReason);
+        }
+    });
     while (m_form->rowCount() > 0)
         m_form->removeRow(0);
     m_countdowns.clear();

@@ -9,6 +9,7 @@
 #include <QAction>
 #include <QLabel>
 #include <QSignalSpy>
+#include <QApplication>
 #include <QTest>
 #include <QToolBar>
 #include <QTreeWidget>
@@ -66,6 +67,7 @@ private slots:
     void actions_data();
     void actions();
     void fields();
+    void focusedFieldKeepsTheKeyboard();
     void longValuesShowAllTheirLines();
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
@@ -147,6 +149,25 @@ void tst_DetailPane::fields()
     QCOMPARE(pane.fieldText(QStringLiteral("extra_field")), QStringLiteral("kept"));
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).isEmpty());
     QVERIFY(!pane.fieldText(QStringLiteral("created_at")).contains(QLatin1Char('T')));
+}
+
+void tst_DetailPane::focusedFieldKeepsTheKeyboard()
+{
+    // The user put the keyboard on a value to select it; the object changes (a newer version
+    // comes with the feed) and its rows are made anew: the same row keeps the keyboard.
+    DetailPane pane;
+    pane.show();
+    pane.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&pane));
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    auto *owner = pane.findChild<QWidget *>(QStringLiteral("field_owner"));
+    QVERIFY(owner && owner->focusPolicy() != Qt::NoFocus);
+    owner->setFocus();
+    QTRY_VERIFY(owner->hasFocus());
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("STOPPING"), 4));
+    QCOMPARE(pane.fieldText(QStringLiteral("status")), QStringLiteral("STOPPING"));
+    QVERIFY(QApplication::focusWidget());
+    QCOMPARE(QApplication::focusWidget()->objectName(), QStringLiteral("field_owner"));
 }
 
 void tst_DetailPane::longValuesShowAllTheirLines()
