@@ -7,6 +7,7 @@
 #include "deliverysql.h"
 
 #include "core/delivery.h"
+#include "core/endpoint.h"
 #include "server/api/apisupport.h"
 #include "server/http/router.h"
 #include "server/storage/database.h"
@@ -49,10 +50,16 @@ Response failedQuery(QSqlQuery &q)
 
 Problem endpointNotActive(qint64 endpointId, const QString &state, const QString &then)
 {
-    Problem p = Problem::make(409, QStringLiteral("endpoint-not-active"), QStringLiteral("Endpoint not active"),
-                              QStringLiteral("endpoint %1 is %2 and nothing is sent to it until it is resumed; resume it, then %3")
-                                  .arg(endpointId)
-                                  .arg(state, then));
+    // A disabled endpoint is "enabled" again in the console; both go through the resume route.
+    const QString detail = state == Endpoint::Disabled
+                               ? QStringLiteral("endpoint %1 is DISABLED and nothing is sent to it until it is enabled "
+                                                "again (POST /endpoints/%1/resume); enable it, then %2")
+                                     .arg(endpointId)
+                                     .arg(then)
+                               : QStringLiteral("endpoint %1 is %2 and nothing is sent to it until it is resumed; resume it, then %3")
+                                     .arg(endpointId)
+                                     .arg(state, then);
+    Problem p = Problem::make(409, QStringLiteral("endpoint-not-active"), QStringLiteral("Endpoint not active"), detail);
     p.with(QStringLiteral("state"), state);
     p.with(QStringLiteral("allowed"), QJsonArray{QStringLiteral("resume")});
     return p;

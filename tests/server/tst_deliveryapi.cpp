@@ -388,6 +388,10 @@ void tst_DeliveryApi::testEventNeedsAnActiveEndpoint()
     QCOMPARE(r.code(), QStringLiteral("endpoint-not-active"));
     QCOMPARE(r.json().value(QStringLiteral("state")).toString(), state);
     QCOMPARE(r.json().value(QStringLiteral("allowed")).toArray(), QJsonArray{QStringLiteral("resume")});
+    // The way out in the words of the console's buttons: "Resume" a paused one, "Enable" a disabled one.
+    const QString detail = r.json().value(QStringLiteral("detail")).toString();
+    QVERIFY2(detail.contains(state == QLatin1String("PAUSED") ? QStringLiteral("resume it") : QStringLiteral("enable it")),
+             qPrintable(detail));
     QCOMPARE(deliveries(instance).size(), queued);
 
     // Resumed (a disabled one is enabled by the same action), the test goes out.
