@@ -23,6 +23,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
@@ -42,9 +44,10 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
                         : tr("Filter: state:%1 -state:%2 age>1h words…")
                               .arg(kind.states.value(0).toLower(), kind.states.value(1).toLower());
     m_query->setPlaceholderText(m_placeholder);
-    m_query->setToolTip(tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
-                           "age>1h (s, m, h, d, w). Quote \"several words\".")
-                            .arg(names.join(QStringLiteral(", "))));
+    m_queryHelp = tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
+                     "age>1h (s, m, h, d, w). Quote \"several words\".")
+                      .arg(names.join(QStringLiteral(", ")));
+    m_query->setToolTip(m_queryHelp);
 
     m_counts = new QLabel(this);
     m_counts->setObjectName(QStringLiteral("rowCount"));
@@ -286,10 +289,29 @@ void ResourceView::applyQuery()
         m_queryError->show();
         if (parse.error.position >= 0)
             m_query->setToolTip(parse.error.toString());
+        m_queryBroken = true;
+        updateCounts();
         return;
     }
     m_queryError->clear();
     m_queryError->hide();
+    m_query->setToolTip(m_queryHelp);
+    m_queryBroken = false;
+    // Not an error (a composite or newer state must stay searchable), but worth saying when
+    // nothing matches: "state:faild" names no state.
+    m_unknownStates.clear();
+    for (const QueryTerm &term : parse.query.terms) {
+        if (term.type != FieldSpec::Type::State || term.negated)
+            continue;
+        for (const QString &value : term.values) {
+            const bool known = std::any_of(m_kind.states.cbegin(), m_kind.states.cend(), [&](const QString &state) {
+                return term.op == QueryTerm::Op::Equal ? state.compare(value, Qt::CaseInsensitive) == 0
+                                                       : state.startsWith(value, Qt::CaseInsensitive);
+            });
+            if (!known)
+                m_unknownStates.append(value);
+        }
+    }
     emit queryChanged(text);
     updateCounts();
 }
@@ -347,10 +369,17 @@ void ResourceView::updateCounts()
     if (!m_model)
         return;
     const int shown = m_model->rowCount();
-    m_counts->setText(tr("%n row(s)", nullptr, shown));
+    // While the line does not read, the rows shown are those of the last filter that did.
+    m_counts->setText(m_queryBroken ? tr("%1 (the last filter that read)").arg(tr("%n row(s)", nullptr, shown))
+                                    : tr("%n row(s)", nullptr, shown));
     if (shown == 0) {
         const QString empty = m_emptyText.isEmpty() ? tr("Nothing here yet.") : m_emptyText;
-        m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? empty : tr("No row matches the filter."));
+        QString noMatch = tr("No row matches the filter.");
+        if (!m_unknownStates.isEmpty() && !m_kind.states.isEmpty())
+            noMatch += QLatin1Char(' ')
+                       + tr("No state begins with %1 (the states: %2).")
+                             .arg(m_unknownStates.join(QStringLiteral(", ")), m_kind.states.join(QStringLiteral(", ")));
+        m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? empty : noMatch);
         m_emptyHint->show();
     } else {
         m_emptyHint->hide();

@@ -118,6 +118,9 @@ private:
     QLineEdit *m_query = nullptr;
     QString m_placeholder; // the query line's placeholder without a shortcut
     QString m_emptyText;   // empty: a plain "Nothing here yet."
+    QString m_queryHelp;   // the query line's tooltip while the query reads
+    bool m_queryBroken = false; // the query line does not read: the rows are the last good filter's
+    QStringList m_unknownStates; // state values of the applied filter that no known state starts with
     QLabel *m_queryError = nullptr;
     QLabel *m_counts = nullptr;
     QLabel *m_filtering = nullptr;

@@ -90,6 +90,8 @@ private slots:
     void sorting();
     void selectionAndCsv();
     void tabLeavesTheTable();
+    void queryThatDoesNotReadSaysWhatIsShown();
+    void unknownStateIsNamedWhenNothingMatches();
     void filteringNoteWaitsForASlowFilter();
     void filteringNoteSkipsAFastFilter();
     void selectionKeptAcrossAReset_data();
@@ -170,7 +172,9 @@ void tst_ResourceView::queries()
     // The count reads as English: "1 row", "2 rows", never "row(s)".
     auto *count = view->findChild<QLabel *>(QStringLiteral("rowCount"));
     QVERIFY(count);
-    QCOMPARE(count->text(), rows == 1 ? QStringLiteral("1 row") : QStringLiteral("%1 rows").arg(rows));
+    // While the line does not read, the rows are the last good filter's, and the count says so.
+    const QString expected = rows == 1 ? QStringLiteral("1 row") : QStringLiteral("%1 rows").arg(rows);
+    QCOMPARE(count->text(), error.isEmpty() ? expected : expected + QStringLiteral(" (the last filter that read)"));
     if (error.isEmpty()) {
         QCOMPARE(view->queryError(), QString());
     } else {
@@ -362,6 +366,45 @@ void tst_ResourceView::tabLeavesTheTable()
     QTest::keyClick(after, Qt::Key_Backtab);
     QVERIFY(view->table()->hasFocus());
     QCOMPARE(view->table()->currentIndex(), current);
+}
+
+void tst_ResourceView::queryThatDoesNotReadSaysWhatIsShown()
+{
+    // A typo leaves the last good filter's rows: the count says so, the tooltip says what is
+    // wrong, and once the line reads again the help comes back.
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    const QString help = view->queryEdit()->toolTip();
+    QVERIFY(help.startsWith(QStringLiteral("Fields:")));
+    view->setQueryText(QStringLiteral("state:running"));
+    QTRY_COMPARE(f.proxy.rowCount(), 2);
+    auto *counts = view->findChild<QLabel *>(QStringLiteral("rowCount"));
+    QVERIFY(counts);
+    QTRY_COMPARE(counts->text(), QStringLiteral("2 rows"));
+    view->setQueryText(QStringLiteral("stte:failed"));
+    QTRY_COMPARE(counts->text(), QStringLiteral("2 rows (the last filter that read)"));
+    QVERIFY2(view->queryEdit()->toolTip().contains(QStringLiteral("unknown field")), qPrintable(view->queryEdit()->toolTip()));
+    view->setQueryText(QStringLiteral("state:stopped"));
+    QTRY_COMPARE(counts->text(), QStringLiteral("1 row"));
+    QCOMPARE(view->queryEdit()->toolTip(), help);
+}
+
+void tst_ResourceView::unknownStateIsNamedWhenNothingMatches()
+{
+    Fixture f;
+    auto view = makeView(f);
+    view->show();
+    auto *hint = view->findChild<QLabel *>(QStringLiteral("emptyHint"));
+    QVERIFY(hint);
+    view->setQueryText(QStringLiteral("state:faild"));
+    QTRY_COMPARE(f.proxy.rowCount(), 0);
+    QTRY_VERIFY2(hint->text().contains(QStringLiteral("No state begins with faild")), qPrintable(hint->text()));
+    QVERIFY2(hint->text().contains(QStringLiteral("RUNNING")), qPrintable(hint->text()));
+    // A known state that matches nothing here is no typo.
+    view->setQueryText(QStringLiteral("state:destroyed"));
+    QTRY_VERIFY(!hint->text().contains(QStringLiteral("No state begins")));
+    QCOMPARE(hint->text(), QStringLiteral("No row matches the filter."));
 }
 
 void tst_ResourceView::filteringNoteWaitsForASlowFilter()
