@@ -45,7 +45,11 @@ QList<FieldName> fieldNames(const ResourceKind &kind)
     // Aliases that are accepted but not advertised.
     for (int i = 0; i < kind.fields.size(); ++i)
         add(kind.fields.at(i).key, i, false, false);
-    if (!kind.stateField.isEmpty())
+    // "status" is the state, except where the kind has a last HTTP status (deliveries): the API
+    // filters deliveries by that under the name "status", and the line must not read it otherwise.
+    if (const int lastStatus = kind.fieldIndex(u"last_status"); lastStatus >= 0)
+        add(QStringLiteral("status"), lastStatus, false, false);
+    else if (!kind.stateField.isEmpty())
         add(QStringLiteral("status"), kind.fieldIndex(kind.stateField), false, false);
     for (int i = 0; i < kind.fields.size(); ++i) {
         const QString &key = kind.fields.at(i).key;

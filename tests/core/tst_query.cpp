@@ -192,7 +192,8 @@ void tst_Query::parseValid_data()
     QTest::newRow("state alias") << "instances" << "state:failed" << "status:failed";
     QTest::newRow("status field") << "instances" << "status:running" << "status:running";
     QTest::newRow("state on deliveries") << "deliveries" << "state:failed" << "state:failed";
-    QTest::newRow("status alias on deliveries") << "deliveries" << "status:pending" << "state:pending";
+    // On deliveries "status" is what the API calls it there: the last HTTP status.
+    QTest::newRow("status on deliveries") << "deliveries" << "status:500" << "last_status:500";
     QTest::newRow("dash negation") << "instances" << "-status:running" << "-status:running";
     QTest::newRow("not equal") << "instances" << "status!=RUNNING" << "-status=RUNNING";
     QTest::newRow("dash and not equal cancel") << "instances" << "-status!=RUNNING" << "status=RUNNING";
