@@ -82,10 +82,35 @@ QWidget *DashboardPage::newCard(const QString &objectName, const QString &title,
     heading->setFont(titleFont);
     auto *layout = new QVBoxLayout(frame);
     layout->addWidget(heading);
-    // Cards fill the grid in order, three to a row.
-    const int index = m_grid->count();
-    m_grid->addWidget(frame, index / 3, index % 3);
+    m_frames.append(frame);
+    placeCards();
     return frame;
+}
+
+void DashboardPage::placeCards()
+{
+    // Cards fill the grid in order, three to a row; a hidden one leaves no hole.
+    for (QWidget *frame : std::as_const(m_frames))
+        m_grid->removeWidget(frame);
+    int index = 0;
+    for (QWidget *frame : std::as_const(m_frames)) {
+        // Hidden on purpose (a card not shown yet is "hidden" too, until the page is).
+        if (frame->isHidden() && frame->testAttribute(Qt::WA_WState_ExplicitShowHide))
+            continue;
+        m_grid->addWidget(frame, index / 3, index % 3);
+        ++index;
+    }
+}
+
+void DashboardPage::setKindHidden(const QString &kindName, bool hidden)
+{
+    for (const Card &card : std::as_const(m_cards)) {
+        if (card.kind->name == kindName)
+            card.frame->setHidden(hidden);
+    }
+    if (m_workerCard && kindName == QLatin1String("deliveries") && hidden)
+        m_workerCard->hide();
+    placeCards();
 }
 
 void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
@@ -144,6 +169,7 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
     if (worker.isEmpty()) {
         if (m_workerCard)
             m_workerCard->hide();
+        placeCards();
         return;
     }
     // The worker's three figures, each split by budget: a small table under the state.
@@ -192,6 +218,7 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
         layout->addWidget(m_workerAsOf);
     }
     m_workerCard->show();
+    placeCards();
     const QString status = worker.value(QStringLiteral("status")).toString();
     const bool failing = status == QLatin1String("failing");
     m_workerBadge->setState(status == QLatin1String("ok") ? QStringLiteral("RUNNING")

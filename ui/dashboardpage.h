@@ -32,6 +32,9 @@ public:
     // A new model for a kind's card (after connecting elsewhere); not owned.
     void setModel(const QString &kindName, QAbstractItemModel *model);
     void setConnectionText(const QString &text);
+    // A kind the current role does not see (an owner's callbacks): its card goes, rather than
+    // count 0 as if there were none; the cards after it close up.
+    void setKindHidden(const QString &kindName, bool hidden);
     // The server's delivery worker as /healthz reported it at `asOf` (its "delivery_worker"
     // object): a card of its own, added at the first report. An empty object (the server says
     // nothing of one) hides it.
@@ -62,10 +65,12 @@ private:
     void scheduleRefresh();
     void refresh();
     void rebuildChips(Card &card);
+    void placeCards();
     QWidget *newCard(const QString &objectName, const QString &title, const QString &kindName);
 
     QList<Card> m_cards;
     QGridLayout *m_grid = nullptr;
+    QList<QWidget *> m_frames; // every card, in the order they were made
     QLabel *m_connection = nullptr;
     QTimer *m_refresh = nullptr;
     QWidget *m_workerCard = nullptr;

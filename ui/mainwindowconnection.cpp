@@ -161,6 +161,9 @@ void MainWindow::applyRole(Actor role)
                                  : tr("No callbacks yet: one is queued each time a registered instance changes state."));
     if (ResourceView *view = resourceView(QStringLiteral("endpoints")))
         view->setEmptyText(owner ? hidden : tr("No endpoints yet: one appears when an instance registers its callback URL."));
+    // Nor do their dashboard cards count 0 as if there were none.
+    for (const QString &kind : {QStringLiteral("deliveries"), QStringLiteral("endpoints")})
+        m_dashboard->setKindHidden(kind, owner);
 }
 
 void MainWindow::onSslErrors(const QList<QSslError> &errors, const QUrl &url)

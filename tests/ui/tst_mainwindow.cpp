@@ -23,6 +23,7 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -618,6 +619,20 @@ void tst_MainWindow::roleComesFromTheServer()
         QTRY_VERIFY2(hint->isVisible() && hint->text().contains(QStringLiteral("owner role does not see callbacks")),
                      qPrintable(hint->text()));
     }
+    // Nor does the dashboard count them as 0; the other cards stay, in the grid without gaps.
+    w.showView(QStringLiteral("dashboard"));
+    for (const QString &kind : {QStringLiteral("deliveries"), QStringLiteral("endpoints")}) {
+        auto *card = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_") + kind);
+        QVERIFY(card);
+        QTRY_VERIFY2(!card->isVisible(), qPrintable(kind));
+    }
+    auto *instances = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_instances"));
+    QVERIFY(instances && instances->isVisible());
+    auto *grid = w.dashboard()->findChild<QGridLayout *>();
+    QVERIFY(grid);
+    for (int i = 0; i < grid->count(); ++i)
+        QVERIFY2(grid->itemAt(i)->widget()->isVisible() || !grid->itemAt(i)->widget()->testAttribute(Qt::WA_WState_ExplicitShowHide),
+                 qPrintable(grid->itemAt(i)->widget()->objectName()));
 }
 
 void tst_MainWindow::emptyCallbacksSayWhy()
