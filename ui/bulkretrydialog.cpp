@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -144,6 +145,10 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     layout->addWidget(m_buttons);
     setMinimumWidth(520);
 
+    m_countAgain = new QTimer(this);
+    m_countAgain->setSingleShot(true);
+    m_countAgain->setInterval(300);
+    connect(m_countAgain, &QTimer::timeout, this, &BulkRetryDialog::countAgain);
     recount();
 }
 
@@ -175,6 +180,27 @@ QString BulkRetryDialog::errorText() const
     return m_error->text();
 }
 
+void BulkRetryDialog::callbacksChanged()
+{
+    if (m_retrying || m_countAgain->isActive())
+        return;
+    m_countAgain->start();
+}
+
+void BulkRetryDialog::countAgain()
+{
+    if (m_retrying)
+        return;
+    // Nothing shown to keep (counting, or the count failed): as a new choice.
+    if (m_total < 0) {
+        recount();
+        return;
+    }
+    // An older answer no longer counts; the shown count stays until this one answers.
+    ++m_generation;
+    askCount();
+}
+
 void BulkRetryDialog::recount()
 {
     // A new choice: whatever the older one's dry run answers no longer counts.
@@ -193,11 +219,18 @@ void BulkRetryDialog::recount()
     }
     m_count->setText(tr("Counting…"));
     updateButtons();
+    askCount();
+}
+
+void BulkRetryDialog::askCount()
+{
+    if (!m_api)
+        return;
     // A dry run changes nothing: no operation waits on it in the status bar.
     RequestOptions dryRun;
     dryRun.readOnly = true;
     QJsonObject body = scopeFilter();
-    body.insert(QStringLiteral("state"), QJsonArray::fromStringList(states));
+    body.insert(QStringLiteral("state"), QJsonArray::fromStringList(checkedStates()));
     body.insert(QStringLiteral("dry_run"), true);
     m_api->post(
         QStringLiteral("/deliveries/retry"), body, this,

@@ -13,6 +13,7 @@ class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
+class QTimer;
 
 namespace OpsDeck {
 
@@ -49,6 +50,9 @@ public:
     QString countText() const;
     // Why the last retry was refused (then nothing was retried); empty when it was not.
     QString errorText() const;
+    // The callbacks changed (the feed, a relist after a reconnection): the count is asked again
+    // shortly, the last one shown meanwhile (not while a retry is on its way).
+    void callbacksChanged();
 
 signals:
     // The current choice's dry run has answered: its count, or -1 when it failed.
@@ -58,6 +62,10 @@ signals:
 
 private:
     void recount();
+    // The same choice counted again: the last count stays shown until the new one comes.
+    void countAgain();
+    // The dry run of the current choice, answered to the current generation.
+    void askCount();
     void onCounted(int generation, const ApiResult &result);
     void retry();
     void onRetried(const ApiResult &result);
@@ -76,6 +84,7 @@ private:
     qint64 m_total = -1;
     // The retry: one request for every checked state, which the server runs as one transaction.
     bool m_retrying = false;
+    QTimer *m_countAgain = nullptr; // gathers the changes of a busy feed into one dry run
 };
 
 } // namespace OpsDeck

@@ -369,6 +369,13 @@ void MainWindow::bulkRetry(qint64 deliveryId)
     connect(dialog, &BulkRetryDialog::retried, this, [this](qint64 count) {
         statusBar()->showMessage(tr("Retried %n callback(s)", nullptr, int(count)), 8000);
     });
+    // What it counts changes with the feed while it is open: it counts again.
+    if (model) {
+        for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
+            connect(model, signal, dialog, &BulkRetryDialog::callbacksChanged);
+        connect(model, &QAbstractItemModel::dataChanged, dialog, &BulkRetryDialog::callbacksChanged);
+        connect(model, &QAbstractItemModel::modelReset, dialog, &BulkRetryDialog::callbacksChanged);
+    }
     dialog->open();
 }
 
