@@ -176,6 +176,12 @@ void MainWindow::watchHolds()
     // The server sends a paused or disabled endpoint nothing and refuses to retry its deliveries
     // ("resume it, then retry"): the pane says so where the delivery is shown.
     m_detail->setHoldLookup([this](const ResourceKind &kind, const QJsonObject &object) -> DetailPane::Hold {
+        // Only a 410 disables an endpoint; enabled again while the URL still answers so, it is
+        // disabled again at its next attempt, which looked like the enable had failed.
+        if (kind.name == QLatin1String("endpoints") && object.value(QStringLiteral("state")).toString() == Endpoint::Disabled)
+            return {tr("Disabled: its URL answered 410 Gone, which says it is gone for good. Enable it once the "
+                       "provider answers there again: another 410 disables it again."),
+                    {}};
         if (kind.name != QLatin1String("deliveries"))
             return {};
         const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));

@@ -268,10 +268,13 @@ void tst_Callbacks::disabledEndpointIsEnabledByResume()
     m_receiver->setStatus(200);
     QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("endpoints")), endpoint));
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("DISABLED"));
+    // Why it is disabled, and what enabling it does while the URL still answers 410.
+    QVERIFY2(m_window->detailPane()->holdText().contains(QStringLiteral("410 Gone")), qPrintable(m_window->detailPane()->holdText()));
     QTRY_VERIFY(paneAction(QStringLiteral("enable")) && paneAction(QStringLiteral("enable"))->isEnabled());
     MessageBox::setNextText(QStringLiteral("the URL answers again"));
     paneAction(QStringLiteral("enable"))->trigger();
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("ACTIVE"));
+    QVERIFY(m_window->detailPane()->holdText().isEmpty());
 }
 
 void tst_Callbacks::heldDeliverySaysWhy()
