@@ -258,6 +258,7 @@ void DetailPane::refreshHold()
     m_hold = m_kind && m_holdLookup ? m_holdLookup(*m_kind, m_object) : Hold();
     m_holdNote->setText(m_hold.reason);
     m_holdNote->setVisible(!m_hold.reason.isEmpty());
+    m_diagram->setHeldActions(m_hold.actions);
     rebuildActions();
 }
 

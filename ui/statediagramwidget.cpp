@@ -104,11 +104,22 @@ void StateDiagramWidget::setRole(Actor role)
     update();
 }
 
+void StateDiagramWidget::setHeldActions(const QStringList &actions)
+{
+    if (m_held == actions)
+        return;
+    m_held = actions;
+    updateDescription();
+    update();
+}
+
 QList<Transition> StateDiagramWidget::highlightedTransitions() const
 {
     if (!m_machine || m_currentState.isEmpty())
         return {};
-    return m_machine->allowed(m_currentState, m_role);
+    QList<Transition> allowed = m_machine->allowed(m_currentState, m_role);
+    allowed.removeIf([this](const Transition &t) { return m_held.contains(t.action); });
+    return allowed;
 }
 
 QRectF StateDiagramWidget::stateRect(const QString &state) const

@@ -24,6 +24,9 @@ public:
     void setCurrentState(const QString &state);
     const QString &currentState() const { return m_currentState; }
     void setRole(Actor role);
+    // Actions something else holds back now (a delivery's endpoint paused): not highlighted,
+    // though the state and the role allow them.
+    void setHeldActions(const QStringList &actions);
 
     // What the diagram highlights, for tests and the accessible description.
     QList<Transition> highlightedTransitions() const;
@@ -49,6 +52,7 @@ private:
     const StateMachine *m_machine = nullptr; // not owned
     QString m_currentState;
     Actor m_role = Actor::Operator;
+    QStringList m_held;
     QHash<QString, QRectF> m_boxes;
     QHash<QPair<QString, QString>, QRectF> m_labels; // (from, to) -> as painted last
     QSizeF m_diagramSize;

@@ -21,6 +21,7 @@ private slots:
     void everyStateHasABox_data();
     void everyStateHasABox();
     void paintsWithoutMachine();
+    void heldActionsAreNotHighlighted();
     void noArrowRunsThroughABox_data();
     void noArrowRunsThroughABox();
     void oppositeArrowsKeepTheirLabelsApart();
@@ -73,6 +74,28 @@ void tst_StateDiagramWidget::highlighted()
         QVERIFY2(w.accessibleDescription().contains(state), qPrintable(w.accessibleDescription()));
     w.resize(w.sizeHint());
     QVERIFY(!w.grab().isNull());
+}
+
+void tst_StateDiagramWidget::heldActionsAreNotHighlighted()
+{
+    // A PENDING delivery whose endpoint is paused: retry is held, cancel is not.
+    StateDiagramWidget w;
+    w.setMachine(&Delivery::machine());
+    w.setRole(Actor::Operator);
+    w.setCurrentState(Delivery::Pending);
+    auto actions = [&w] {
+        QStringList got;
+        for (const Transition &t : w.highlightedTransitions())
+            got.append(t.action);
+        return got;
+    };
+    QVERIFY2(actions().contains(QStringLiteral("retry")), qPrintable(actions().join(u',')));
+    w.setHeldActions({QStringLiteral("retry")});
+    QVERIFY2(!actions().contains(QStringLiteral("retry")), qPrintable(actions().join(u',')));
+    QVERIFY2(actions().contains(QStringLiteral("cancel")), qPrintable(actions().join(u',')));
+    QVERIFY2(!w.accessibleDescription().contains(QStringLiteral("retry"), Qt::CaseInsensitive), qPrintable(w.accessibleDescription()));
+    w.setHeldActions({});
+    QVERIFY(actions().contains(QStringLiteral("retry")));
 }
 
 void tst_StateDiagramWidget::everyStateHasABox_data()
