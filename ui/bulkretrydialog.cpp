@@ -258,12 +258,17 @@ void BulkRetryDialog::onCounted(int generation, const ApiResult &result)
             parts.append(tr("%1 %2").arg(n).arg(s.toLower()));
     }
     m_total = total;
+    QString text;
     if (total == 0)
-        m_count->setText(tr("No callback matches: there is nothing to retry."));
+        text = tr("No callback matches: there is nothing to retry.");
     else if (states.size() == 1)
-        m_count->setText(tr("%n callback(s)", nullptr, int(total)));
+        text = tr("%n callback(s)", nullptr, int(total));
     else
-        m_count->setText(tr("%1 (%2)").arg(tr("%n callback(s)", nullptr, int(total)), parts.join(QStringLiteral(", "))));
+        text = tr("%1 (%2)").arg(tr("%n callback(s)", nullptr, int(total)), parts.join(QStringLiteral(", ")));
+    // Retried, these still wait for their endpoint: "retry" must not read as "send now".
+    if (const qint64 held = result.object().value(QStringLiteral("held")).toInteger(); held > 0)
+        text += QLatin1Char('\n') + tr("Of these, %1 wait for a paused or disabled endpoint: sent once it is resumed.").arg(held);
+    m_count->setText(text);
     updateButtons();
     emit counted(total);
 }
@@ -289,7 +294,8 @@ void BulkRetryDialog::onRetried(const ApiResult &result)
     m_retrying = false;
     setBusy(false);
     if (result.ok()) {
-        emit retried(result.object().value(QStringLiteral("retried")).toInteger());
+        emit retried(result.object().value(QStringLiteral("retried")).toInteger(),
+                     result.object().value(QStringLiteral("held")).toInteger());
         accept();
         return;
     }

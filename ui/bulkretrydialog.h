@@ -57,8 +57,9 @@ public:
 signals:
     // The current choice's dry run has answered: its count, or -1 when it failed.
     void counted(qint64 count);
-    // Everything asked for was retried (the dialog then closes).
-    void retried(qint64 count);
+    // Everything asked for was retried (the dialog then closes); `held` of them wait for a
+    // paused or disabled endpoint.
+    void retried(qint64 count, qint64 held);
 
 private:
     void recount();

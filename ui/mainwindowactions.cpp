@@ -372,8 +372,10 @@ void MainWindow::bulkRetry(qint64 deliveryId)
     // Not exec(): the dialog counts while it is open, and the window goes on showing the feed.
     auto *dialog = new BulkRetryDialog(m_api, scope, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &BulkRetryDialog::retried, this, [this](qint64 count) {
-        statusBar()->showMessage(tr("Retried %n callback(s)", nullptr, int(count)), 8000);
+    connect(dialog, &BulkRetryDialog::retried, this, [this](qint64 count, qint64 held) {
+        const QString retried = tr("Retried %n callback(s)", nullptr, int(count));
+        statusBar()->showMessage(held > 0 ? tr("%1; %2 wait for a paused or disabled endpoint").arg(retried).arg(held) : retried,
+                                 8000);
     });
     // What it counts changes with the feed while it is open: it counts again.
     if (model) {

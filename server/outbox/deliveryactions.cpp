@@ -15,6 +15,7 @@
 #include "server/storage/timestamps.h"
 
 #include <QJsonArray>
+#include <QSet>
 #include <QSqlQuery>
 
 #include <algorithm>
@@ -366,9 +367,28 @@ Response DeliveryApi::bulkRetry(Request &req)
     q.finish();
     if (matches.size() > kMaxBulk)
         return tooMany();
+    // Retried, those of a paused or disabled endpoint still wait for its resume: say how many,
+    // so "retried" is not read as "sent".
+    QSet<qint64> endpoints;
+    for (const QJsonObject &d : std::as_const(matches))
+        endpoints.insert(d.value(QStringLiteral("endpoint_id")).toInteger());
+    QSet<qint64> heldBy;
+    if (!endpoints.isEmpty()) {
+        QSqlQuery e(m_ctx.db.connection());
+        e.setForwardOnly(true);
+        if (!e.exec(QStringLiteral("SELECT id FROM endpoints WHERE state <> '%1' AND id IN (%2)")
+                        .arg(Endpoint::Active, DeliverySql::idList(QList<qint64>(endpoints.cbegin(), endpoints.cend())))))
+            return failedQuery(e);
+        while (e.next())
+            heldBy.insert(e.value(0).toLongLong());
+    }
+    const qint64 held = std::count_if(matches.cbegin(), matches.cend(), [&heldBy](const QJsonObject &d) {
+        return heldBy.contains(d.value(QStringLiteral("endpoint_id")).toInteger());
+    });
     QJsonObject result{{QStringLiteral("dry_run"), dryRun},
                        {QStringLiteral("count"), qint64(matches.size())},
-                       {QStringLiteral("states"), byState}};
+                       {QStringLiteral("states"), byState},
+                       {QStringLiteral("held"), held}};
     if (dryRun)
         return Response::json(200, result);
     for (const QJsonObject &d : std::as_const(matches)) {

@@ -394,9 +394,19 @@ void tst_DeliveryApi::testEventNeedsAnActiveEndpoint()
              qPrintable(detail));
     QCOMPARE(deliveries(instance).size(), queued);
 
+    // A bulk retry takes its deliveries, and says they wait for the endpoint.
+    const Reply bulk = post(QStringLiteral("/api/v1/deliveries/retry"),
+                            "{\"endpoint\": " + QByteArray::number(endpoint) + ", \"dry_run\": true}");
+    QVERIFY2(bulk.status == 200, bulk.body.constData());
+    QVERIFY(bulk.json().value(QStringLiteral("count")).toInteger() >= 1);
+    QCOMPARE(bulk.json().value(QStringLiteral("held")).toInteger(), bulk.json().value(QStringLiteral("count")).toInteger());
+
     // Resumed (a disabled one is enabled by the same action), the test goes out.
     QCOMPARE(post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint)).status, 200);
     const Reply sent = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
+    const Reply unheld = post(QStringLiteral("/api/v1/deliveries/retry"),
+                              "{\"endpoint\": " + QByteArray::number(endpoint) + ", \"dry_run\": true}");
+    QCOMPARE(unheld.json().value(QStringLiteral("held")).toInteger(), 0);
     QCOMPARE(sent.status, 202);
     QCOMPARE(deliveries(instance).size(), queued + 1);
 }

@@ -297,6 +297,13 @@ void tst_Callbacks::heldDeliverySaysWhy()
     QVERIFY(retry && !retry->isEnabled());
     QCOMPARE(retry->toolTip(), m_window->detailPane()->holdText());
     QVERIFY(paneAction(QStringLiteral("cancel")) && paneAction(QStringLiteral("cancel"))->isEnabled());
+    // A bulk retry would take it, and says it would still wait.
+    paneAction(QStringLiteral("bulk-retry"))->trigger();
+    auto *dialog = m_window->findChild<BulkRetryDialog *>(QStringLiteral("bulkRetryDialog"));
+    QVERIFY(dialog);
+    QTRY_COMPARE(dialog->count(), qint64(1));
+    QVERIFY2(dialog->countText().contains(QStringLiteral("1 wait for a paused or disabled endpoint")), qPrintable(dialog->countText()));
+    dialog->reject();
 
     m_receiver->setStatus(200);
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status, 200);
