@@ -267,8 +267,12 @@ void BulkRetryDialog::onCounted(int generation, const ApiResult &result)
         text = tr("%1 (%2)").arg(tr("%n callback(s)", nullptr, int(total)), parts.join(QStringLiteral(", ")));
     // Retried, these still wait for their endpoint: "retry" must not read as "send now".
     if (const qint64 held = result.object().value(QStringLiteral("held")).toInteger(); held > 0)
-        text += QLatin1Char('\n') + tr("Of these, %1 wait for a paused or disabled endpoint: sent once it is resumed.").arg(held);
+        text += QLatin1Char('\n') + tr("Held by a paused or disabled endpoint: %1, sent once it is resumed.").arg(held);
     m_count->setText(text);
+    // A second line (the held ones) must not be cut: the dialog grows to show it, never shrinks.
+    layout()->activate();
+    if (sizeHint().height() > height())
+        resize(width(), sizeHint().height());
     updateButtons();
     emit counted(total);
 }

@@ -374,7 +374,7 @@ void MainWindow::bulkRetry(qint64 deliveryId)
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &BulkRetryDialog::retried, this, [this](qint64 count, qint64 held) {
         const QString retried = tr("Retried %n callback(s)", nullptr, int(count));
-        statusBar()->showMessage(held > 0 ? tr("%1; %2 wait for a paused or disabled endpoint").arg(retried).arg(held) : retried,
+        statusBar()->showMessage(held > 0 ? tr("%1; held by a paused or disabled endpoint: %2").arg(retried).arg(held) : retried,
                                  8000);
     });
     // What it counts changes with the feed while it is open: it counts again.

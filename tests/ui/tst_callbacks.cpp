@@ -302,7 +302,7 @@ void tst_Callbacks::heldDeliverySaysWhy()
     auto *dialog = m_window->findChild<BulkRetryDialog *>(QStringLiteral("bulkRetryDialog"));
     QVERIFY(dialog);
     QTRY_COMPARE(dialog->count(), qint64(1));
-    QVERIFY2(dialog->countText().contains(QStringLiteral("1 wait for a paused or disabled endpoint")), qPrintable(dialog->countText()));
+    QVERIFY2(dialog->countText().contains(QStringLiteral("Held by a paused or disabled endpoint: 1,")), qPrintable(dialog->countText()));
     dialog->reject();
 
     m_receiver->setStatus(200);
