@@ -253,13 +253,24 @@ qint64 DetailPane::objectId() const
     return m_object.value(QStringLiteral("id")).toInteger(-1);
 }
 
-void DetailPane::refreshHold()
+bool DetailPane::updateHold()
 {
-    m_hold = m_kind && m_holdLookup ? m_holdLookup(*m_kind, m_object) : Hold();
+    const Hold hold = m_kind && m_holdLookup ? m_holdLookup(*m_kind, m_object) : Hold();
+    if (hold.reason == m_hold.reason && hold.actions == m_hold.actions)
+        return false;
+    m_hold = hold;
     m_holdNote->setText(m_hold.reason);
     m_holdNote->setVisible(!m_hold.reason.isEmpty());
     m_diagram->setHeldActions(m_hold.actions);
-    rebuildActions();
+    return true;
+}
+
+void DetailPane::refreshHold()
+{
+    // Asked on every change of the endpoints (a busy one's health, each second): the toolbar
+    // is made anew only when the hold changed.
+    if (updateHold())
+        rebuildActions();
 }
 
 QString DetailPane::holdText() const
@@ -280,6 +291,7 @@ void DetailPane::clear()
     m_object = {};
     m_hold = {};
     m_holdNote->hide();
+    m_diagram->setHeldActions({});
     m_countdowns.clear();
     m_clock->stop();
     m_attempts->clear();
@@ -315,7 +327,8 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_diagramTitle->setText(tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
 
     rebuildForm();
-    refreshHold();
+    updateHold();
+    rebuildActions();
     m_json->setPlainText(QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Indented)));
     m_stack->setCurrentIndex(1);
 

@@ -90,6 +90,8 @@ signals:
 private:
     void rebuildForm();
     void rebuildActions();
+    // Asks the hold lookup for the shown object; true when what holds it changed.
+    bool updateHold();
     // Kind-specific requests that are no transition (a test event, a new secret, a bulk retry).
     void addOperations();
     void updateCountdowns();
