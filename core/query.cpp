@@ -26,6 +26,26 @@ struct Token
     bool quotedWhole = false; // the whole token was one quoted phrase
 };
 
+// "5xx" is the hundred numbers from 500, "50x" the ten from 500: the first and how many. Digits
+// first, then at least one x and nothing else.
+std::optional<std::pair<qint64, qint64>> parseNumberClass(QStringView text)
+{
+    qsizetype digits = 0;
+    while (digits < text.size() && text.at(digits) >= u'0' && text.at(digits) <= u'9')
+        ++digits;
+    if (digits == 0 || digits == text.size() || text.size() > 18)
+        return std::nullopt;
+    qint64 first = text.left(digits).toLongLong();
+    qint64 span = 1;
+    for (qsizetype i = digits; i < text.size(); ++i) {
+        if (text.at(i) != u'x' && text.at(i) != u'X')
+            return std::nullopt;
+        first *= 10;
+        span *= 10;
+    }
+    return std::pair{first, span};
+}
+
 std::optional<qint64> parseDate(QStringView text)
 {
     if (text.size() == 10) {
@@ -227,16 +247,33 @@ private:
         case FieldSpec::Type::Id:
         case FieldSpec::Type::Integer: {
             term.values = isComparison(op) ? QStringList{value} : value.split(u',', Qt::SkipEmptyParts);
+            // An integer's value may be a class of numbers: status:5xx is 500 to 599.
+            const bool classes = spec.type == FieldSpec::Type::Integer && !isComparison(op);
             bool allNumbers = true;
+            bool anyClass = false;
             for (const QString &v : std::as_const(term.values)) {
                 bool ok = false;
                 const qint64 n = v.toLongLong(&ok);
-                allNumbers = allNumbers && ok;
-                term.integers.append(n);
+                const std::optional<std::pair<qint64, qint64>> range =
+                    classes && !ok ? parseNumberClass(v) : std::nullopt;
+                allNumbers = allNumbers && (ok || range);
+                anyClass = anyClass || range.has_value();
+                term.integers.append(range ? range->first : n);
+                term.spans.append(range ? range->second : 1);
             }
+            if (!anyClass)
+                term.spans.clear();
             if (!allNumbers) {
-                if (spec.references.isEmpty() || isComparison(op))
-                    return fail(tr("%1 needs a number").arg(typed));
+                term.spans.clear();
+                if (spec.references.isEmpty() || isComparison(op)) {
+                    const bool classLike = spec.type == FieldSpec::Type::Integer && isComparison(op)
+                                           && parseNumberClass(value).has_value();
+                    if (classLike)
+                        return fail(tr("%1 compares with a number; a class like 5xx goes with ':' or '='").arg(typed));
+                    return fail(spec.type == FieldSpec::Type::Integer && !isComparison(op)
+                                    ? tr("%1 needs a number or a class like 5xx").arg(typed)
+                                    : tr("%1 needs a number").arg(typed));
+                }
                 term.integers.clear(); // compared by the referenced object's name
             }
             break;

@@ -35,6 +35,9 @@ struct QueryTerm
     QStringList values;     // as typed; "a,b" gives alternatives, any of which matches
     // Decoded forms of values (same length as values, only for the types that need them).
     QList<qint64> integers;          // Id/Integer, Timestamp compared with a date (ms since epoch)
+    // Integer alternatives written as a class ("status:5xx"): how many values each covers from
+    // integers[i] on (100 for "5xx", 1 for "503"). Empty when every alternative is exact.
+    QList<qint64> spans;
     QList<double> numbers;           // Number
     std::optional<qint64> ageMs;     // Timestamp compared with a duration: the age of the timestamp
     int position = 0;                // 0-based column of the token

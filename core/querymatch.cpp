@@ -50,6 +50,14 @@ bool valueMatches(const QueryTerm &term, const QueryRow &row, qint64 nowMs)
     case FieldSpec::Type::Id:
     case FieldSpec::Type::Integer: {
         const qint64 n = v.toLongLong();
+        if (!term.spans.isEmpty()) {
+            // Classes (status:5xx) only come with ':' and '='.
+            for (qsizetype i = 0; i < term.integers.size(); ++i) {
+                if (n >= term.integers.at(i) && n - term.integers.at(i) < term.spans.at(i))
+                    return true;
+            }
+            return false;
+        }
         if (!term.integers.isEmpty()) {
             return std::any_of(term.integers.cbegin(), term.integers.cend(),
                                [&](qint64 wanted) { return compareValues(n, term.op, wanted); });
@@ -165,7 +173,8 @@ bool termNarrows(const QueryTerm &narrower, const QueryTerm &wider)
     if (narrower.ageMs || wider.ageMs || narrower.fieldIndex != wider.fieldIndex || narrower.op != wider.op
         || narrower.negated != wider.negated)
         return false;
-    if (narrower.values == wider.values && narrower.integers == wider.integers && narrower.numbers == wider.numbers)
+    if (narrower.values == wider.values && narrower.integers == wider.integers && narrower.spans == wider.spans
+        && narrower.numbers == wider.numbers)
         return true;
     // Longer values on substring / prefix matches: "state:ru" -> "state:run", "name:da" -> "name:dat".
     // A negated term narrows the other way round, one alternative less included.

@@ -44,8 +44,12 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
                         : tr("Filter: state:%1 -state:%2 age>1h words…")
                               .arg(kind.states.value(0).toLower(), kind.states.value(1).toLower());
     m_query->setPlaceholderText(m_placeholder);
-    m_queryHelp = tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
-                     "age>1h (s, m, h, d, w). Quote \"several words\".")
+    const bool integers = std::any_of(kind.fields.cbegin(), kind.fields.cend(),
+                                      [](const FieldSpec &f) { return f.type == FieldSpec::Type::Integer; });
+    m_queryHelp = (integers ? tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
+                                 "field:5xx (500 to 599), age>1h (s, m, h, d, w). Quote \"several words\".")
+                            : tr("Fields: %1. Operators: field:value, field=value, -field:value, field>N, "
+                                 "age>1h (s, m, h, d, w). Quote \"several words\"."))
                       .arg(names.join(QStringLiteral(", ")));
     m_query->setToolTip(m_queryHelp);
 

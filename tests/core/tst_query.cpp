@@ -93,6 +93,8 @@ private slots:
     void parseInvalid();
     void ratioReadsAsPercentage_data();
     void ratioReadsAsPercentage();
+    void numberClasses_data();
+    void numberClasses();
     void matchRows_data();
     void matchRows();
     void durations_data();
@@ -133,6 +135,8 @@ void tst_Query::narrows_data()
     QTest::newRow("equal is exact") << "state=runn" << "state=ru" << false;
     QTest::newRow("ages depend on the clock") << "age>1h" << "age>1h" << false;
     QTest::newRow("different numbers") << "provider:8" << "provider:7" << false;
+    QTest::newRow("a class is not its first number") << "version:1x" << "version:10" << false;
+    QTest::newRow("the same class") << "version:1x state:run" << "version:1x" << true;
     QTest::newRow("everything narrows nothing") << "acme" << "" << true;
     QTest::newRow("nothing is narrower than everything") << "" << "acme" << false;
 }
@@ -268,6 +272,12 @@ void tst_Query::parseInvalid_data()
     QTest::newRow("created colon duration") << "instances" << "created:1h" << 8
                                             << "created needs a date like 2026-11-29 (or compare: created>1h)";
     QTest::newRow("number field") << "endpoints" << "failure_rate>high" << 13 << "failure_rate needs a number";
+    QTest::newRow("status class compared") << "deliveries" << "status>=5xx" << 8
+                                           << "status compares with a number; a class like 5xx goes with ':' or '='";
+    QTest::newRow("status neither number nor class") << "deliveries" << "status:5x5" << 7
+                                                     << "status needs a number or a class like 5xx";
+    QTest::newRow("status class without digits") << "deliveries" << "status:2xx,xx" << 7
+                                                  << "status needs a number or a class like 5xx";
     QTest::newRow("second term wrong") << "instances" << "state:running  owner:bob  version<x" << 34
                                        << "version needs a number";
 }
@@ -363,6 +373,40 @@ void tst_Query::ratioReadsAsPercentage()
                                {QStringLiteral("state"), QStringLiteral("ACTIVE")}, {QStringLiteral("failure_rate"), 0.6}};
     QCOMPARE(matches(p.query, NamedRow(kind, endpoint), kNow), expected);
     QVERIFY(!parseQuery(QStringLiteral("failure_rate>half%"), kind).ok());
+}
+
+void tst_Query::numberClasses_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QList<int>>("expected"); // the last statuses of the deliveries that match
+
+    // A 0 stands for a delivery without an HTTP answer (a timeout, or not attempted yet).
+    QTest::newRow("class") << "status:5xx" << QList<int>{500, 503, 599};
+    QTest::newRow("upper case") << "status:5XX" << QList<int>{500, 503, 599};
+    QTest::newRow("with '='") << "status=4xx" << QList<int>{404, 410};
+    QTest::newRow("narrower class") << "status:50x" << QList<int>{500, 503};
+    QTest::newRow("classes and a status") << "status:4xx,503" << QList<int>{404, 410, 503};
+    QTest::newRow("negated") << "-status:2xx" << QList<int>{0, 404, 410, 500, 503, 599};
+    QTest::newRow("not equal") << "status!=5xx" << QList<int>{0, 200, 404, 410};
+    QTest::newRow("exact still exact") << "status:503" << QList<int>{503};
+    QTest::newRow("comparison") << "status>=500" << QList<int>{500, 503, 599};
+}
+
+void tst_Query::numberClasses()
+{
+    QFETCH(QString, text);
+    QFETCH(QList<int>, expected);
+    const ResourceKind &kind = *resourceKindByName(u"deliveries");
+    const QueryParse p = parseQuery(text, kind);
+    QVERIFY2(p.ok(), qPrintable(p.error.toString()));
+    QList<int> matched;
+    for (const int status : {0, 200, 404, 410, 500, 503, 599}) {
+        QJsonObject row{{QStringLiteral("id"), 1}, {QStringLiteral("state"), QStringLiteral("FAILED")}};
+        row.insert(QStringLiteral("last_status"), status > 0 ? QJsonValue(status) : QJsonValue(QJsonValue::Null));
+        if (matches(p.query, JsonQueryRow(kind, row), kNow))
+            matched << status;
+    }
+    QCOMPARE(matched, expected);
 }
 
 void tst_Query::matchRows()
