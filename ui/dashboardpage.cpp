@@ -1,6 +1,7 @@
 // The dashboard: per-kind state counts and the connection at a glance.
 #include "dashboardpage.h"
 
+#include "modelchanges.h"
 #include "statebadgelabel.h"
 
 #include <QAbstractItemModel>
@@ -140,10 +141,7 @@ void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
 
 void DashboardPage::watch(QAbstractItemModel *model)
 {
-    connect(model, &QAbstractItemModel::rowsInserted, this, &DashboardPage::scheduleRefresh);
-    connect(model, &QAbstractItemModel::rowsRemoved, this, &DashboardPage::scheduleRefresh);
-    connect(model, &QAbstractItemModel::modelReset, this, &DashboardPage::scheduleRefresh);
-    connect(model, &QAbstractItemModel::dataChanged, this, &DashboardPage::scheduleRefresh);
+    whenModelChanges(model, this, [this] { scheduleRefresh(); });
     scheduleRefresh();
 }
 

@@ -4,6 +4,7 @@
 #include "bulkretrydialog.h"
 #include "detailpane.h"
 #include "messagebox.h"
+#include "modelchanges.h"
 #include "pendingselection.h"
 #include "resourceview.h"
 #include "valueformat.h"
@@ -205,10 +206,7 @@ void MainWindow::watchHolds()
         if (m_detail->kind() && m_detail->kind()->name == QLatin1String("deliveries"))
             m_detail->refreshHold();
     };
-    connect(endpoints, &QAbstractItemModel::dataChanged, this, refresh);
-    connect(endpoints, &QAbstractItemModel::rowsInserted, this, refresh);
-    connect(endpoints, &QAbstractItemModel::rowsRemoved, this, refresh);
-    connect(endpoints, &QAbstractItemModel::modelReset, this, refresh);
+    whenModelChanges(endpoints, this, refresh);
 }
 
 void MainWindow::runAction(const QString &kindName, qint64 objectId, const QString &action)
@@ -378,12 +376,8 @@ void MainWindow::bulkRetry(qint64 deliveryId)
                                  8000);
     });
     // What it counts changes with the feed while it is open: it counts again.
-    if (model) {
-        for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
-            connect(model, signal, dialog, &BulkRetryDialog::callbacksChanged);
-        connect(model, &QAbstractItemModel::dataChanged, dialog, &BulkRetryDialog::callbacksChanged);
-        connect(model, &QAbstractItemModel::modelReset, dialog, &BulkRetryDialog::callbacksChanged);
-    }
+    if (model)
+        whenModelChanges(model, dialog, [dialog] { dialog->callbacksChanged(); });
     dialog->open();
 }
 
