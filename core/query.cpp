@@ -91,6 +91,10 @@ public:
             const FieldSpec &f = m_kind.fields.at(i);
             if (f.type == FieldSpec::Type::Text || f.type == FieldSpec::Type::State || f.key == QLatin1String("id"))
                 result.query.textFields.append(i);
+            else if (f.type == FieldSpec::Type::Id && !f.references.isEmpty()) {
+                result.query.referenceFields.append(i);
+                result.query.referenceKinds.append(f.references);
+            }
         }
         QList<Token> tokens;
         if (!tokenize(&tokens, &result.error))

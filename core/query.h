@@ -55,6 +55,10 @@ struct Query
     QList<QueryTerm> terms;
     QList<QueryWord> words;
     QList<int> textFields;  // fields free words are searched in
+    // Fields naming another object (provider_id), and the kind each names ("providers"): free
+    // words are searched in that object's name, which is what the table shows there.
+    QList<int> referenceFields;
+    QStringList referenceKinds;
 
     bool isEmpty() const { return terms.isEmpty() && words.isEmpty(); }
 };

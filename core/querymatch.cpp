@@ -154,6 +154,11 @@ bool matches(const Query &query, const QueryRow &row, qint64 nowMs, QueryTextMem
             if (found)
                 break;
         }
+        for (qsizetype r = 0; !found && r < query.referenceFields.size(); ++r) {
+            const QVariant id = row.value(query.referenceFields.at(r));
+            found = id.isValid()
+                    && row.referenceName(query.referenceKinds.at(r), id.toLongLong()).contains(word.text, Qt::CaseInsensitive);
+        }
         if (found == word.negated)
             return false;
     }
@@ -198,7 +203,7 @@ bool termNarrows(const QueryTerm &narrower, const QueryTerm &wider)
 
 bool queryNarrows(const Query &narrower, const Query &wider)
 {
-    if (narrower.textFields != wider.textFields)
+    if (narrower.textFields != wider.textFields || narrower.referenceFields != wider.referenceFields)
         return false;
     for (const QueryTerm &w : wider.terms) {
         if (!std::any_of(narrower.terms.cbegin(), narrower.terms.cend(),

@@ -4,11 +4,15 @@
 
 #include <QDateTime>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
 
 constexpr int kAgeRefreshMs = 30 * 1000;
+// A sync's pages of a referenced kind come a few a second: one refilter after them.
+constexpr int kNamesRefreshMs = 250;
 
 } // namespace
 
@@ -24,6 +28,12 @@ FilterProxyModel::FilterProxyModel(QObject *parent)
     m_pool->setMaxThreadCount(2);
     m_ageTimer.setInterval(kAgeRefreshMs);
     connect(&m_ageTimer, &QTimer::timeout, this, &FilterProxyModel::refreshTimeFilter);
+    m_namesTimer.setSingleShot(true);
+    m_namesTimer.setInterval(kNamesRefreshMs);
+    connect(&m_namesTimer, &QTimer::timeout, this, [this] {
+        forgetResults();
+        refresh(true);
+    });
     connect(m_watcher, &QFutureWatcherBase::finished, this, &FilterProxyModel::onJobFinished);
 }
 
@@ -83,6 +93,16 @@ void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
     forgetResults();
     m_lookup = std::move(lookup);
     refresh(true);
+}
+
+void FilterProxyModel::referencedNamesChanged()
+{
+    const bool readsNames = !m_query.words.isEmpty() && !m_query.referenceFields.isEmpty();
+    const bool namesTerm = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(), [](const QueryTerm &t) {
+        return !t.references.isEmpty() && t.integers.isEmpty();
+    });
+    if ((readsNames || namesTerm) && !m_namesTimer.isActive())
+        m_namesTimer.start();
 }
 
 void FilterProxyModel::setClock(std::function<qint64()> clock)

@@ -49,8 +49,11 @@ public:
     const Query &query() const { return m_query; }
     QStringList completions(const QString &token) const;
 
-    // provider:acme needs names of other kinds' objects.
+    // provider:acme and free words need names of other kinds' objects.
     void setReferenceLookup(ReferenceLookup lookup);
+    // Objects the rows name came or went (the referenced kind's model was listed or grew): a
+    // filter that read their names is run again soon, several such changes at once.
+    void referencedNamesChanged();
     // The clock age>1h compares with (tests pin it); ms since the epoch.
     void setClock(std::function<qint64()> clock);
 
@@ -178,6 +181,7 @@ private:
     bool m_pendingForced = false;  // asked to test every row again (the clock or the lookup changed)
     std::vector<int> m_pendingDirty; // rows changed since the job's snapshot
     QTimer m_ageTimer; // age>1h drifts with time: refilter now and then while such a term is active
+    QTimer m_namesTimer; // referencedNamesChanged(): one refilter for a burst of them
 };
 
 } // namespace OpsDeck

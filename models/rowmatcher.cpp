@@ -70,6 +70,8 @@ RowMatcher::RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup)
     m_termMemo.resize(size_t(m_query.terms.size()));
     m_referenceMemo.resize(size_t(m_query.terms.size()));
     m_wordMemo.resize(size_t(m_query.words.size()));
+    m_nameMemo.resize(size_t(m_query.words.size()) * size_t(m_query.referenceFields.size()));
+    m_someNameHas.assign(m_nameMemo.size(), qint8(-1));
     m_textFields.assign(m_query.textFields.cbegin(), m_query.textFields.cend());
     for (const QueryWord &queryWord : std::as_const(m_query.words)) {
         Word word;
@@ -169,7 +171,29 @@ bool RowMatcher::wordFound(const RowStore &store, int w, const RowStore::Cell *c
             return true;
         }
     }
+    for (size_t ref = 0; ref < size_t(m_query.referenceFields.size()); ++ref) {
+        const RowStore::Cell cell = cells[m_query.referenceFields.at(qsizetype(ref))];
+        if (cell != RowStore::kNull && referenceNamed(w, ref, qint64(cell)))
+            return true;
+    }
     return false;
+}
+
+bool RowMatcher::referenceNamed(int w, size_t ref, qint64 id)
+{
+    const size_t at = size_t(w) * size_t(m_query.referenceFields.size()) + ref;
+    if (m_someNameHas[at] == 0)
+        return false;
+    QHash<qint64, bool> &memo = m_nameMemo[at];
+    auto it = memo.constFind(id);
+    if (it == memo.cend()) {
+        if (!m_lookup)
+            return false;
+        const Word &word = m_words[size_t(w)];
+        const QString name = m_lookup(m_query.referenceKinds.at(qsizetype(ref)), id);
+        it = memo.insert(id, containsIgnoringCase(name, word.text, word.folded));
+    }
+    return *it;
 }
 
 void RowMatcher::resolveReferences(const std::function<QSet<qint64>(int field)> &idsOf)
@@ -183,6 +207,19 @@ void RowMatcher::resolveReferences(const std::function<QSet<qint64>(int field)> 
         for (const qint64 id : ids) {
             if (!memo.contains(id))
                 memo.insert(id, termMatches(term, IdRow(term.fieldIndex, id, m_lookup), m_now));
+        }
+    }
+    if (!m_lookup || m_words.empty())
+        return;
+    const size_t refs = size_t(m_query.referenceFields.size());
+    for (size_t ref = 0; ref < refs; ++ref) {
+        const QSet<qint64> ids = idsOf(m_query.referenceFields.at(qsizetype(ref)));
+        for (int w = 0; w < int(m_words.size()); ++w) {
+            bool some = false;
+            for (const qint64 id : ids)
+                some = referenceNamed(w, ref, id) || some;
+            // Every id is known now: a field where no name has the word is not read per row.
+            m_someNameHas[size_t(w) * refs + ref] = some ? 1 : 0;
         }
     }
 }

@@ -7,6 +7,7 @@
 #include <QHash>
 #include <QSet>
 
+#include <algorithm>
 #include <functional>
 
 #include <vector>
@@ -15,7 +16,8 @@ namespace OpsDeck {
 
 // A value type, so a filter worker can take a copy. The store is passed per call (the model may
 // replace its store between calls; text numbers stay the same across such copies). Without a
-// lookup (on a worker) reference terms are answered only from resolveReferences().
+// lookup (on a worker) reference terms and words in referenced names are answered only from
+// resolveReferences().
 class RowMatcher final
 {
 public:
@@ -27,12 +29,19 @@ public:
     bool isEmpty() const { return m_query.isEmpty(); }
     // Whether the answers depend on the clock (age>1h).
     bool isTimed() const;
-    void setReferenceLookup(ReferenceLookup lookup) { m_lookup = std::move(lookup); }
+    // With a lookup, names not yet remembered are looked up again (resolveReferences() knew only
+    // the ids of its moment).
+    void setReferenceLookup(ReferenceLookup lookup)
+    {
+        m_lookup = std::move(lookup);
+        if (m_lookup)
+            std::fill(m_someNameHas.begin(), m_someNameHas.end(), qint8(-1));
+    }
 
     bool accepts(const RowStore &store, int row);
-    // Looks up now every referenced object the query's reference terms (provider:acme) may meet,
-    // so a copy without a lookup can answer them. idsOf(field) gives the ids the rows name in field
-    // (a superset is fine).
+    // Looks up now every referenced object the query's reference terms (provider:acme) and free
+    // words may meet, so a copy without a lookup can answer them. idsOf(field) gives the ids the
+    // rows name in field (a superset is fine).
     void resolveReferences(const std::function<QSet<qint64>(int field)> &idsOf);
 
 private:
@@ -48,6 +57,9 @@ private:
     bool termFound(const RowStore &store, int term, int row, const RowStore::Cell *cells);
     bool wordFound(const RowStore &store, int word, const RowStore::Cell *cells);
     bool textContains(const TextArena &texts, quint32 id, const Word &word) const;
+    // Whether the object `id` that reference field `ref` (of the query's referenceFields) names has
+    // word `w` in its name: remembered, looked up while there is a lookup, else false.
+    bool referenceNamed(int w, size_t ref, qint64 id);
 
     Query m_query;
     qint64 m_now = 0;
@@ -57,6 +69,10 @@ private:
     std::vector<std::vector<qint8>> m_termMemo;       // per term, by text number: -1 unknown, 0, 1
     std::vector<QHash<qint64, bool>> m_referenceMemo; // per term, by referenced id
     std::vector<std::vector<qint8>> m_wordMemo;       // per word, by text number: -1 unknown, 0, 1
+    // Per word and reference field (word * referenceFields + field): by referenced id, whether its
+    // name has the word; and whether some name has it (-1 unknown, 0 none: the field is skipped).
+    std::vector<QHash<qint64, bool>> m_nameMemo;
+    std::vector<qint8> m_someNameHas;
 };
 
 } // namespace OpsDeck

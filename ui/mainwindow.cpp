@@ -136,6 +136,18 @@ void MainWindow::bindModels()
         it.value()->setSourceModel(model);
         if (m_dashboard)
             m_dashboard->setModel(it.key(), model);
+        // Names shown in reference columns come with the other kinds' rows, often after this
+        // kind's own (a remembered filter may already read them). Renames are left out: every
+        // status change of an instance would refilter its callbacks.
+        FilterProxyModel *proxy = it.value();
+        for (const FieldSpec &field : model->kind().fields) {
+            const ResourceModel *named = field.references.isEmpty() ? nullptr : m_sync->model(field.references);
+            if (!named)
+                continue;
+            for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
+                connect(named, signal, proxy, &FilterProxyModel::referencedNamesChanged);
+            connect(named, &QAbstractItemModel::modelReset, proxy, &FilterProxyModel::referencedNamesChanged);
+        }
     }
 }
 

@@ -338,6 +338,9 @@ void tst_Query::matchRows_data()
     QTest::newRow("free word in name") << "billing" << failedOld << true;
     QTest::newRow("free word in owner") << "BOB" << runningNew << true;
     QTest::newRow("free word missing") << "payroll" << failedOld << false;
+    QTest::newRow("free word in the provider's name") << "hosting" << failedOld << true;
+    QTest::newRow("free word in another provider's name") << "globex" << failedOld << false;
+    QTest::newRow("negated word in the provider's name") << "-globex" << runningNew << false;
     QTest::newRow("quoted phrase") << "\"wiki test\"" << runningNew << true;
     QTest::newRow("negated word") << "-wiki" << runningNew << false;
     QTest::newRow("all words needed") << "billing wiki" << failedOld << true;

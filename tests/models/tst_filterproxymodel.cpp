@@ -26,6 +26,8 @@ private slots:
     void completions();
     void nonResourceSourcePassesAll();
     void wordsStayRightAcrossResets();
+    void wordsSearchReferencedNames_data();
+    void wordsSearchReferencedNames();
     void narrowingTestsOnlyShownRows();
     void batchesWhileFilteredEqualBruteForce();
     void selectionFollowsItsRow();
@@ -151,6 +153,42 @@ void tst_FilterProxyModel::wordsStayRightAcrossResets()
     QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{8, 9}));
     QVERIFY(f.proxy.setQuery(QStringLiteral("-alpha")));
     QCOMPARE(proxyIds(f.proxy), QList<qint64>{7});
+}
+
+void tst_FilterProxyModel::wordsSearchReferencedNames_data()
+{
+    QTest::addColumn<bool>("worker");
+    QTest::newRow("on this thread") << false;
+    QTest::newRow("on a worker") << true;
+}
+
+void tst_FilterProxyModel::wordsSearchReferencedNames()
+{
+    // The table shows the provider's name in its column: a word finds it there.
+    QFETCH(bool, worker);
+    Fixture f;
+    QAbstractItemModelTester tester(&f.proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    if (worker)
+        f.proxy.setAsyncThreshold(0);
+    QHash<qint64, QString> names{{7, QStringLiteral("Acme")}};
+    f.proxy.setReferenceLookup([&names](const QString &kind, qint64 id) {
+        return kind == QLatin1String("providers") ? names.value(id) : QString();
+    });
+    QVERIFY(f.proxy.setQuery(QStringLiteral("globex")));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QCOMPARE(proxyIds(f.proxy), QList<qint64>{}); // provider 8's name is not known yet
+    // Its name comes with the providers' rows, after these: the filter reads it again.
+    names.insert(8, QStringLiteral("Globex Corp"));
+    f.proxy.referencedNamesChanged();
+    QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{10, 3}));
+    // A new row naming a provider no row named when the filter ran is tested by that name too.
+    names.insert(9, QStringLiteral("GLOBEX West"));
+    f.model.upsert({instance(11, QStringLiteral("zzz"), QStringLiteral("RUNNING"), 9, QStringLiteral("2026-11-29T11:50:00Z"))});
+    QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{10, 3, 11}));
+    // Excluded by the name as well.
+    QVERIFY(f.proxy.setQuery(QStringLiteral("-acme")));
+    QTRY_VERIFY(!f.proxy.isFiltering());
+    QTRY_COMPARE(proxyIds(f.proxy), (QList<qint64>{10, 3, 11}));
 }
 
 void tst_FilterProxyModel::narrowingTestsOnlyShownRows()
