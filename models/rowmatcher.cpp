@@ -71,7 +71,8 @@ RowMatcher::RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup)
     m_referenceMemo.resize(size_t(m_query.terms.size()));
     m_wordMemo.resize(size_t(m_query.words.size()));
     m_nameMemo.resize(size_t(m_query.words.size()) * size_t(m_query.referenceFields.size()));
-    m_someNameHas.assign(m_nameMemo.size(), qint8(-1));
+    // Without a lookup no name is known until resolveReferences() says otherwise.
+    m_someNameHas.assign(m_nameMemo.size(), qint8(m_lookup ? -1 : 0));
     m_textFields.assign(m_query.textFields.cbegin(), m_query.textFields.cend());
     for (const QueryWord &queryWord : std::as_const(m_query.words)) {
         Word word;
