@@ -10,6 +10,8 @@
 #include "server/storage/timestamps.h"
 
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QTcpSocket>
@@ -201,10 +203,12 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
     return runHandler(route, req);
 }
 
-Response HttpServer::runHandler(const Route &route, Request &req)
+Response HttpServer::runHandler(const Route &route, Request &req, const std::function<void()> &beforeEach)
 {
     constexpr int kMaxAttempts = 5;
     for (int attempt = 1;; ++attempt) {
+        if (beforeEach)
+            beforeEach();
         Response r;
         try {
             r = route.handler(req);
@@ -225,26 +229,17 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
 {
     const QString caller = req.caller->key();
     const QString k = QString::fromUtf8(key);
-    const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.body);
+    const QByteArray fp =
+        IdempotencyStore::fingerprint(req.method, req.path, req.query.toString(QUrl::FullyEncoded), req.body);
     auto rec = m_idempotency.find(caller, k);
     // Requests are answered within seconds; a key still "running" after a minute belongs to a
-    // process that died mid-request, so the retry may run it again.
+    // process that died mid-request before anything of it committed, so the retry may run it.
     if (rec && rec->running && rec->createdAt < timestamp(QDateTime::currentDateTimeUtc().addSecs(-60))) {
         m_idempotency.abandon(caller, k);
         rec.reset();
     }
-    if (rec) {
-        if (rec->fingerprint != fp)
-            return problem(422, "idempotency-key-reused", "Idempotency key reused",
-                           QStringLiteral("this Idempotency-Key was used for a different request"));
-        if (rec->running)
-            return problem(409, "idempotency-key-in-use", "Idempotency key in use",
-                           QStringLiteral("the original request with this Idempotency-Key is still running"));
-        Response r = Response::text(rec->status, rec->body, rec->contentType);
-        if (!rec->etag.isEmpty())
-            r.withHeader(QByteArrayLiteral("ETag"), rec->etag);
-        return r.withHeader(QByteArrayLiteral("Idempotency-Replayed"), QByteArrayLiteral("true"));
-    }
+    if (rec)
+        return replay(*rec, fp);
     Problem stored;
     if (!m_idempotency.begin(caller, k, fp, &stored)) {
         if (!stored.isNull())
@@ -252,21 +247,72 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
         return problem(409, "idempotency-key-in-use", "Idempotency key in use",
                        QStringLiteral("the original request with this Idempotency-Key is still running"));
     }
-    Response r = runHandler(*match.route, req);
-    if (r.status >= 500 || r.deferred) {
+    // The key is marked in the request's own transaction: once that commits, no retry runs it again.
+    bool marked = false;
+    Response r = runHandler(*match.route, req, [&] {
+        m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error); });
+    });
+    m_db.setBeforeCommit({});
+    if (r.deferred || (r.status >= 500 && !marked)) {
         m_idempotency.abandon(caller, k);
-    } else {
-        IdempotencyRecord rec;
-        rec.status = r.status;
-        rec.contentType = r.contentType;
-        rec.body = r.body;
+    } else if (r.status < 500) {
+        IdempotencyRecord answer;
+        answer.status = r.status;
+        answer.contentType = r.contentType;
+        answer.body = r.body;
         for (const auto &h : r.headers) {
             if (h.first == "ETag")
-                rec.etag = h.second;
+                answer.etag = h.second;
+            else if (h.first == "Location")
+                answer.location = h.second;
         }
-        m_idempotency.finish(caller, k, rec);
+        // A token or signing secret is shown once: a retry is told so, and never gets it from here.
+        answer.withheld = shownOnceMember(r);
+        if (!answer.withheld.isEmpty())
+            answer.body.clear();
+        m_idempotency.finish(caller, k, answer);
     }
+    // A 500 after the commit leaves the key committed: a retry hears that, and nothing runs twice.
     return r;
+}
+
+QByteArray HttpServer::shownOnceMember(const Response &r)
+{
+    if (!r.contentType.startsWith("application/json"))
+        return {};
+    for (const QByteArray &member : {QByteArrayLiteral("token"), QByteArrayLiteral("secret")}) {
+        if (!r.body.contains('"' + member + '"'))
+            continue;
+        if (QJsonDocument::fromJson(r.body).object().value(QString::fromLatin1(member)).isString())
+            return member;
+    }
+    return {};
+}
+
+Response HttpServer::replay(const IdempotencyRecord &rec, const QByteArray &fingerprint)
+{
+    if (rec.fingerprint != fingerprint)
+        return problem(422, "idempotency-key-reused", "Idempotency key reused",
+                       QStringLiteral("this Idempotency-Key was used for a different request"));
+    if (rec.running)
+        return problem(409, "idempotency-key-in-use", "Idempotency key in use",
+                       QStringLiteral("the original request with this Idempotency-Key is still running"));
+    if (rec.committed)
+        return problem(409, "idempotency-answer-lost", "Idempotency answer lost",
+                       QStringLiteral("the original request with this Idempotency-Key was carried out, but the server "
+                                      "stopped before its answer was kept; read the object to see where it stands"));
+    Response r = rec.withheld.isEmpty()
+                     ? Response::text(rec.status, rec.body, rec.contentType)
+                     : problem(409, "idempotency-secret-withheld", "Idempotency answer withheld",
+                               QStringLiteral("the original request with this Idempotency-Key succeeded (%1), but its "
+                                              "answer held a %2, which is shown once and never kept")
+                                   .arg(rec.status)
+                                   .arg(QString::fromLatin1(rec.withheld)));
+    if (!rec.etag.isEmpty() && rec.withheld.isEmpty())
+        r.withHeader(QByteArrayLiteral("ETag"), rec.etag);
+    if (!rec.location.isEmpty())
+        r.withHeader(QByteArrayLiteral("Location"), rec.location);
+    return r.withHeader(QByteArrayLiteral("Idempotency-Replayed"), QByteArrayLiteral("true"));
 }
 
 } // namespace OpsDeck

@@ -9,6 +9,7 @@ namespace OpsDeck {
 
 class Database;
 class IdempotencyStore;
+struct IdempotencyRecord;
 class Metrics;
 class Router;
 struct Route;
@@ -41,9 +42,14 @@ protected:
 private:
     Response dispatch(Request &request, const RouteMatch &match);
     Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
+    // What a retry with a known key hears: the first answer again, or why not.
+    static Response replay(const IdempotencyRecord &record, const QByteArray &fingerprint);
+    // "token" or "secret" when the answer holds one (shown once, so never kept), else empty.
+    static QByteArray shownOnceMember(const Response &response);
     // The route's handler, run again (a bounded number of times) when storage gave its
     // transaction up to a deadlock or serialization failure, so the client sees no 500 for it.
-    Response runHandler(const Route &route, Request &request);
+    // beforeEach runs before every attempt (a conflict runs the handler again).
+    Response runHandler(const Route &route, Request &request, const std::function<void()> &beforeEach = {});
 
     Database &m_db;
     Router &m_router;

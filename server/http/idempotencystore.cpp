@@ -13,12 +13,17 @@ IdempotencyStore::IdempotencyStore(Database &db)
 {
 }
 
-QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString &path, const QByteArray &body)
+QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString &path, const QString &query,
+                                         const QByteArray &body)
 {
     QCryptographicHash h(QCryptographicHash::Sha256);
     h.addData(method);
     h.addData(QByteArrayView(" "));
     h.addData(path.toUtf8());
+    if (!query.isEmpty()) {
+        h.addData(QByteArrayView("?"));
+        h.addData(query.toUtf8());
+    }
     h.addData(QByteArrayView("\n"));
     h.addData(body);
     return h.result().toHex();
@@ -36,11 +41,14 @@ std::optional<IdempotencyRecord> IdempotencyStore::find(const QString &caller, c
         IdempotencyRecord rec;
         rec.fingerprint = q.value(0).toString().toLatin1();
         rec.running = q.value(1).toString() == QLatin1String("running");
+        rec.committed = q.value(1).toString() == QLatin1String("committed");
         rec.status = q.value(2).toInt();
-        const QByteArray headers = q.value(3).toString().toUtf8();
-        const qsizetype nl = headers.indexOf('\n');
-        rec.contentType = headers.left(nl);
-        rec.etag = nl >= 0 ? headers.mid(nl + 1) : QByteArray();
+        // Content type, ETag, Location, the member withheld: a line each (older rows: the first two).
+        const QList<QByteArray> headers = q.value(3).toString().toUtf8().split('\n');
+        rec.contentType = headers.value(0);
+        rec.etag = headers.value(1);
+        rec.location = headers.value(2);
+        rec.withheld = headers.value(3);
         rec.body = q.value(4).toString().toUtf8();
         rec.createdAt = q.value(5).toString();
         r = rec;
@@ -81,12 +89,26 @@ bool IdempotencyStore::begin(const QString &caller, const QString &key, const QB
     return ok;
 }
 
+bool IdempotencyStore::markCommitted(const QString &caller, const QString &key, Problem *error)
+{
+    QSqlQuery &q = m_db.query(QStringLiteral("UPDATE idempotency_keys SET state = 'committed'"
+                                             " WHERE caller = ? AND key = ? AND state = 'running'"));
+    q.addBindValue(caller);
+    q.addBindValue(key);
+    const bool ok = q.exec();
+    if (!ok)
+        *error = Database::sqlProblem(q);
+    q.finish();
+    return ok;
+}
+
 void IdempotencyStore::finish(const QString &caller, const QString &key, const IdempotencyRecord &answer)
 {
     QSqlQuery &q = m_db.query(QStringLiteral("UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?,"
                                              " body = ? WHERE caller = ? AND key = ?"));
     q.addBindValue(answer.status);
-    q.addBindValue(QString::fromUtf8(answer.contentType + '\n' + answer.etag));
+    q.addBindValue(QString::fromUtf8(answer.contentType + '\n' + answer.etag + '\n' + answer.location + '\n'
+                                     + answer.withheld));
     q.addBindValue(QString::fromUtf8(answer.body));
     q.addBindValue(caller);
     q.addBindValue(key);
@@ -96,7 +118,8 @@ void IdempotencyStore::finish(const QString &caller, const QString &key, const I
 
 void IdempotencyStore::abandon(const QString &caller, const QString &key)
 {
-    QSqlQuery &q = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE caller = ? AND key = ?"));
+    QSqlQuery &q = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE caller = ? AND key = ?"
+                                             " AND state = 'running'"));
     q.addBindValue(caller);
     q.addBindValue(key);
     q.exec();

@@ -14,12 +14,16 @@ namespace OpsDeck {
 
 struct IdempotencyRecord
 {
-    QByteArray fingerprint; // SHA-256 of method, path and body
-    bool running = false;
+    QByteArray fingerprint; // SHA-256 of method, path, query and body
+    bool running = false;   // taken, and nothing of the request committed yet
+    bool committed = false; // the request's transaction committed; its answer was never stored
     QString createdAt;
     int status = 0;
     QByteArray contentType;
     QByteArray etag;
+    QByteArray location;
+    // The member of the answer that is shown once ("token", "secret"): the answer is not kept.
+    QByteArray withheld;
     QByteArray body;
 };
 
@@ -28,13 +32,18 @@ class IdempotencyStore final
 public:
     explicit IdempotencyStore(Database &db);
 
-    static QByteArray fingerprint(const QByteArray &method, const QString &path, const QByteArray &body);
+    static QByteArray fingerprint(const QByteArray &method, const QString &path, const QString &query,
+                                  const QByteArray &body);
     std::optional<IdempotencyRecord> find(const QString &caller, const QString &key);
     // True when the key is now this request's. False when it is already taken (a concurrent first
     // use), or, with *error set, when the storage failed (busy, unavailable): that is no answer
     // about the key.
     bool begin(const QString &caller, const QString &key, const QByteArray &fingerprint, Problem *error);
+    // In the request's own transaction, just before it commits: from then on a retry never runs
+    // the request again, even if the server stops before finish().
+    bool markCommitted(const QString &caller, const QString &key, Problem *error);
     void finish(const QString &caller, const QString &key, const IdempotencyRecord &answer);
+    // Gives the key up unless the request committed.
     void abandon(const QString &caller, const QString &key);
 
 private:

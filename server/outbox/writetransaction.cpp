@@ -21,6 +21,13 @@ bool WriteTransaction::commit(Problem *error)
     if (!m_active)
         return false;
     m_active = false;
+    Problem hookProblem;
+    if (!m_db.runBeforeCommit(&hookProblem)) {
+        if (error)
+            *error = hookProblem;
+        m_db.exec(QStringLiteral("ROLLBACK"));
+        return false;
+    }
     if (m_db.exec(QStringLiteral("COMMIT"), error))
         return true;
     // PostgreSQL ends a transaction whose COMMIT failed (a ROLLBACK then only earns a warning);

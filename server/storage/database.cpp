@@ -263,7 +263,17 @@ bool Database::begin()
 
 bool Database::commit()
 {
-    return connection().commit();
+    Problem ignored;
+    return runBeforeCommit(&ignored) && connection().commit();
+}
+
+bool Database::runBeforeCommit(Problem *error)
+{
+    if (!m_beforeCommit)
+        return true;
+    const std::function<bool(Problem *)> hook = std::move(m_beforeCommit);
+    m_beforeCommit = {};
+    return hook(error);
 }
 
 void Database::rollback()

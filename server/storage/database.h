@@ -9,6 +9,7 @@
 #include <QSqlQuery>
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 struct sqlite3_stmt;
@@ -66,6 +67,13 @@ public:
     bool commit();
     void rollback();
 
+    // Runs inside the next transaction this connection commits, just before its COMMIT (both
+    // commit() and a COMMIT statement through WriteTransaction), once: what must be committed
+    // with whatever that transaction writes. A failing hook fails the commit. Cleared by
+    // setBeforeCommit({}) and once it has run.
+    void setBeforeCommit(std::function<bool(Problem *)> hook) { m_beforeCommit = std::move(hook); }
+    bool runBeforeCommit(Problem *error);
+
     // Never NULL: a null QString binds as SQL NULL, which NOT NULL text columns refuse.
     static QString text(const QString &value) { return value.isNull() ? QString(QLatin1String("")) : value; }
 
@@ -87,6 +95,7 @@ private:
     Backend m_backend = Backend::Sqlite;
     QHash<QString, std::shared_ptr<QSqlQuery>> m_queries;
     QHash<QString, sqlite3_stmt *> m_statements;
+    std::function<bool(Problem *)> m_beforeCommit;
 };
 
 } // namespace OpsDeck

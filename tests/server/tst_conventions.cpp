@@ -23,6 +23,9 @@ private slots:
     void idempotencyKeyReusedWithOtherBody();
     void idempotencyKeyInUse();
     void idempotencyKeysArePerCaller();
+    void idempotencyKeyOfACommittedRequestNeverRunsItAgain();
+    void idempotencyFingerprintHasTheQuery();
+    void idempotencyNeverKeepsASecret();
     void pagination();
     void paginationRejectsBadParameters_data();
     void paginationRejectsBadParameters();
@@ -89,6 +92,8 @@ void tst_Conventions::idempotentReplay()
     QCOMPARE(second.header("Idempotency-Replayed"), QByteArray("true"));
     QCOMPARE(second.body, first.body);
     QCOMPARE(second.header("ETag"), first.header("ETag"));
+    QVERIFY(!first.header("Location").isEmpty());
+    QCOMPARE(second.header("Location"), first.header("Location"));
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/organizations"), m_server->operatorToken()).items().size(), 1);
 }
 
@@ -134,6 +139,65 @@ void tst_Conventions::idempotencyKeysArePerCaller()
     const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "B"})", b, {{"Idempotency-Key", "same"}});
     QCOMPARE(r.status, 201);
     QVERIFY(r.header("Idempotency-Replayed").isEmpty());
+}
+
+void tst_Conventions::idempotencyKeyOfACommittedRequestNeverRunsItAgain()
+{
+    // The server stops after the request's transaction committed and before its answer was kept:
+    // here the keeping fails instead (a trigger refuses it), which leaves the same rows behind.
+    Database &db = m_server->controlPlane().database();
+    if (db.backend() != Database::Backend::Sqlite)
+        QSKIP("the trigger that stands for the stop is SQLite's");
+    QSqlQuery q(db.connection());
+    QVERIFY(q.exec(QStringLiteral("CREATE TRIGGER answer_never_kept BEFORE UPDATE OF state ON idempotency_keys"
+                                  " WHEN NEW.state = 'done' BEGIN SELECT RAISE(ABORT, 'stopped'); END")));
+    const QString token = m_server->operatorToken();
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "Once"})", token,
+                               {{"Idempotency-Key", "k-5"}}).status, 201);
+    QVERIFY(q.exec(QStringLiteral("DROP TRIGGER answer_never_kept")));
+    // Long after: a key merely taken would be given up by now.
+    q.prepare(QStringLiteral("UPDATE idempotency_keys SET created_at = ? WHERE key = 'k-5'"));
+    q.addBindValue(QDateTime::currentDateTimeUtc().addSecs(-300).toString(Qt::ISODateWithMs));
+    QVERIFY(q.exec());
+    const Reply retried = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "Once"})", token,
+                                            {{"Idempotency-Key", "k-5"}});
+    QCOMPARE(retried.status, 409);
+    QCOMPARE(retried.code(), QStringLiteral("idempotency-answer-lost"));
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/organizations"), token).items().size(), 1);
+}
+
+void tst_Conventions::idempotencyFingerprintHasTheQuery()
+{
+    // The same path and body with another query string is another request: a dry run's answer
+    // must not stand for the retry itself.
+    const QString token = m_server->operatorToken();
+    const Reply dryRun = m_server->request("POST", QStringLiteral("/api/v1/deliveries/retry?dry_run=true"), R"({})", token,
+                                           {{"Idempotency-Key", "k-6"}});
+    QCOMPARE(dryRun.status, 200);
+    const Reply real = m_server->request("POST", QStringLiteral("/api/v1/deliveries/retry"), R"({})", token,
+                                         {{"Idempotency-Key", "k-6"}});
+    QCOMPARE(real.status, 422);
+    QCOMPARE(real.code(), QStringLiteral("idempotency-key-reused"));
+}
+
+void tst_Conventions::idempotencyNeverKeepsASecret()
+{
+    const QString token = m_server->operatorToken();
+    const QByteArray body = R"({"role": "owner", "subject": "zoe"})";
+    const Reply created = m_server->request("POST", QStringLiteral("/api/v1/tokens"), body, token, {{"Idempotency-Key", "k-7"}});
+    QCOMPARE(created.status, 201);
+    const QByteArray bearer = created.json().value(QStringLiteral("token")).toString().toUtf8();
+    QVERIFY(!bearer.isEmpty());
+    const Reply retried = m_server->request("POST", QStringLiteral("/api/v1/tokens"), body, token, {{"Idempotency-Key", "k-7"}});
+    QCOMPARE(retried.status, 409);
+    QCOMPARE(retried.code(), QStringLiteral("idempotency-secret-withheld"));
+    QVERIFY(!retried.body.contains(bearer));
+    QSqlQuery q(m_server->controlPlane().database().connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT COALESCE(body, '') || COALESCE(headers, '') FROM idempotency_keys WHERE key = 'k-7'")));
+    QVERIFY(q.next());
+    QVERIFY(!q.value(0).toString().toUtf8().contains(bearer));
+    // Only one token was made.
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/tokens"), token).items().size(), 2);
 }
 
 void tst_Conventions::pagination()
