@@ -8,6 +8,10 @@ WriteTransaction::WriteTransaction(Database &db)
 {
     m_active = db.exec(db.backend() == Database::Backend::Sqlite ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("BEGIN"),
                        &m_problem);
+    if (m_active && !db.takeWriteTurn(&m_problem)) {
+        db.exec(QStringLiteral("ROLLBACK"));
+        m_active = false;
+    }
 }
 
 WriteTransaction::~WriteTransaction()

@@ -256,7 +256,14 @@ bool Database::begin()
     // transaction that reads first and writes later fails at once with "database is locked"
     // when another connection (the delivery worker, another process) wrote meanwhile.
     const auto attempt = [this] {
-        return m_backend == Backend::Sqlite ? exec(QStringLiteral("BEGIN IMMEDIATE")) : connection().transaction();
+        if (m_backend == Backend::Sqlite)
+            return exec(QStringLiteral("BEGIN IMMEDIATE"));
+        if (!connection().transaction())
+            return false;
+        if (takeWriteTurn())
+            return true;
+        connection().rollback();
+        return false;
     };
     return attempt() || (recover() && attempt());
 }
@@ -265,6 +272,13 @@ bool Database::commit()
 {
     Problem ignored;
     return runBeforeCommit(&ignored) && connection().commit();
+}
+
+bool Database::takeWriteTurn(Problem *error)
+{
+    if (m_backend != Backend::Postgres)
+        return true;
+    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(WriteTurnLock), error);
 }
 
 bool Database::runBeforeCommit(Problem *error)

@@ -66,6 +66,13 @@ public:
     bool begin();
     bool commit();
     void rollback();
+    // PostgreSQL: the first statement of every write transaction, so that writers (of this
+    // process and of other replicas) commit one at a time, in the order of the feed sequence numbers
+    // they take. Without it a transaction holding seq 8 could commit after one holding seq 9, and a
+    // reader that had seen 9 would never read 8. SQLite's write lock already does this.
+    bool takeWriteTurn(Problem *error = nullptr);
+    // The advisory lock takeWriteTurn() takes: "OpsDeck" in ASCII.
+    static constexpr qint64 WriteTurnLock = 22360163531187051LL;
 
     // Runs inside the next transaction this connection commits, just before its COMMIT (both
     // commit() and a COMMIT statement through WriteTransaction), once: what must be committed

@@ -1,7 +1,9 @@
 // The change feed: long-poll (at once, waiting, timing out), resume, 410, WebSocket and filtering.
+#include "lockwait.h"
 #include "testserver.h"
 
 #include "server/feed/changefeed.h"
+#include "server/storage/database.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
@@ -31,6 +33,7 @@ private slots:
     void webSocketClosesWithGone();
     void webSocketFilteredByRole();
     void waitingPollIsFilteredByRole();
+    void replicasCommitInSequenceOrder();
 
 private:
     qint64 lastSeq();
@@ -264,6 +267,36 @@ void tst_Feed::waitingPollIsFilteredByRole()
     const QJsonArray events = QJsonDocument::fromJson(poll->readAll()).object().value(QStringLiteral("events")).toArray();
     QCOMPARE(events.size(), 1);
     QCOMPARE(events.first().toObject().value(QStringLiteral("id")).toInteger(), hers);
+}
+
+void tst_Feed::replicasCommitInSequenceOrder()
+{
+    // Another replica's transaction has taken feed sequence number N and not committed yet. A
+    // write here must not commit N+1 meanwhile: a reader that saw N+1 would move its cursor past
+    // N and never read it.
+    if (!TestDatabase::wantsPostgres())
+        QSKIP("replicas share a database on PostgreSQL only; SQLite has one writer at a time");
+    std::atomic<qint64> held{0};
+    LockHolder replica(m_server->databaseUrl(), [&](QSqlQuery &q) {
+        if (!execWith(q, QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(Database::WriteTurnLock))
+            || !execWith(q, QStringLiteral("INSERT INTO events (kind, object_id, version, op, object, at, audience_private)"
+                                           " VALUES ('organization', 999, 1, 'updated', '{}', '2026-12-01T00:00:00.000Z', 0)"
+                                           " RETURNING seq"))
+            || !q.next())
+            return false;
+        held = q.value(0).toLongLong();
+        return true;
+    });
+    QVERIFY(replica.start());
+    const qint64 org = m_server->createOrganization(QStringLiteral("After the other"));
+    QVERIFY2(replica.finish(), "the write here did not wait for the other replica's transaction");
+    QVERIFY(org > 0);
+    const QJsonArray events =
+        m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(held.load() - 1), m_server->operatorToken())
+            .json().value(QStringLiteral("events")).toArray();
+    QVERIFY(events.size() >= 2);
+    QCOMPARE(events.at(0).toObject().value(QStringLiteral("seq")).toInteger(), held.load());
+    QCOMPARE(events.at(1).toObject().value(QStringLiteral("id")).toInteger(), org);
 }
 
 QTEST_GUILESS_MAIN(tst_Feed)
