@@ -84,6 +84,7 @@ bool ControlPlane::start(Problem *error)
         return false;
     m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);
     connect(m_feed, &ChangeFeed::appended, this, &ControlPlane::eventsAppended);
+    m_feed->setCallerCheck([this](const Caller &caller) { return caller.tokenId <= 0 || m_tokens->isLive(caller.tokenId); });
     m_apis = std::make_unique<Apis>(ApiContext{*m_db, *m_journal, *m_feed, *m_tokens, m_options});
     m_apis->idempotency = std::make_unique<IdempotencyStore>(*m_db);
     registerRoutes();

@@ -114,6 +114,7 @@ QList<TokenRecord> TokenStore::list(qint64 afterId, int limit, Problem *error)
 std::optional<TokenRecord> TokenStore::revoke(qint64 id, Problem *error)
 {
     m_cache.clear();
+    m_live.clear();
     QSqlQuery &q = m_db.query(
         QStringLiteral("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"));
     q.addBindValue(nowTimestamp());
@@ -150,6 +151,25 @@ std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer, bool *s
         m_cache.insert(hash, Cached{caller, QDeadlineTimer(kCacheTtlMs)});
     }
     return caller;
+}
+
+bool TokenStore::isLive(qint64 id)
+{
+    const auto hit = m_live.constFind(id);
+    if (hit != m_live.constEnd() && !hit->expiry.hasExpired())
+        return hit->live;
+    QSqlQuery &q = m_db.query(QStringLiteral("SELECT revoked_at FROM tokens WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec()) {
+        q.finish();
+        return true;
+    }
+    const bool live = q.next() && q.value(0).isNull();
+    q.finish();
+    if (m_live.size() >= 10000)
+        m_live.clear();
+    m_live.insert(id, Liveness{live, QDeadlineTimer(kCacheTtlMs)});
+    return live;
 }
 
 bool TokenStore::lookup(const QByteArray &hash, std::optional<Caller> *caller)

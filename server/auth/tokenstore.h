@@ -43,6 +43,10 @@ public:
     // storageDown (optional) tells a database failure apart from an unknown token.
     std::optional<Caller> authenticate(const QByteArray &bearer, bool *storageDown = nullptr);
     static constexpr int kCacheTtlMs = 2000;
+    // Whether token `id` is still unrevoked, for connections that outlive their first request
+    // (a WebSocket watch, a long poll): from the same kind of cache. A database that does not
+    // answer says true: a hiccup must not end every watch.
+    bool isLive(qint64 id);
 
     static QByteArray digest(const QByteArray &bearer);
 
@@ -58,6 +62,12 @@ private:
 
     Database &m_db;
     QHash<QByteArray, Cached> m_cache; // by digest
+    struct Liveness
+    {
+        bool live = true;
+        QDeadlineTimer expiry;
+    };
+    QHash<qint64, Liveness> m_live; // by token id
 };
 
 } // namespace OpsDeck

@@ -227,6 +227,12 @@ void ChangeFeed::flush()
             it = m_waiters.erase(it);
             continue;
         }
+        if (m_callerCheck && !m_callerCheck(w.caller)) {
+            respond(w, Response::problem(Problem::make(401, QStringLiteral("unauthenticated"), QStringLiteral("Unauthenticated"),
+                                                       QStringLiteral("the token was revoked"))));
+            it = m_waiters.erase(it);
+            continue;
+        }
         Problem problem;
         const auto page = read(w.caller, w.after, w.limit, &problem);
         if (!page) {
@@ -240,10 +246,15 @@ void ChangeFeed::flush()
             ++it;
         }
     }
-    for (auto it = m_watchers.begin(); it != m_watchers.end(); ++it) {
-        Watcher &w = **it;
+    for (auto it = m_watchers.begin(); it != m_watchers.end();) {
+        // Past it first: closing a socket may end its watch (and erase it) at once.
+        Watcher &w = **it++;
         if (!w.socket || w.socket->state() != QAbstractSocket::ConnectedState)
             continue;
+        if (m_callerCheck && !m_callerCheck(w.caller)) {
+            w.socket->close(QWebSocketProtocol::CloseCode(4401), QStringLiteral("token revoked"));
+            continue;
+        }
         for (;;) {
             Problem problem;
             const auto page = read(w.caller, w.after, 1000, &problem);

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -58,6 +59,10 @@ public:
     // Sends every event after `after` (nullopt: from now) as one text message each.
     void watch(std::unique_ptr<QWebSocket> socket, const Caller &who, std::optional<qint64> after);
 
+    // Asked before waiters and watchers are served: false ends a caller's watch (close code 4401)
+    // or long poll (401), as when its token is revoked after the connection began.
+    void setCallerCheck(std::function<bool(const Caller &)> check) { m_callerCheck = std::move(check); }
+
     // After a commit that appended events: wakes waiters and watchers once per event-loop turn,
     // and trims the feed to its retention.
     void notifyAppended();
@@ -88,6 +93,7 @@ private:
     bool m_flushQueued = false;
     std::list<std::unique_ptr<Waiter>> m_waiters;
     std::list<std::unique_ptr<Watcher>> m_watchers;
+    std::function<bool(const Caller &)> m_callerCheck;
 };
 
 } // namespace OpsDeck

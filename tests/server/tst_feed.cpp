@@ -34,6 +34,7 @@ private slots:
     void webSocketFilteredByRole();
     void waitingPollIsFilteredByRole();
     void replicasCommitInSequenceOrder();
+    void revokedTokenEndsItsWatchAndPoll();
 
 private:
     qint64 lastSeq();
@@ -267,6 +268,39 @@ void tst_Feed::waitingPollIsFilteredByRole()
     const QJsonArray events = QJsonDocument::fromJson(poll->readAll()).object().value(QStringLiteral("events")).toArray();
     QCOMPARE(events.size(), 1);
     QCOMPARE(events.first().toObject().value(QStringLiteral("id")).toInteger(), hers);
+}
+
+void tst_Feed::revokedTokenEndsItsWatchAndPoll()
+{
+    // Revocation takes effect on the next request, and on connections already open: a watch
+    // or a parked long poll of that token is ended instead of going on with the feed.
+    const Reply created = m_server->request("POST", QStringLiteral("/api/v1/tokens"), R"({"role": "operator", "name": "temp"})",
+                                            m_server->operatorToken());
+    QCOMPARE(created.status, 201);
+    const QString bearer = created.json().value(QStringLiteral("token")).toString();
+    const qint64 id = created.json().value(QStringLiteral("id")).toInteger();
+    QWebSocket socket;
+    QSignalSpy connected(&socket, &QWebSocket::connected);
+    QSignalSpy disconnected(&socket, &QWebSocket::disconnected);
+    QSignalSpy messages(&socket, &QWebSocket::textMessageReceived);
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    url.setQuery(QStringLiteral("access_token=") + bearer);
+    socket.open(url);
+    QTRY_COMPARE(connected.size(), 1);
+    QNetworkAccessManager nam;
+    QNetworkReply *poll = startPoll(nam, QStringLiteral("after=%1&wait=25").arg(lastSeq()), bearer);
+    QTRY_COMPARE(m_server->controlPlane().feed().waiterCount(), 1);
+
+    QCOMPARE(m_server->request("DELETE", QStringLiteral("/api/v1/tokens/%1").arg(id), QByteArray(), m_server->operatorToken()).status, 200);
+    QVERIFY(m_server->createOrganization(QStringLiteral("Not for the revoked")));
+    QTRY_COMPARE(disconnected.size(), 1);
+    QCOMPARE(int(socket.closeCode()), 4401);
+    QCOMPARE(messages.size(), 0);
+    QTRY_VERIFY(poll->isFinished());
+    QCOMPARE(poll->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 401);
+    poll->deleteLater();
 }
 
 void tst_Feed::replicasCommitInSequenceOrder()
