@@ -3,6 +3,7 @@
 
 #include <QJsonDocument>
 
+#include <algorithm>
 #include <cmath>
 
 namespace OpsDeck {
@@ -29,6 +30,44 @@ QString escapeToken(QString key)
     return key.replace(QLatin1Char('~'), QLatin1String("~0")).replace(QLatin1Char('/'), QLatin1String("~1"));
 }
 
+// The offset of a \u escape of half a UTF-16 surrogate pair without its other half, or -1.
+// QJsonDocument pairs a high half with whatever escape follows it (and keeps a lone half), so the
+// text stored would not be the text sent.
+qsizetype unpairedSurrogate(const QByteArray &body)
+{
+    const auto escapeAt = [&body](qsizetype i) -> int { // the \uXXXX code unit at i, or -1
+        if (i + 6 > body.size() || body.at(i) != '\\' || body.at(i + 1) != 'u')
+            return -1;
+        bool ok = false;
+        const int unit = body.mid(i + 2, 4).toInt(&ok, 16);
+        return ok ? unit : -1;
+    };
+    bool inString = false;
+    for (qsizetype i = 0; i < body.size(); ++i) {
+        const char c = body.at(i);
+        if (!inString) {
+            inString = c == '"';
+            continue;
+        }
+        if (c == '"') {
+            inString = false;
+        } else if (c == '\\') {
+            const int unit = escapeAt(i);
+            if (unit >= 0xD800 && unit <= 0xDBFF) {
+                const int next = escapeAt(i + 6);
+                if (next < 0xDC00 || next > 0xDFFF)
+                    return i;
+                i += 11; // both escapes
+            } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+                return i;
+            } else {
+                ++i; // the escaped character (a quote or backslash too)
+            }
+        }
+    }
+    return -1;
+}
+
 } // namespace
 
 JsonReader::JsonReader(const QByteArray &body)
@@ -36,11 +75,18 @@ JsonReader::JsonReader(const QByteArray &body)
 {
     QJsonParseError err{};
     const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
+    const qsizetype surrogate = err.error == QJsonParseError::NoError ? unpairedSurrogate(body) : -1;
     if (err.error != QJsonParseError::NoError) {
-        m_malformed = true;
+        m_malformed = m_unusable = true;
         m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: %2")
                                                    .arg(err.offset).arg(err.errorString())});
+    } else if (surrogate >= 0) {
+        m_malformed = m_unusable = true;
+        m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: a \\u escape of half a "
+                                                              "UTF-16 surrogate pair without the other half")
+                                                   .arg(surrogate)});
     } else if (!doc.isObject()) {
+        m_unusable = true;
         m_errors->append({QStringLiteral("/"), QStringLiteral("expected an object")});
     } else {
         m_object = doc.object();
@@ -68,7 +114,9 @@ Problem JsonReader::problem() const
     // itself: the rest are counted.
     QJsonArray list;
     QStringList lines;
-    for (const FieldError &e : *m_errors) {
+    const QList<FieldError> all = errors();
+    const qsizetype counted = all.size();
+    for (const FieldError &e : all) {
         if (list.size() == MaxListedErrors)
             break;
         list.append(QJsonObject{{QStringLiteral("path"), e.path}, {QStringLiteral("message"), e.message}});
@@ -78,13 +126,13 @@ Problem JsonReader::problem() const
     Problem p = m_malformed
         ? Problem::make(400, QStringLiteral("malformed-json"), QStringLiteral("Malformed JSON"))
         : Problem::make(400, QStringLiteral("invalid-request"), QStringLiteral("Invalid request body"));
-    const qsizetype unlisted = m_errors->size() - lines.size();
+    const qsizetype unlisted = counted - lines.size();
     if (unlisted > 0)
         lines.append(QStringLiteral("and %1 more").arg(unlisted));
     p.detail = lines.join(QStringLiteral("; "));
     p.with(QStringLiteral("errors"), list);
-    if (m_errors->size() > list.size())
-        p.with(QStringLiteral("errors_omitted"), qint64(m_errors->size() - list.size()));
+    if (counted > list.size())
+        p.with(QStringLiteral("errors_omitted"), qint64(counted - list.size()));
     return p;
 }
 

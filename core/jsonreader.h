@@ -9,6 +9,7 @@
 #include <QSet>
 #include <QStringList>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -31,7 +32,8 @@ public:
     explicit JsonReader(const QJsonObject &object);
 
     bool ok() const { return m_errors->isEmpty(); }
-    const QList<FieldError> &errors() const { return *m_errors; }
+    // Of a body that is no object, only the error that says so.
+    QList<FieldError> errors() const { return m_unusable ? m_errors->first(std::min<qsizetype>(1, m_errors->size())) : *m_errors; }
     // 400 "invalid-request" (or "malformed-json") carrying the errors in "errors" (the first
     // MaxListedErrors; "errors_omitted" counts the rest) and the first MaxErrorsInDetail in "detail".
     Problem problem() const;
@@ -77,6 +79,9 @@ private:
     QSet<QString> m_read;
     bool m_present = true;
     bool m_malformed = false;
+    // The body is no object at all (malformed, or another JSON value): its one error says so,
+    // and nothing read from it adds "required" errors for fields that may well be there.
+    bool m_unusable = false;
 };
 
 } // namespace OpsDeck

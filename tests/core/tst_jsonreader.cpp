@@ -12,6 +12,7 @@ class tst_JsonReader final : public QObject
 private slots:
     void malformed_data();
     void malformed();
+    void surrogatePairsAreText();
     void fieldErrors_data();
     void fieldErrors();
     void nestedPathsAndUnknownFields();
@@ -29,6 +30,11 @@ void tst_JsonReader::malformed_data()
     QTest::newRow("trailing comma") << QByteArray("{\"a\":1,}") << QStringLiteral("malformed-json");
     QTest::newRow("array") << QByteArray("[1,2]") << QStringLiteral("invalid-request");
     QTest::newRow("string") << QByteArray("\"x\"") << QStringLiteral("malformed-json");
+    // Qt would pair the high half with the next escape (U+10041) or keep it alone.
+    QTest::newRow("high surrogate before a letter") << QByteArray(R"({"name": "hi \ud800\u0041 x"})") << QStringLiteral("malformed-json");
+    QTest::newRow("high surrogate alone") << QByteArray(R"({"name": "lone \ud800 surrogate"})") << QStringLiteral("malformed-json");
+    QTest::newRow("low surrogate alone") << QByteArray(R"({"name": "\udc00"})") << QStringLiteral("malformed-json");
+    QTest::newRow("high surrogate at the end") << QByteArray(R"({"name": "\uD83D"})") << QStringLiteral("malformed-json");
 }
 
 void tst_JsonReader::malformed()
@@ -36,10 +42,23 @@ void tst_JsonReader::malformed()
     QFETCH(QByteArray, body);
     QFETCH(QString, code);
     JsonReader r(body);
+    // What a route reads from it adds nothing: the body's own error is the whole answer.
+    r.string(QStringLiteral("name"));
+    r.string(QStringLiteral("organization_id"));
     QVERIFY(!r.ok());
     QCOMPARE(r.problem().status, 400);
     QCOMPARE(r.problem().code, code);
     QCOMPARE(r.errors().first().path, QStringLiteral("/"));
+    QCOMPARE(r.problem().extensions.value(QStringLiteral("errors")).toArray().size(), 1);
+}
+
+void tst_JsonReader::surrogatePairsAreText()
+{
+    // A pair is one character, and an escaped backslash before "ud800" is no escape.
+    JsonReader r(QByteArray(R"({"a": "\ud83d\ude00", "b": "\\ud800"})"));
+    QVERIFY2(r.ok(), qPrintable(r.problem().detail));
+    QCOMPARE(r.string(QStringLiteral("a")), QString(QChar(0xD83D)) + QChar(0xDE00));
+    QCOMPARE(r.string(QStringLiteral("b")), QStringLiteral("\\ud800"));
 }
 
 void tst_JsonReader::fieldErrors_data()
