@@ -126,6 +126,9 @@ Response AccessApi::revokeToken(Request &req)
     const auto before = m_ctx.tokens.find(req.id(), &problem);
     if (!before)
         return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : problem);
+    // Revoked already (a retry, another operator): the same answer, and nothing to record again.
+    if (!before->revokedAt.isEmpty())
+        return Response::json(200, before->toJson());
     const auto t = m_ctx.tokens.revoke(req.id(), &problem);
     if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
         || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("deleted"), t->toJson(), operatorsOnly(), &problem)

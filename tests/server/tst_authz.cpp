@@ -197,6 +197,16 @@ void tst_Authz::revokedTokenIsRejected()
     QVERIFY(!revoked.json().value(QStringLiteral("revoked_at")).isNull());
     QVERIFY(!revoked.json().contains(QStringLiteral("token")));
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances"), token).status, 401);
+
+    // Revoking it again answers the same and records nothing more: one audit entry, one event.
+    const Reply again = m_server->request("DELETE", QStringLiteral("/api/v1/tokens/%1").arg(id), QByteArray(), m_server->operatorToken());
+    QCOMPARE(again.status, 200);
+    QCOMPARE(again.json().value(QStringLiteral("revoked_at")), revoked.json().value(QStringLiteral("revoked_at")));
+    const QJsonArray audit =
+        m_server->get(QStringLiteral("/api/v1/audit?kind=token&object_id=%1").arg(id), m_server->operatorToken()).items();
+    QCOMPARE(std::count_if(audit.cbegin(), audit.cend(),
+                           [](const QJsonValue &e) { return e.toObject().value(QStringLiteral("action")) == QStringLiteral("revoke"); }),
+             1);
 }
 
 QTEST_GUILESS_MAIN(tst_Authz)
