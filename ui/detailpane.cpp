@@ -7,6 +7,7 @@
 #include "valueformat.h"
 
 #include "core/endpoint.h"
+#include "core/instance.h"
 #include "core/statemachine.h"
 
 #include <QAction>
@@ -515,7 +516,9 @@ void DetailPane::addOperations()
     } else if (m_kind->name == QLatin1String("instances")) {
         operations.append({QStringLiteral("rotate-secret"), tr("Rotate secret"),
                            tr("A new signing secret, shown once; the old one keeps signing for a grace period."),
-                           valueAt(m_object, QStringLiteral("callback.url")).toString().isEmpty()
+                           state == Instance::Destroyed
+                               ? tr("The instance is destroyed: nothing is signed for it any more.")
+                               : valueAt(m_object, QStringLiteral("callback.url")).toString().isEmpty()
                                ? tr("No callback is registered: there is no secret to rotate.")
                                : QString()});
     } else if (m_kind->name == QLatin1String("deliveries")) {

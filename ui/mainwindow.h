@@ -110,7 +110,7 @@ private:
     // Opens the bulk retry, starting from this delivery's state and endpoint: the operator
     // chooses states and scope and sees how many that is (the server's dry run) before retrying.
     void bulkRetry(qint64 deliveryId);
-    void showNewSecret(const QJsonObject &instance);
+    void showNewSecret(const QJsonObject &instance, bool first);
 
     // Choosing and switching the server (mainwindowconnection.cpp).
     void openConnectionDialog();

@@ -237,12 +237,27 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     const ResourceKind *kind = resourceKindByName(kindName);
     const bool isTest = action == QLatin1String("test");
     const bool isRotation = action == QLatin1String("rotate-secret");
+    // Registering names the callback URL the provider receives notifications at, and answers the
+    // instance's signing secret, shown once as a rotation's is.
+    const bool isRegistration = action == QLatin1String("register");
+    QString callbackUrl;
+    if (isRegistration) {
+        const std::optional<QString> url = MessageBox::getText(
+            this, tr("Register #%1").arg(objectId),
+            tr("Callback URL: where the provider receives this instance's notifications (https://…).\n"
+               "The server checks it; the signing secret is shown once, after."));
+        if (!url || url->trimmed().isEmpty())
+            return;
+        callbackUrl = url->trimmed();
+    }
     const QString stateField = kind ? kind->stateField : QString();
     QString what = tr("%1: %2 #%3").arg(label, kind ? kind->title : kindName).arg(objectId);
     if (isTest) {
         what = tr("Send a test event to endpoint #%1").arg(objectId);
     } else if (isRotation) {
         what = tr("Rotate the callback signing secret of instance #%1; the new secret is shown once").arg(objectId);
+    } else if (isRegistration) {
+        what = tr("Register instance #%1 with its callbacks sent to %2").arg(objectId).arg(callbackUrl);
     } else if (kind && kind->machine && !stateField.isEmpty()) {
         const QString state = object.value(stateField).toString();
         if (const auto t = kind->machine->find(state, action, m_connection.role))
@@ -283,7 +298,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     if (object.contains(QStringLiteral("version")) && !isTest)
         options.ifMatch = object.value(QStringLiteral("version")).toInteger();
     m_actionsInFlight.insert(busyKey);
-    auto done = [this, label, objectId, isTest, isRotation, unmoved, busyKey](const ApiResult &result) {
+    auto done = [this, label, objectId, isTest, isRotation, isRegistration, unmoved, busyKey](const ApiResult &result) {
         m_actionsInFlight.remove(busyKey);
         if (result.status == 412) {
             // The version sent no longer matched: someone (or the worker) changed it in between.
@@ -311,8 +326,8 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
                 statusBar()->showMessage(tr("Delivery #%1 is not shown: clear the filter to see it").arg(newer), 8000);
             return;
         }
-        if (isRotation)
-            showNewSecret(result.object());
+        if (isRotation || isRegistration)
+            showNewSecret(result.object(), isRegistration);
         else if (isTest)
             followTestEvent(result.object().value(QStringLiteral("id")).toInteger(), unmoved);
         else
@@ -323,8 +338,10 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         options.reason = *reason;
         m_api->del(path, this, done, options);
     } else {
-        m_api->post(path + QLatin1Char('/') + routeOf(kindName, action),
-                    QJsonObject{{QStringLiteral("reason"), *reason}}, this, done, options);
+        QJsonObject body{{QStringLiteral("reason"), *reason}};
+        if (isRegistration)
+            body.insert(QStringLiteral("callback_url"), callbackUrl);
+        m_api->post(path + QLatin1Char('/') + routeOf(kindName, action), body, this, done, options);
     }
 }
 
@@ -381,10 +398,11 @@ void MainWindow::bulkRetry(qint64 deliveryId)
     dialog->open();
 }
 
-void MainWindow::showNewSecret(const QJsonObject &instance)
+void MainWindow::showNewSecret(const QJsonObject &instance, bool first)
 {
     const QString until = instance.value(QStringLiteral("previous_secret_valid_until")).toString();
-    const QString grace = until.isEmpty()
+    const QString grace = first ? tr("The provider's receiver verifies every callback of this instance with it.")
+                          : until.isEmpty()
                               ? tr("The previous secret no longer signs: this instance's signature has room for one.")
                               : tr("The previous secret also signs until %1.").arg(displayTimestamp(until));
     MessageBox::information(this, tr("New signing secret"),

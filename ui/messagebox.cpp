@@ -2,6 +2,7 @@
 #include "messagebox.h"
 
 #include <QInputDialog>
+#include <QList>
 #include <QLineEdit>
 
 #include <utility>
@@ -12,8 +13,7 @@ namespace {
 
 std::optional<QMessageBox::StandardButton> s_nextAnswer;
 std::optional<QMessageBox::StandardButton> s_autoAnswer;
-bool s_hasNextText = false;
-std::optional<QString> s_nextText;
+QList<std::optional<QString>> s_nextTexts; // answers queued by tests, first asked first
 QString s_lastText;
 std::function<void()> s_whileAsking;
 
@@ -68,12 +68,11 @@ void MessageBox::notice(QMessageBox::Icon icon, QWidget *parent, const QString &
 
 std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title, const QString &label)
 {
-    if (s_hasNextText) {
-        s_hasNextText = false;
+    if (!s_nextTexts.isEmpty()) {
         s_lastText = label;
         if (const auto meanwhile = std::exchange(s_whileAsking, nullptr))
             meanwhile();
-        return std::exchange(s_nextText, std::nullopt);
+        return s_nextTexts.takeFirst();
     }
     bool ok = false;
     const QString text = QInputDialog::getText(parent, title, label, QLineEdit::Normal, QString(), &ok);
@@ -84,8 +83,7 @@ std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title
 
 void MessageBox::setNextText(std::optional<QString> text)
 {
-    s_hasNextText = true;
-    s_nextText = std::move(text);
+    s_nextTexts.append(std::move(text));
 }
 
 void MessageBox::setWhileAsking(std::function<void()> meanwhile)

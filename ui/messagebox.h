@@ -25,7 +25,8 @@ public:
     static void setNextAnswer(QMessageBox::StandardButton answer);
     // Every later dialog answers this way until cleared with std::nullopt (tests only).
     static void setAutoAnswer(std::optional<QMessageBox::StandardButton> answer);
-    // The next getText() returns this at once (nullopt = cancelled) instead of asking (tests only).
+    // The next getText() returns this at once (nullopt = cancelled) instead of asking (tests only);
+    // answers set one after another are given in that order.
     static void setNextText(std::optional<QString> text);
     // Runs once in the next getText() answered that way, before it returns: what happens while
     // the dialog is open (tests only).

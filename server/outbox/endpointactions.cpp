@@ -6,6 +6,7 @@
 #include "writetransaction.h"
 
 #include "core/endpoint.h"
+#include "core/instance.h"
 #include "core/webhooksignature.h"
 #include "server/api/apisupport.h"
 #include "server/api/instancesapi.h"
@@ -215,6 +216,10 @@ Response DeliveryApi::rotateSecret(Request &req)
     rotate.load = [this](const Caller &who, qint64 id, Problem *error) { return instanceSecret(who, id, error); };
     rotate.check = [this](const TransitionStep &step) -> std::optional<Problem> {
         const QString url = step.before.value(QStringLiteral("callback_url")).toString();
+        if (step.before.value(QStringLiteral("status")).toString() == Instance::Destroyed)
+            return Problem::make(409, QStringLiteral("instance-destroyed"), QStringLiteral("Instance destroyed"),
+                                 QStringLiteral("instance %1 is DESTROYED: nothing is signed for it any more")
+                                     .arg(step.request.id()));
         if (url.isEmpty() || step.before.value(QStringLiteral("secret")).toString().isEmpty())
             return Problem::make(409, QStringLiteral("no-callback"), QStringLiteral("No callback"),
                                  QStringLiteral("instance %1 has not registered a callback").arg(step.request.id()));
@@ -230,7 +235,8 @@ Response DeliveryApi::rotateSecret(Request &req)
 std::optional<QJsonObject> DeliveryApi::instanceSecret(const Caller &who, qint64 id, Problem *error)
 {
     QSqlQuery &q = m_ctx.db.query(
-        QStringLiteral("SELECT provider_id, callback_url, secret, version, owner, callback_signing FROM instances WHERE id = ?"));
+        QStringLiteral("SELECT provider_id, callback_url, secret, version, owner, callback_signing, status FROM instances"
+                       " WHERE id = ?"));
     q.addBindValue(id);
     auto o = loadRow(q, [](const QSqlQuery &row) {
         return QJsonObject{{QStringLiteral("provider_id"), row.value(0).toLongLong()},
@@ -238,7 +244,8 @@ std::optional<QJsonObject> DeliveryApi::instanceSecret(const Caller &who, qint64
                            {QStringLiteral("secret"), row.value(2).toString()},
                            {QStringLiteral("version"), row.value(3).toLongLong()},
                            {QStringLiteral("owner"), row.value(4).toString()},
-                           {QStringLiteral("callback_signing"), row.value(5).toString()}};
+                           {QStringLiteral("callback_signing"), row.value(5).toString()},
+                           {QStringLiteral("status"), row.value(6).toString()}};
     }, kInstance, id, error);
     if (o && who.role == Actor::Provider && o->value(QStringLiteral("provider_id")).toInteger() != providerOf(who)) {
         *error = notFound(kInstance, id);

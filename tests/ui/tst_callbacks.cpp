@@ -99,6 +99,7 @@ private slots:
     void testEventIsSelectedOnArrival();
     void refusedTestEventIsExplained();
     void rotateSecretShowsTheNewOne();
+    void registerAsksForTheCallbackUrl();
     void bulkRetryCountsFirst();
     void supersededRetryOffersTheNewerOne();
     void secondActionWaitsForTheFirst();
@@ -427,6 +428,40 @@ void tst_Callbacks::rotateSecretShowsTheNewOne()
     static const QRegularExpression secret(QStringLiteral("whsec_\\S+"));
     QTRY_VERIFY2(secret.match(MessageBox::lastText()).hasMatch(), qPrintable(MessageBox::lastText()));
     QVERIFY2(MessageBox::lastText().contains(QStringLiteral("also signs until")), qPrintable(MessageBox::lastText()));
+}
+
+void tst_Callbacks::registerAsksForTheCallbackUrl()
+{
+    // Registering needs the URL callbacks go to: the console asks for it, then for the reason,
+    // and shows the signing secret the answer holds, once.
+    open(200, 0);
+    if (QTest::currentTestFailed())
+        return;
+    const qint64 org = m_server->createOrganization(QStringLiteral("Globex"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("Other Co"), org, {QStringLiteral("crm")});
+    const qint64 id = m_server->createInstance(QStringLiteral("web-new"), org, provider, QStringLiteral("crm"),
+                                               QStringLiteral("alice"));
+    m_window->showView(QStringLiteral("instances"));
+    QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("instances")), id));
+    QTRY_VERIFY(paneAction(QStringLiteral("register")) && paneAction(QStringLiteral("register"))->isEnabled());
+    auto status = [this, id] {
+        return m_server->get(QStringLiteral("/api/v1/instances/%1").arg(id), m_server->operatorToken())
+            .json().value(QStringLiteral("status")).toString();
+    };
+
+    // Cancelled at the URL: nothing is sent.
+    MessageBox::setNextText(std::nullopt);
+    paneAction(QStringLiteral("register"))->trigger();
+    QTest::qWait(200);
+    QCOMPARE(status(), QStringLiteral("PENDING"));
+
+    MessageBox::setNextText(m_receiver->url());
+    MessageBox::setNextText(QStringLiteral("onboarding"));
+    paneAction(QStringLiteral("register"))->trigger();
+    static const QRegularExpression secret(QStringLiteral("whsec_\\S+"));
+    QTRY_VERIFY2(secret.match(MessageBox::lastText()).hasMatch(), qPrintable(MessageBox::lastText()));
+    QVERIFY2(MessageBox::lastText().contains(QStringLiteral("verifies every callback")), qPrintable(MessageBox::lastText()));
+    QCOMPARE(status(), QStringLiteral("RUNNING"));
 }
 
 void tst_Callbacks::bulkRetryCountsFirst()
