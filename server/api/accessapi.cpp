@@ -131,7 +131,7 @@ Response AccessApi::revokeToken(Request &req)
         return Response::json(200, before->toJson());
     const auto t = m_ctx.tokens.revoke(req.id(), &problem);
     if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
-        || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("deleted"), t->toJson(), operatorsOnly(), &problem)
+        || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("updated"), t->toJson(), operatorsOnly(), &problem)
         || !tx.commit(&problem))
         return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();

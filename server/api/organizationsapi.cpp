@@ -66,7 +66,9 @@ void OrganizationsApi::addRoutes(Router &router)
     router.add("POST", QStringLiteral("/api/v1/organizations"), operators, true, [this](Request &r) { return create(r); });
     router.add("GET", QStringLiteral("/api/v1/organizations/{id}"), kUserRoles, false, [this](Request &r) { return get(r); });
     router.add("DELETE", QStringLiteral("/api/v1/organizations/{id}"), operators, true, [this](Request &r) {
-        TransitionSpec remove = transitions(QStringLiteral("deleted"));
+        // A soft delete: the organization stays listed (status DELETED) and can be restored, so
+        // its feed event updates it; "deleted" would tell clients to drop it.
+        TransitionSpec remove = transitions(QStringLiteral("updated"));
         remove.check = [this](const TransitionStep &step) { return deletionBlocked(step.request.id()); };
         return runTransition(m_ctx, r, remove, QStringLiteral("delete"));
     });

@@ -193,7 +193,7 @@ void tst_Transitions::transition_data()
     const QString status = QStringLiteral("status");
     const QString state = QStringLiteral("state");
     QTest::newRow("organization delete") << "available organization" << QByteArray("DELETE") << QString() << none << org << status
-                                         << "AVAILABLE" << "DELETED" << "deleted" << 409 << QStringList() << QStringList();
+                                         << "AVAILABLE" << "DELETED" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("organization restore") << "deleted organization" << QByteArray("POST") << "/restore" << none << org << status
                                           << "DELETED" << "AVAILABLE" << "updated" << 409 << QStringList() << QStringList();
     QTest::newRow("instance stop") << "pending instance" << QByteArray("POST") << "/stop" << none << inst << status << "PENDING"
