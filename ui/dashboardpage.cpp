@@ -72,7 +72,8 @@ QWidget *DashboardPage::newCard(const QString &objectName, const QString &title,
     frame->setFrameShape(QFrame::StyledPanel);
     frame->setAutoFillBackground(true);
     frame->setBackgroundRole(QPalette::Base);
-    frame->setCursor(Qt::PointingHandCursor);
+    if (!kindName.isEmpty())
+        frame->setCursor(Qt::PointingHandCursor);
     frame->setProperty(kKindProperty, kindName);
     frame->setProperty(kQueryProperty, QString());
     frame->setAccessibleName(tr("%1 summary").arg(title));
@@ -109,18 +110,26 @@ void DashboardPage::setKindHidden(const QString &kindName, bool hidden)
         if (card.kind->name == kindName)
             card.frame->setHidden(hidden);
     }
-    if (m_workerCard && kindName == QLatin1String("deliveries") && hidden)
+    placeCards();
+}
+
+void DashboardPage::setDeliveryWorkerHidden(bool hidden)
+{
+    m_workerHidden = hidden;
+    if (m_workerCard && hidden)
         m_workerCard->hide();
     placeCards();
 }
 
-void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model)
+void DashboardPage::addKind(const ResourceKind &kind, QAbstractItemModel *model, bool openable)
 {
     Card card;
     card.kind = &kind;
     card.model = model;
-    QWidget *frame = newCard(QStringLiteral("card_") + kind.name, kind.title, kind.name);
-    frame->setToolTip(tr("Open %1").arg(kind.title));
+    card.openable = openable;
+    QWidget *frame = newCard(QStringLiteral("card_") + kind.name, kind.title, openable ? kind.name : QString());
+    if (openable)
+        frame->setToolTip(tr("Open %1").arg(kind.title));
     card.total = new QLabel(QStringLiteral("0"), frame);
     card.total->setObjectName(QStringLiteral("total"));
     QFont totalFont = card.total->font();
@@ -215,7 +224,7 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
         layout->addStretch(1);
         layout->addWidget(m_workerAsOf);
     }
-    m_workerCard->show();
+    m_workerCard->setVisible(!m_workerHidden);
     placeCards();
     const QString status = worker.value(QStringLiteral("status")).toString();
     const bool failing = status == QLatin1String("failing");
@@ -316,6 +325,8 @@ void DashboardPage::rebuildChips(Card &card)
         if (count == 0)
             number->setForegroundRole(QPalette::PlaceholderText);
         for (QWidget *w : {static_cast<QWidget *>(badge), static_cast<QWidget *>(number)}) {
+            if (!card.openable)
+                continue;
             w->setProperty(kKindProperty, card.kind->name);
             w->setProperty(kQueryProperty, QStringLiteral("state:%1").arg(state.toLower()));
             w->setCursor(Qt::PointingHandCursor);

@@ -28,7 +28,8 @@ public:
     ~DashboardPage() override;
 
     // model: the kind's unfiltered model (not owned); its column `kind.stateField` is counted.
-    void addKind(const ResourceKind &kind, QAbstractItemModel *model);
+    // A kind no page shows (openable false) gets a card that counts and opens nothing.
+    void addKind(const ResourceKind &kind, QAbstractItemModel *model, bool openable = true);
     // A new model for a kind's card (after connecting elsewhere); not owned.
     void setModel(const QString &kindName, QAbstractItemModel *model);
     void setConnectionText(const QString &text);
@@ -39,6 +40,9 @@ public:
     // object): a card of its own, added at the first report. An empty object (the server says
     // nothing of one) hides it.
     void setDeliveryWorker(const QJsonObject &worker, const QDateTime &asOf);
+    // The worker's figures are the whole server's: for operators only. Hidden, the card stays
+    // hidden whatever the reports say.
+    void setDeliveryWorkerHidden(bool hidden);
     // Offline: the card keeps its last figures but no longer says how the worker is doing.
     void setDeliveryWorkerUnknown();
     // Counts per state of one kind as last computed, for tests.
@@ -60,6 +64,7 @@ private:
         QLabel *total = nullptr;
         QWidget *chips = nullptr;
         QHash<QString, int> counts;
+        bool openable = true;
     };
     void watch(QAbstractItemModel *model);
     void scheduleRefresh();
@@ -74,6 +79,7 @@ private:
     QLabel *m_connection = nullptr;
     QTimer *m_refresh = nullptr;
     QWidget *m_workerCard = nullptr;
+    bool m_workerHidden = false;
     StateBadgeLabel *m_workerBadge = nullptr;
     QHash<QString, QLabel *> m_workerFigures; // "attempts_in_flight.answering" -> its figure
     QLabel *m_workerNote = nullptr;

@@ -22,6 +22,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTableView>
 
 // Resources of a static library must be registered by name, outside any namespace.
 static void initResources()
@@ -81,9 +82,16 @@ MainWindow::MainWindow(QWidget *parent)
 
     connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onNavigation);
     connect(m_dashboard, &DashboardPage::openViewRequested, this, [this](const QString &kind, const QString &query) {
-        showView(kind);
-        if (ResourceView *view = resourceView(kind))
-            view->setQueryText(query);
+        // The page that shows the kind (endpoints are on the Callbacks page), its table filtered.
+        ResourceView *view = resourceView(kind);
+        for (qsizetype row = 0; view && row < m_pages.size(); ++row) {
+            if (m_pages.at(row).widget == view || m_pages.at(row).widget->isAncestorOf(view)) {
+                m_navigation->setCurrentRow(int(row));
+                view->setQueryText(query);
+                view->table()->setFocus(Qt::OtherFocusReason);
+                return;
+            }
+        }
     });
     if (m_navigation->currentRow() < 0)
         m_navigation->setCurrentRow(0);
@@ -220,7 +228,7 @@ void MainWindow::buildPages()
         // Cards follow the current engine's models: bindModels() replaces them on connecting.
         const QString kindName = QString::fromLatin1(name);
         if (const ResourceKind *kind = resourceKindByName(kindName))
-            m_dashboard->addKind(*kind, resourceModel(kindName));
+            m_dashboard->addKind(*kind, resourceModel(kindName), resourceView(kindName) != nullptr);
     }
     connect(m_detail, &DetailPane::historyRequested, this, &MainWindow::loadHistory);
     connect(m_detail, &DetailPane::actionRequested, this, &MainWindow::runAction);

@@ -164,6 +164,8 @@ void MainWindow::applyRole(Actor role)
     // Nor do their dashboard cards count 0 as if there were none.
     for (const QString &kind : {QStringLiteral("deliveries"), QStringLiteral("endpoints")})
         m_dashboard->setKindHidden(kind, owner);
+    // The worker's figures count every provider's attempts and endpoints.
+    m_dashboard->setDeliveryWorkerHidden(role != Actor::Operator);
 }
 
 void MainWindow::onSslErrors(const QList<QSslError> &errors, const QUrl &url)

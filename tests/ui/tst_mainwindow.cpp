@@ -16,7 +16,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDateTime>
 #include <QHeaderView>
+#include <QJsonObject>
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -53,6 +55,7 @@ private slots:
     void roleComesFromTheServer();
     void emptyCallbacksSayWhy();
     void dashboardShowsCallbackDelivery();
+    void dashboardCardsOpenThePageThatShowsThem();
 
 private:
     QTemporaryDir m_dir;
@@ -366,6 +369,11 @@ void tst_MainWindow::roleComesFromTheServer()
     }
     auto *instances = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_instances"));
     QVERIFY(instances && instances->isVisible());
+    // The worker's figures are the whole server's: a report does not bring its card back.
+    w.dashboard()->setDeliveryWorker(QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")}},
+                                     QDateTime::currentDateTimeUtc());
+    auto *worker = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_deliveryWorker"));
+    QVERIFY(worker && !worker->isVisible());
     auto *grid = w.dashboard()->findChild<QGridLayout *>();
     QVERIFY(grid);
     for (int i = 0; i < grid->count(); ++i)
@@ -433,6 +441,37 @@ void tst_MainWindow::dashboardShowsCallbackDelivery()
     // A click on the card opens the callbacks.
     QTest::mouseClick(card, Qt::LeftButton);
     QCOMPARE(w.currentViewName(), QStringLiteral("deliveries"));
+}
+
+void tst_MainWindow::dashboardCardsOpenThePageThatShowsThem()
+{
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("cards.sqlite"))));
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    w.resourceView(QStringLiteral("deliveries"))->setQueryText(QStringLiteral("fail"));
+    w.resourceView(QStringLiteral("endpoints"))->setQueryText(QStringLiteral("acme"));
+    w.showView(QStringLiteral("dashboard"));
+
+    // Endpoints are shown on the Callbacks page: their card opens it, with their table unfiltered.
+    auto *endpoints = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_endpoints"));
+    QVERIFY(endpoints);
+    QTest::mouseClick(endpoints, Qt::LeftButton);
+    QCOMPARE(w.currentViewName(), QStringLiteral("deliveries"));
+    QCOMPARE(w.resourceView(QStringLiteral("endpoints"))->queryText(), QString());
+    QCOMPARE(w.resourceView(QStringLiteral("deliveries"))->queryText(), QStringLiteral("fail"));
+
+    // No page shows providers: their card counts, opens nothing and says nothing of opening.
+    w.showView(QStringLiteral("dashboard"));
+    auto *providers = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_providers"));
+    QVERIFY(providers);
+    QVERIFY(providers->toolTip().isEmpty());
+    QCOMPARE(providers->cursor().shape(), Qt::ArrowCursor);
+    QTest::mouseClick(providers, Qt::LeftButton);
+    QCOMPARE(w.currentViewName(), QStringLiteral("dashboard"));
+    QCOMPARE(w.resourceView(QStringLiteral("deliveries"))->queryText(), QStringLiteral("fail"));
 }
 
 QTEST_MAIN(tst_MainWindow)
