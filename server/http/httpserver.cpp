@@ -81,7 +81,7 @@ HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, Idempot
 {
 }
 
-void HttpServer::write(QHttpServerResponder &responder, const Response &response)
+void HttpServer::write(QHttpServerResponder &responder, const Response &response, bool withoutBody)
 {
     // Whichever path answered it (a deferred long poll too), a 503 says when to try again.
     const Response r = withRetryAfter(response);
@@ -90,7 +90,7 @@ void HttpServer::write(QHttpServerResponder &responder, const Response &response
     responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(r.body.size()));
     for (const auto &h : r.headers)
         responder.writeHeader(h.first, h.second);
-    responder.writeBody(r.body);
+    responder.writeBody(withoutBody ? QByteArray() : r.body);
 }
 
 bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket)
@@ -122,6 +122,13 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     req.method = methodName(raw.method());
     req.path = raw.url().path();
     req.query = raw.query();
+    // HEAD is GET without the body (RFC 9110, 9.3.2): the same status and headers. It never waits
+    // as a long poll would, which would answer later, with a body.
+    const bool head = req.method == "HEAD";
+    if (head) {
+        req.method = QByteArrayLiteral("GET");
+        req.query.removeAllQueryItems(QStringLiteral("wait"));
+    }
     req.body = raw.body();
     req.raw = &raw;
     req.responder = &responder;
@@ -137,7 +144,8 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     if (r.deferred)
         socket->setProperty(kDeferred, true);
     if (!r.deferred) {
-        write(responder, req.closeAfter ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r);
+        write(responder, req.closeAfter ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r,
+              head);
         if (req.closeAfter)
             socket->disconnectFromHost();
     }

@@ -28,7 +28,8 @@ public:
     HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
                int maxBodyBytes, QObject *parent = nullptr);
 
-    static void write(QHttpServerResponder &responder, const Response &response);
+    // withoutBody: the answer to a HEAD request, its headers (Content-Length too) and no body.
+    static void write(QHttpServerResponder &responder, const Response &response, bool withoutBody = false);
 
     // Answers at once what a route deferred on this connection (a long poll): called before a
     // request that came after it on the same connection runs, so the answers keep the requests'

@@ -47,6 +47,9 @@ RouteMatch Router::match(const QByteArray &method, const QString &path) const
         }
         if (!result.allowed.contains(r.method))
             result.allowed.append(r.method);
+        // The server answers HEAD wherever it answers GET (HttpServer::handleRequest).
+        if (r.method == "GET" && !result.allowed.contains("HEAD"))
+            result.allowed.append(QByteArrayLiteral("HEAD"));
     }
     return result;
 }

@@ -1,6 +1,7 @@
 // Over a hundred bad requests, each answered with the right status and problem code, never a 500.
 #include "testserver.h"
 
+#include <QRegularExpression>
 #include <QTcpSocket>
 #include <QtTest>
 
@@ -23,6 +24,7 @@ private slots:
     void unsureFramingIsRefused();
     void pipelinedRequestsAcrossReads_data();
     void pipelinedRequestsAcrossReads();
+    void headAnswersWithoutABody();
     void connectionCloseIsHonoured();
     void stillHealthyAndUnchanged();
 
@@ -405,6 +407,31 @@ void tst_BadInput::unsureFramingIsRefused()
     QVERIFY(answer.contains("application/problem+json"));
     QVERIFY(answer.contains("Connection: close"));
     QCOMPARE(answer.count("HTTP/1.1 "), 1); // one answer: the hidden request was not run
+}
+
+void tst_BadInput::headAnswersWithoutABody()
+{
+    // HEAD is GET without the body: the same status and Content-Length, and the next answer on
+    // the connection starts right after the head (a body there would be read as the next answer).
+    const QByteArray token = m_server->operatorToken().toUtf8();
+    const QByteArray answer = exchange("HEAD /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+                                       + "\r\n\r\nGET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+                                       + "\r\nConnection: close\r\n\r\n");
+    QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.constData());
+    const qsizetype headEnd = answer.indexOf("\r\n\r\n");
+    QVERIFY(headEnd > 0);
+    const QByteArray rest = answer.mid(headEnd + 4);
+    QVERIFY2(rest.startsWith("HTTP/1.1 200"), answer.constData());
+    // The GET's body has the length the HEAD announced.
+    static const QRegularExpression length(QStringLiteral("Content-Length: (\\d+)"), QRegularExpression::CaseInsensitiveOption);
+    const auto announced = length.match(QString::fromLatin1(answer.left(headEnd)));
+    QVERIFY(announced.hasMatch());
+    const qsizetype getHeadEnd = rest.indexOf("\r\n\r\n");
+    QCOMPARE(rest.mid(getHeadEnd + 4).size(), announced.captured(1).toLongLong());
+    // And a path with no GET says so in Allow; one with GET allows HEAD too.
+    const Reply notAllowed = m_server->request("PUT", QStringLiteral("/api/v1/whoami"), QByteArray(), m_server->operatorToken());
+    QCOMPARE(notAllowed.status, 405);
+    QVERIFY2(notAllowed.header("Allow").contains("HEAD"), notAllowed.header("Allow").constData());
 }
 
 void tst_BadInput::pipelinedRequestsAcrossReads_data()
