@@ -575,7 +575,12 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
         items.append(item);
     }
     m_history->addTopLevelItems(items);
-    m_historyStatus->setText(entries.isEmpty() ? tr("No recorded changes yet.") : QString());
+    // Other roles see the audit entries of their own objects only (an organization's are the
+    // operators'): an empty history is then no proof that nothing happened.
+    m_historyStatus->setText(!entries.isEmpty()             ? QString()
+                             : m_role == Actor::Operator ? tr("No recorded changes yet.")
+                                                          : tr("No changes recorded that the %1 role may see.")
+                                                                .arg(actorName(m_role)));
     m_historyStatus->setVisible(entries.isEmpty());
 }
 

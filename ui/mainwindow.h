@@ -5,6 +5,7 @@
 #include "consoleconnection.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QMainWindow>
 #include <QPointer>
@@ -111,6 +112,10 @@ private:
     // chooses states and scope and sees how many that is (the server's dry run) before retrying.
     void bulkRetry(qint64 deliveryId);
     void showNewSecret(const QJsonObject &instance, bool first);
+    // An organization's deletion refused for its instances not stopped: names them, and offers
+    // the Instances page filtered to them.
+    void offerBlockingInstances(qint64 organizationId, const QString &title, const QString &problem,
+                                const QJsonArray &instances);
 
     // Choosing and switching the server (mainwindowconnection.cpp).
     void openConnectionDialog();

@@ -10,6 +10,7 @@
 #include "valueformat.h"
 
 #include "core/endpoint.h"
+#include "core/instance.h"
 #include "core/resourcekind.h"
 #include "core/statemachine.h"
 #include "models/apiclient.h"
@@ -252,6 +253,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     }
     const QString stateField = kind ? kind->stateField : QString();
     QString what = tr("%1: %2 #%3").arg(label, kind ? kind->title : kindName).arg(objectId);
+    QString note; // what follows from it, after the object's name
     if (isTest) {
         what = tr("Send a test event to endpoint #%1").arg(objectId);
     } else if (isRotation) {
@@ -260,14 +262,19 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         what = tr("Register instance #%1 with its callbacks sent to %2").arg(objectId).arg(callbackUrl);
     } else if (kind && kind->machine && !stateField.isEmpty()) {
         const QString state = object.value(stateField).toString();
-        if (const auto t = kind->machine->find(state, action, m_connection.role))
+        if (const auto t = kind->machine->find(state, action, m_connection.role)) {
             what = t->to == state ? tr("%1 (stays %2)").arg(what, state) : tr("%1, %2 → %3").arg(what, state, t->to);
+            // A stopped instance is destroyed once the retention period has passed.
+            if (kindName == QLatin1String("instances") && t->to == Instance::Stopped)
+                note = tr("\nUnless it is started again, it is destroyed when the server's retention period ends "
+                          "(its provider is told).");
+        }
     }
     const QString name = kind && !kind->nameField.isEmpty() ? object.value(kind->nameField).toString() : QString();
     const std::optional<QString> reason = MessageBox::getText(
         this, tr("Confirm: %1").arg(label),
-        tr("%1%2\n\nWhy? The reason is kept in the audit log.")
-            .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name)));
+        tr("%1%2%3\n\nWhy? The reason is kept in the audit log.")
+            .arg(what, name.isEmpty() ? QString() : tr(" (%1)").arg(name), note));
     if (!reason)
         return;
     // The object may have changed while the dialog was open (another operator, the worker): what
@@ -312,6 +319,14 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
             const qint64 newer = result.problem
                                      ? result.problem->extensions.value(QStringLiteral("newer_delivery_id")).toInteger()
                                      : 0;
+            // Instances that keep an organization from being deleted: named, and shown on request.
+            const QJsonArray blocking = result.problem
+                                            ? result.problem->extensions.value(QStringLiteral("blocking_instances")).toArray()
+                                            : QJsonArray();
+            if (newer <= 0 && !blocking.isEmpty()) {
+                offerBlockingInstances(objectId, tr("%1 #%2 failed").arg(label).arg(objectId), problemText(result), blocking);
+                return;
+            }
             if (newer <= 0) {
                 MessageBox::warning(this, tr("%1 #%2 failed").arg(label).arg(objectId), problemText(result));
                 return;
@@ -396,6 +411,29 @@ void MainWindow::bulkRetry(qint64 deliveryId)
     if (model)
         whenModelChanges(model, dialog, [dialog] { dialog->callbacksChanged(); });
     dialog->open();
+}
+
+void MainWindow::offerBlockingInstances(qint64 organizationId, const QString &title, const QString &problem,
+                                        const QJsonArray &instances)
+{
+    constexpr int kNamed = 10;
+    QStringList lines;
+    for (qsizetype i = 0; i < std::min<qsizetype>(kNamed, instances.size()); ++i) {
+        const QJsonObject instance = instances.at(i).toObject();
+        lines << tr("%1 #%2 (%3)")
+                     .arg(instance.value(QStringLiteral("name")).toString())
+                     .arg(instance.value(QStringLiteral("id")).toInteger())
+                     .arg(instance.value(QStringLiteral("status")).toString());
+    }
+    if (instances.size() > kNamed)
+        lines << tr("and %n more", nullptr, int(instances.size() - kNamed));
+    const auto answer = MessageBox::question(
+        this, title, tr("%1\n\n%2\n\nShow them in Instances, to stop them one by one?").arg(problem, lines.join(u'\n')));
+    if (answer != QMessageBox::Yes)
+        return;
+    showView(QStringLiteral("instances"));
+    if (ResourceView *view = resourceView(QStringLiteral("instances")))
+        view->setQueryText(QStringLiteral("organization:%1 -state:stopped,destroyed").arg(organizationId));
 }
 
 void MainWindow::showNewSecret(const QJsonObject &instance, bool first)

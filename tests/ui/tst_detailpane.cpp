@@ -79,6 +79,7 @@ private slots:
     void countdownWording();
     void readOnlyDisablesEverything();
     void historyAndUpdates();
+    void emptyHistorySaysWhoseItIs();
     void actionTriggers();
 };
 
@@ -324,6 +325,22 @@ void tst_DetailPane::readOnlyDisablesEverything()
     QVERIFY2(stop->toolTip().contains(QStringLiteral("Offline")), qPrintable(stop->toolTip()));
     pane.setReadOnly(false);
     QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_stop"))->isEnabled());
+}
+
+void tst_DetailPane::emptyHistorySaysWhoseItIs()
+{
+    // A provider sees no audit entries of an organization: "no changes" would not be true.
+    DetailPane pane;
+    auto *status = pane.findChild<QLabel *>(QStringLiteral("historyStatus"));
+    QVERIFY(status);
+    const QJsonObject org{{"id", 3}, {"name", "Acme"}, {"status", "AVAILABLE"}, {"version", 1}};
+    pane.showObject(resourceKindByName(u"organizations"), org);
+    pane.setHistory(3, {});
+    QCOMPARE(status->text(), QStringLiteral("No recorded changes yet."));
+    pane.setRole(Actor::Provider);
+    pane.showObject(resourceKindByName(u"organizations"), org);
+    pane.setHistory(3, {});
+    QCOMPARE(status->text(), QStringLiteral("No changes recorded that the provider role may see."));
 }
 
 void tst_DetailPane::historyAndUpdates()

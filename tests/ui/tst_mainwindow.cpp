@@ -56,6 +56,7 @@ private slots:
     void emptyCallbacksSayWhy();
     void dashboardShowsCallbackDelivery();
     void dashboardCardsOpenThePageThatShowsThem();
+    void refusedDeletionNamesItsInstances();
 
 private:
     QTemporaryDir m_dir;
@@ -281,6 +282,9 @@ void tst_MainWindow::actionFromTheDetailPane()
     QTRY_VERIFY(stopAction() && stopAction()->isEnabled());
     MessageBox::setNextText(QStringLiteral("maintenance from the console"));
     stopAction()->trigger();
+    // The confirmation says what stopping leads to.
+    QVERIFY2(MessageBox::lastText().contains(QStringLiteral("destroyed when the server's retention period ends")),
+             qPrintable(MessageBox::lastText()));
     QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
     const Reply audit = server.get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(s.instances.at(2)),
                                    server.operatorToken());
@@ -472,6 +476,29 @@ void tst_MainWindow::dashboardCardsOpenThePageThatShowsThem()
     QTest::mouseClick(providers, Qt::LeftButton);
     QCOMPARE(w.currentViewName(), QStringLiteral("dashboard"));
     QCOMPARE(w.resourceView(QStringLiteral("deliveries"))->queryText(), QStringLiteral("fail"));
+}
+
+void tst_MainWindow::refusedDeletionNamesItsInstances()
+{
+    // An organization with instances not stopped cannot be deleted: the refusal names them and
+    // offers them, filtered, on the Instances page.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seeded s = seed(server);
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("blocked.sqlite"))));
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    QTRY_COMPARE(w.resourceView(QStringLiteral("organizations"))->table()->model()->rowCount(), 1);
+    MessageBox::setNextText(QStringLiteral("closing the account"));
+    MessageBox::setNextAnswer(QMessageBox::Yes);
+    emit w.detailPane()->actionRequested(QStringLiteral("organizations"), s.organization, QStringLiteral("delete"));
+    QTRY_COMPARE(w.currentViewName(), QStringLiteral("instances"));
+    QVERIFY2(MessageBox::lastText().contains(QStringLiteral("web-alpha #%1 (PENDING)").arg(s.instances.at(0))),
+             qPrintable(MessageBox::lastText()));
+    QCOMPARE(w.resourceView(QStringLiteral("instances"))->queryText(),
+             QStringLiteral("organization:%1 -state:stopped,destroyed").arg(s.organization));
+    QTRY_COMPARE(w.resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
 }
 
 QTEST_MAIN(tst_MainWindow)
