@@ -309,7 +309,7 @@ Response InstancesApi::create(Request &req)
     if (!inserted)
         return Response::problem(problem);
     const qint64 id = *inserted;
-    const Caller system{Actor::Operator, {}, 0};
+    const Caller system{Actor::Operator, {}, 0, {}};
     const auto o = loadVisible(system, id, &problem);
     if (!o || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kInstance, id, {}, Instance::Pending, reason}, audienceOf(*o), &problem)
         || !m_ctx.journal.event(kInstance, id, 1, QStringLiteral("created"), *o, audienceOf(*o), &problem) || !tx.commit(&problem))
@@ -414,7 +414,7 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
     q.addBindValue(version);
     if (!updateVersioned(q, kInstance, error))
         return false;
-    const Caller everyone{Actor::Operator, {}, 0};
+    const Caller everyone{Actor::Operator, {}, 0, {}};
     const auto o = loadVisible(everyone, id, error);
     if (!o)
         return false;

@@ -175,13 +175,13 @@ bool TokenStore::isLive(qint64 id)
 bool TokenStore::lookup(const QByteArray &hash, std::optional<Caller> *caller)
 {
     QSqlQuery &q = m_db.query(
-        QStringLiteral("SELECT id, role, subject FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"));
+        QStringLiteral("SELECT id, role, subject, name FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"));
     q.addBindValue(QString::fromLatin1(hash));
     const bool answered = q.exec();
     if (answered && q.next()) {
         const auto role = roleFromName(q.value(1).toString());
         if (role)
-            *caller = Caller{*role, q.value(2).toString(), q.value(0).toLongLong()};
+            *caller = Caller{*role, q.value(2).toString(), q.value(0).toLongLong(), q.value(3).toString()};
     }
     q.finish();
     return answered;

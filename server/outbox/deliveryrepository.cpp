@@ -162,7 +162,7 @@ bool DeliveryRepository::emitEndpoint(qint64 id, const QString &op, Problem *err
 
 Caller DeliveryRepository::workerCaller()
 {
-    return Caller{Actor::Controller, QStringLiteral("delivery-worker"), 0};
+    return Caller{Actor::Controller, QStringLiteral("delivery-worker"), 0, {}};
 }
 
 QString DeliveryRepository::newWebhookId()

@@ -297,7 +297,7 @@ bool DestructionSweep::destroy(qint64 id, Problem *error)
         audience.owner = who.value(1).toString();
     }
     who.finish();
-    const Caller system{Actor::System, QStringLiteral("retention"), 0};
+    const Caller system{Actor::System, QStringLiteral("retention"), 0, {}};
     return m_journal.audit(system,
                            {QStringLiteral("destroy"), kInstance, id, Instance::Stopped, Instance::Destroyed,
                             QStringLiteral("retention period of %1 s ended").arg(m_options.instanceRetention.count())},

@@ -23,7 +23,7 @@ bool Journal::audit(const Caller &who, const AuditEntry &e, const Audience &audi
         " reason, provider_id, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(nowTimestamp());
     q.addBindValue(actorName(who.role));
-    q.addBindValue(Database::text(who.subject));
+    q.addBindValue(Database::text(who.auditSubject()));
     q.addBindValue(e.action);
     q.addBindValue(e.kind);
     q.addBindValue(e.objectId);

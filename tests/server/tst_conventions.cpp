@@ -23,6 +23,7 @@ private slots:
     void idempotencyKeyReusedWithOtherBody();
     void idempotencyKeyInUse();
     void idempotencyKeysArePerCaller();
+    void operatorsAreToldApart();
     void idempotencyKeyOfACommittedRequestNeverRunsItAgain();
     void idempotencyFingerprintHasTheQuery();
     void idempotencyNeverKeepsASecret();
@@ -139,6 +140,35 @@ void tst_Conventions::idempotencyKeysArePerCaller()
     const Reply r = m_server->request("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "B"})", b, {{"Idempotency-Key", "same"}});
     QCOMPARE(r.status, 201);
     QVERIFY(r.header("Idempotency-Replayed").isEmpty());
+}
+
+void tst_Conventions::operatorsAreToldApart()
+{
+    // Two operators' tokens speak for no subject: their keys are still their own, and the audit
+    // trail names each by its token.
+    QString bearers[2];
+    qint64 ids[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        const Reply made = m_server->request("POST", QStringLiteral("/api/v1/tokens"),
+                                             QStringLiteral(R"({"role": "operator", "name": "laptop %1"})").arg(i).toUtf8(),
+                                             m_server->operatorToken());
+        QCOMPARE(made.status, 201);
+        bearers[i] = made.json().value(QStringLiteral("token")).toString();
+        ids[i] = made.json().value(QStringLiteral("id")).toInteger();
+    }
+    const QByteArray body = R"({"name": "Shared key"})";
+    const Reply first = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, bearers[0], {{"Idempotency-Key", "same"}});
+    const Reply second = m_server->request("POST", QStringLiteral("/api/v1/organizations"), body, bearers[1], {{"Idempotency-Key", "same"}});
+    QCOMPARE(first.status, 201);
+    QCOMPARE(second.status, 201);
+    QVERIFY(second.header("Idempotency-Replayed").isEmpty());
+    QVERIFY(second.json().value(QStringLiteral("id")) != first.json().value(QStringLiteral("id")));
+    const QJsonArray audit = m_server->get(QStringLiteral("/api/v1/audit?kind=organization&object_id=%1")
+                                               .arg(second.json().value(QStringLiteral("id")).toInteger()),
+                                           m_server->operatorToken()).items();
+    QVERIFY(!audit.isEmpty());
+    QCOMPARE(audit.first().toObject().value(QStringLiteral("actor")).toObject().value(QStringLiteral("subject")).toString(),
+             QStringLiteral("laptop 1 (token #%1)").arg(ids[1]));
 }
 
 void tst_Conventions::idempotencyKeyOfACommittedRequestNeverRunsItAgain()

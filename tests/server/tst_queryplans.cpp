@@ -67,9 +67,9 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     QTest::newRow("destruction sweep: instances due") << DestructionSweep::dueSql(postgres);
     QTest::newRow("destruction sweep: newest notification") << DestructionSweep::latestSql();
     QTest::newRow("feed: last seq") << ChangeFeed::lastSeqSql();
-    QTest::newRow("feed: read as operator") << ChangeFeed::readSql(Caller{Actor::Operator, QStringLiteral("op"), 0});
-    QTest::newRow("feed: read as provider") << ChangeFeed::readSql(Caller{Actor::Provider, QStringLiteral("1"), 0});
-    QTest::newRow("feed: read as owner") << ChangeFeed::readSql(Caller{Actor::Owner, QStringLiteral("alice"), 0});
+    QTest::newRow("feed: read as operator") << ChangeFeed::readSql(Caller{Actor::Operator, QStringLiteral("op"), 0, {}});
+    QTest::newRow("feed: read as provider") << ChangeFeed::readSql(Caller{Actor::Provider, QStringLiteral("1"), 0, {}});
+    QTest::newRow("feed: read as owner") << ChangeFeed::readSql(Caller{Actor::Owner, QStringLiteral("alice"), 0, {}});
     QTest::newRow("feed: trim") << ChangeFeed::pruneSql();
 }
 
