@@ -375,6 +375,11 @@ bool InstancesApi::writeRegistration(TransitionStep &step, const QString &url, c
         ins.addBindValue(now);
         if (!execute(ins, error))
             return false;
+        // A new endpoint is on the feed as every new object is.
+        const auto created = endpointId(providerId, url, error);
+        if (!created || *created == 0
+            || !DeliveryRepository(m_ctx.db, m_ctx.journal, m_schedule).emitEndpoint(*created, QStringLiteral("created"), error))
+            return false;
     }
     QSqlQuery &cb = m_ctx.db.query(QStringLiteral("UPDATE instances SET callback_url = ?, callback_signing = ?, secret = ?"
                                                   " WHERE id = ?"));

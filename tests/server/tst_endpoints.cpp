@@ -251,6 +251,19 @@ void tst_Endpoints::healthShowsOnTheFeed()
         return last;
     };
     QTRY_COMPARE_WITH_TIMEOUT(lastEvent(), current, Patience);
+    // Its first event was its creation, at version 1, with the registration's commit.
+    const QJsonArray all = m_server->get(QStringLiteral("/api/v1/events?after=0&limit=1000"), m_server->operatorToken())
+                               .json().value(QStringLiteral("events")).toArray();
+    QJsonObject first;
+    for (const QJsonValue &v : all) {
+        if (v.toObject().value(QStringLiteral("kind")).toString() == QLatin1String("endpoint")
+            && v.toObject().value(QStringLiteral("id")).toInteger() == endpointId) {
+            first = v.toObject();
+            break;
+        }
+    }
+    QCOMPARE(first.value(QStringLiteral("op")).toString(), QStringLiteral("created"));
+    QCOMPARE(first.value(QStringLiteral("version")).toInteger(), 1);
     QCOMPARE(m_server->get(path, m_server->operatorToken()).header("ETag"),
              '"' + QByteArray::number(current.value(QStringLiteral("version")).toInteger()) + '"');
 }
