@@ -147,7 +147,12 @@ void InstancesApi::addRoutes(Router &router)
     router.add("POST", QStringLiteral("/api/v1/instances/{id}/stop"), users, true,
                [this](Request &r) { return runTransition(m_ctx, r, transitions(), QStringLiteral("stop")); });
     router.add("POST", QStringLiteral("/api/v1/instances/{id}/start"), users, true,
-               [this](Request &r) { return runTransition(m_ctx, r, transitions(), QStringLiteral("start")); });
+               [this](Request &r) {
+                   // A deleted organization runs nothing: restore it first.
+                   TransitionSpec start = transitions();
+                   start.check = [this](const TransitionStep &step) { return organizationDeleted(step.before); };
+                   return runTransition(m_ctx, r, start, QStringLiteral("start"));
+               });
 }
 
 Response InstancesApi::list(Request &req)
@@ -342,6 +347,24 @@ Response InstancesApi::registerInstance(Request &req)
         return writeRegistration(step, url, signing, after, error);
     };
     return runTransition(m_ctx, req, spec, QStringLiteral("register"), reason);
+}
+
+std::optional<Problem> InstancesApi::organizationDeleted(const QJsonObject &instance)
+{
+    const qint64 orgId = instance.value(QStringLiteral("organization_id")).toInteger();
+    QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
+    org.addBindValue(orgId);
+    if (!org.exec()) {
+        const Problem p = Database::sqlProblem(org);
+        org.finish();
+        return p;
+    }
+    const QString status = org.next() ? org.value(0).toString() : QString();
+    org.finish();
+    if (status == Organization::Available)
+        return std::nullopt;
+    return Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
+                         QStringLiteral("organization %1 is deleted: restore it before starting its instances").arg(orgId));
 }
 
 TransitionSpec InstancesApi::transitions()

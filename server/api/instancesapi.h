@@ -40,6 +40,8 @@ private:
     std::optional<QJsonObject> loadVisible(const Caller &who, qint64 id, Problem *error);
     // Stop and start as runTransition() runs them; register names its target and replaces the write.
     TransitionSpec transitions();
+    // 409 organization-deleted when the instance's organization is not AVAILABLE.
+    std::optional<Problem> organizationDeleted(const QJsonObject &instance);
     // Register's write: the endpoint, the callback and its new secret, then writeStatus() to the
     // transition's target.
     bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, QJsonObject *after,

@@ -3,7 +3,6 @@
 
 #include "server/storage/database.h"
 
-#include <QSqlQuery>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -23,6 +22,7 @@ private slots:
     void registerRefusesPrivateCallbacksByDefault();
     void stopAndStartWriteOutbox();
     void invalidTransitionNamesAllowedActions();
+    void noStartInADeletedOrganization();
     void listFilters_data();
     void listFilters();
     void listGetAndFeedAgree();
@@ -207,6 +207,27 @@ void tst_Instances::stopAndStartWriteOutbox()
     QCOMPARE(d.at(2).first, QStringLiteral("PENDING"));
     QCOMPARE(QJsonDocument::fromJson(d.at(2).second.toUtf8()).object().value(QStringLiteral("previous_status")).toString(),
              QStringLiteral("STOPPED"));
+}
+
+void tst_Instances::noStartInADeletedOrganization()
+{
+    // Its instances all stopped, an organization may be deleted; none of them runs again until
+    // it is restored.
+    const QString op = m_server->operatorToken();
+    const qint64 org = m_server->createOrganization(QStringLiteral("Closing"));
+    // The provider's own organization stays (one that provides applications cannot be deleted).
+    const qint64 provider = m_server->createProvider(QStringLiteral("Prov"), m_server->createOrganization(QStringLiteral("Host")),
+                                                     {QStringLiteral("crm")});
+    const qint64 id = m_server->createInstance(QStringLiteral("last"), org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+    QVERIFY(id > 0);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, op).status, 200);
+    const Reply deleted = m_server->request("DELETE", QStringLiteral("/api/v1/organizations/%1").arg(org), QByteArray(), op);
+    QVERIFY2(deleted.status == 200, deleted.body.constData());
+    const Reply refused = m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, op);
+    QCOMPARE(refused.status, 409);
+    QCOMPARE(refused.code(), QStringLiteral("organization-deleted"));
+    QCOMPARE(m_server->request("POST", QStringLiteral("/api/v1/organizations/%1/restore").arg(org), QByteArray(), op).status, 200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, op).status, 200);
 }
 
 void tst_Instances::invalidTransitionNamesAllowedActions()
