@@ -9,6 +9,7 @@
 #include <QFrame>
 #include <QGridLayout>
 #include <QJsonObject>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QMouseEvent>
@@ -72,8 +73,11 @@ QWidget *DashboardPage::newCard(const QString &objectName, const QString &title,
     frame->setFrameShape(QFrame::StyledPanel);
     frame->setAutoFillBackground(true);
     frame->setBackgroundRole(QPalette::Base);
-    if (!kindName.isEmpty())
+    if (!kindName.isEmpty()) {
         frame->setCursor(Qt::PointingHandCursor);
+        // Reachable by Tab, opened by Enter or Space, as by a click.
+        frame->setFocusPolicy(Qt::StrongFocus);
+    }
     frame->setProperty(kKindProperty, kindName);
     frame->setProperty(kQueryProperty, QString());
     frame->setAccessibleName(tr("%1 summary").arg(title));
@@ -342,8 +346,18 @@ void DashboardPage::rebuildChips(Card &card)
 
 bool DashboardPage::eventFilter(QObject *watched, QEvent *event)
 {
-    if (event->type() == QEvent::MouseButtonRelease
-        && static_cast<QMouseEvent *>(event)->button() == Qt::LeftButton) {
+    if (auto *frame = qobject_cast<QFrame *>(watched);
+        frame && (event->type() == QEvent::FocusIn || event->type() == QEvent::FocusOut)) {
+        // The card with the keyboard is drawn with a heavier frame.
+        const bool focused = event->type() == QEvent::FocusIn;
+        frame->setFrameShape(focused ? QFrame::Box : QFrame::StyledPanel);
+        frame->setLineWidth(focused ? 2 : 1);
+    }
+    const bool activated =
+        event->type() == QEvent::KeyPress
+        && QList<int>{Qt::Key_Return, Qt::Key_Enter, Qt::Key_Space}.contains(static_cast<QKeyEvent *>(event)->key());
+    if (activated || (event->type() == QEvent::MouseButtonRelease
+                      && static_cast<QMouseEvent *>(event)->button() == Qt::LeftButton)) {
         const QString kind = watched->property(kKindProperty).toString();
         if (!kind.isEmpty()) {
             emit openViewRequested(kind, watched->property(kQueryProperty).toString());

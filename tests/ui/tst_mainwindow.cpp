@@ -476,6 +476,14 @@ void tst_MainWindow::dashboardCardsOpenThePageThatShowsThem()
     QTest::mouseClick(providers, Qt::LeftButton);
     QCOMPARE(w.currentViewName(), QStringLiteral("dashboard"));
     QCOMPARE(w.resourceView(QStringLiteral("deliveries"))->queryText(), QStringLiteral("fail"));
+    QCOMPARE(providers->focusPolicy(), Qt::NoFocus);
+
+    // The keyboard opens a card as the mouse does.
+    auto *instances = w.dashboard()->findChild<QWidget *>(QStringLiteral("card_instances"));
+    QVERIFY(instances && instances->focusPolicy() & Qt::TabFocus);
+    instances->setFocus(Qt::TabFocusReason);
+    QTest::keyClick(instances, Qt::Key_Return);
+    QCOMPARE(w.currentViewName(), QStringLiteral("instances"));
 }
 
 void tst_MainWindow::refusedDeletionNamesItsInstances()
