@@ -1,5 +1,7 @@
 // opsdeck-server: the control plane's command line (serve, migrate, token, seed).
+#include "server/auth/tokenactions.h"
 #include "server/auth/tokenstore.h"
+#include "server/storage/journal.h"
 #include "server/controlplane.h"
 #include "server/demoseeder.h"
 #include "server/storage/database.h"
@@ -261,6 +263,12 @@ int serve(const QCommandLineParser &parser)
     return rc;
 }
 
+// Who the audit trail names for what the command line does: an operator at the server's host.
+Caller commandLine()
+{
+    return Caller{Actor::Operator, QStringLiteral("command line"), 0, {}};
+}
+
 int token(const QCommandLineParser &parser, const QStringList &args)
 {
     if (args.size() < 2)
@@ -277,10 +285,15 @@ int token(const QCommandLineParser &parser, const QStringList &args)
             return fail(kUsage, QStringLiteral("--subject is required for the %1 role").arg(actorName(*role)));
         if (!openDatabase(db, &message))
             return fail(kFailure, message);
+        Journal journal(db);
+        TokenStore store(db);
+        TokenActions actions(db, journal, store);
+        if (const QString why = actions.subjectProblem(*role, subject); !why.isEmpty())
+            return fail(kUsage, QStringLiteral("--subject %1: %2").arg(subject, why));
         Problem p;
         QString bearer;
         const QString name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")) : actorName(*role);
-        if (!TokenStore(db).create(*role, subject, name, &bearer, &p))
+        if (!actions.create(commandLine(), *role, subject, name, QStringLiteral("opsdeck-server token create"), &bearer, &p))
             return fail(kFailure, p.detail);
         std::printf("%s\n", qPrintable(bearer));
         return 0;
@@ -313,10 +326,14 @@ int token(const QCommandLineParser &parser, const QStringList &args)
         if (!openDatabase(db, &message))
             return fail(kFailure, message);
         Problem p;
-        const auto t = TokenStore(db).revoke(id, &p);
+        Journal journal(db);
+        TokenStore store(db);
+        bool already = false;
+        const auto t = TokenActions(db, journal, store).revoke(commandLine(), id, QStringLiteral("opsdeck-server token revoke"),
+                                                               &already, &p);
         if (!t)
             return fail(kFailure, p.isNull() ? QStringLiteral("no token %1").arg(id) : p.detail);
-        std::printf("revoked token %lld\n", static_cast<long long>(id));
+        std::printf(already ? "token %lld was revoked already\n" : "revoked token %lld\n", static_cast<long long>(id));
         return 0;
     }
     return fail(kUsage, QStringLiteral("unknown token command %1").arg(verb));

@@ -1,11 +1,12 @@
 // /api/v1/tokens, /api/v1/audit and /api/v1/events: who may call, what was done, what changed.
 #include "accessapi.h"
 
+#include "server/auth/tokenactions.h"
+
 #include "apisupport.h"
 #include "server/auth/tokenstore.h"
 #include "server/feed/changefeed.h"
 #include "server/http/router.h"
-#include "server/outbox/writetransaction.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
 
@@ -19,13 +20,6 @@ using namespace ApiSupport;
 namespace {
 
 const QString kToken = QStringLiteral("token");
-
-Audience operatorsOnly()
-{
-    Audience a;
-    a.operatorOnly = true;
-    return a;
-}
 
 } // namespace
 
@@ -84,29 +78,17 @@ Response AccessApi::createToken(Request &req)
     const QString name = r.optString(QStringLiteral("name"), 200).value_or(role);
     const QString reason = readReason(r, req);
     r.rejectUnknown();
-    if (r.ok() && role != QLatin1String("operator") && subject.isEmpty())
-        r.addError(QStringLiteral("subject"), QStringLiteral("required for the %1 role").arg(role));
-    if (r.ok() && role == QLatin1String("provider")) {
-        bool ok = false;
-        const qint64 id = subject.toLongLong(&ok);
-        QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT 1 FROM providers WHERE id = ?"));
-        q.addBindValue(id);
-        const bool exists = ok && q.exec() && q.next();
-        q.finish();
-        if (!exists)
-            r.addError(QStringLiteral("subject"), QStringLiteral("no provider with this id"));
+    TokenActions actions(m_ctx.db, m_ctx.journal, m_ctx.tokens);
+    if (r.ok()) {
+        if (const QString why = actions.subjectProblem(*roleFromName(role), subject); !why.isEmpty())
+            r.addError(QStringLiteral("subject"), why);
     }
     if (!r.ok())
         return Response::problem(r.problem());
-    WriteTransaction tx(m_ctx.db);
-    if (!tx.isActive())
-        return Response::problem(tx.problem());
     Problem problem;
     QString bearer;
-    const auto t = m_ctx.tokens.create(*roleFromName(role), subject, name, &bearer, &problem);
-    if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("create"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
-        || !m_ctx.journal.event(kToken, t->id, 1, QStringLiteral("created"), t->toJson(), operatorsOnly(), &problem)
-        || !tx.commit(&problem))
+    const auto t = actions.create(req.who(), *roleFromName(role), subject, name, reason, &bearer, &problem);
+    if (!t)
         return Response::problem(storageFailed(problem));
     m_ctx.feed.notifyAppended();
     QJsonObject body = t->toJson();
@@ -119,22 +101,13 @@ Response AccessApi::revokeToken(Request &req)
     QString reason;
     if (auto p = readReasonOnly(req, &reason))
         return Response::problem(*p);
-    WriteTransaction tx(m_ctx.db);
-    if (!tx.isActive())
-        return Response::problem(tx.problem());
     Problem problem;
-    const auto before = m_ctx.tokens.find(req.id(), &problem);
-    if (!before)
-        return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : problem);
-    // Revoked already (a retry, another operator): the same answer, and nothing to record again.
-    if (!before->revokedAt.isEmpty())
-        return Response::json(200, before->toJson());
-    const auto t = m_ctx.tokens.revoke(req.id(), &problem);
-    if (!t || !m_ctx.journal.audit(req.who(), {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), &problem)
-        || !m_ctx.journal.event(kToken, t->id, 2, QStringLiteral("updated"), t->toJson(), operatorsOnly(), &problem)
-        || !tx.commit(&problem))
-        return Response::problem(storageFailed(problem));
-    m_ctx.feed.notifyAppended();
+    bool already = false;
+    const auto t = TokenActions(m_ctx.db, m_ctx.journal, m_ctx.tokens).revoke(req.who(), req.id(), reason, &already, &problem);
+    if (!t)
+        return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : storageFailed(problem));
+    if (!already)
+        m_ctx.feed.notifyAppended();
     return Response::json(200, t->toJson());
 }
 

@@ -77,6 +77,35 @@ void tst_Cli::tokenLifecycle()
                                                QString::fromUtf8(bearer)).status, 401, 10000);
     const CommandResult after = ServerProcess::run({QStringLiteral("token"), QStringLiteral("list"), QStringLiteral("--database"), db.url()});
     QVERIFY(!after.out.contains("\t-\n"));
+
+    // Both are in the audit trail and on the feed, as through the API, by "command line".
+    const CommandResult admin = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                    db.url(), QStringLiteral("--role"), QStringLiteral("operator")});
+    QVERIFY2(admin.exitCode == 0, admin.err.constData());
+    const QString op = QString::fromUtf8(admin.out.trimmed());
+    const QJsonArray audit =
+        TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/audit?kind=token&object_id=1"), {}, op).items();
+    QStringList actions;
+    for (const QJsonValue &e : audit) {
+        actions << e.toObject().value(QStringLiteral("action")).toString();
+        QCOMPARE(e.toObject().value(QStringLiteral("actor")).toObject().value(QStringLiteral("subject")).toString(),
+                 QStringLiteral("command line"));
+    }
+    QCOMPARE(actions, (QStringList{QStringLiteral("create"), QStringLiteral("revoke")}));
+    const QJsonArray events = TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/events?after=0"), {}, op)
+                                  .json().value(QStringLiteral("events")).toArray();
+    QStringList tokenOps;
+    for (const QJsonValue &e : events) {
+        if (e.toObject().value(QStringLiteral("kind")) == QStringLiteral("token") && e.toObject().value(QStringLiteral("id")).toInteger() == 1)
+            tokenOps << e.toObject().value(QStringLiteral("op")).toString();
+    }
+    QCOMPARE(tokenOps, (QStringList{QStringLiteral("created"), QStringLiteral("updated")}));
+    // A provider token needs a provider that exists.
+    const CommandResult nobody = ServerProcess::run({QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--database"),
+                                                     db.url(), QStringLiteral("--role"), QStringLiteral("provider"),
+                                                     QStringLiteral("--subject"), QStringLiteral("999")});
+    QVERIFY(nobody.exitCode != 0);
+    QVERIFY2(nobody.err.contains("no provider with this id"), nobody.err.constData());
 }
 
 void tst_Cli::seedDemo()
