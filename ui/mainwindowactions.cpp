@@ -184,6 +184,15 @@ void MainWindow::watchHolds()
             return {tr("Disabled: its URL answered 410 Gone, which says it is gone for good. Enable it once the "
                        "provider answers there again: another 410 disables it again."),
                     {}};
+        // Its retention over, a stopped instance waits for its provider to acknowledge before it
+        // is destroyed: the table's Awaiting column is hidden by default, so the pane says it.
+        const QString awaiting = valueAt(object, QStringLiteral("awaiting_ack.reason")).toString();
+        if (kind.name == QLatin1String("instances") && !awaiting.isEmpty())
+            return {tr("Awaiting the provider's acknowledgement: %1. It is destroyed once callback #%2 is acknowledged; "
+                       "if it failed, retry it on the Callbacks page.")
+                        .arg(awaiting)
+                        .arg(valueAt(object, QStringLiteral("awaiting_ack.delivery_id")).toInteger()),
+                    {}};
         if (kind.name != QLatin1String("deliveries"))
             return {};
         const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));

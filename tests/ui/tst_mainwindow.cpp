@@ -9,6 +9,8 @@
 #include "ui/statebadgelabel.h"
 #include "ui/unavailablepage.h"
 
+#include "models/resourcemodel.h"
+
 #include "callbackfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
@@ -57,6 +59,7 @@ private slots:
     void dashboardShowsCallbackDelivery();
     void dashboardCardsOpenThePageThatShowsThem();
     void refusedDeletionNamesItsInstances();
+    void awaitingInstanceSaysWhy();
 
 private:
     QTemporaryDir m_dir;
@@ -507,6 +510,37 @@ void tst_MainWindow::refusedDeletionNamesItsInstances()
     QCOMPARE(w.resourceView(QStringLiteral("instances"))->queryText(),
              QStringLiteral("organization:%1 -state:stopped,destroyed").arg(s.organization));
     QTRY_COMPARE(w.resourceView(QStringLiteral("instances"))->table()->model()->rowCount(), 3);
+}
+
+void tst_MainWindow::awaitingInstanceSaysWhy()
+{
+    // A stopped instance past its retention whose provider has not acknowledged: the pane says
+    // what it waits for (the table's Awaiting column is hidden by default).
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seeded s = seed(server);
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("awaiting.sqlite"))));
+    w.showView(QStringLiteral("instances"));
+    ResourceModel *model = w.resourceModel(QStringLiteral("instances"));
+    QVERIFY(model);
+    QTRY_COMPARE(model->rowCount(), 3);
+    QJsonObject awaiting = model->objectById(s.instances.first());
+    // As the feed would bring it: a newer version.
+    awaiting.insert(QStringLiteral("version"), awaiting.value(QStringLiteral("version")).toInteger() + 1);
+    awaiting.insert(QStringLiteral("status"), QStringLiteral("STOPPED"));
+    awaiting.insert(QStringLiteral("awaiting_ack"), QJsonObject{{QStringLiteral("reason"), QStringLiteral("delivery 8 is FAILED")},
+                                                                {QStringLiteral("delivery_id"), 8}});
+    model->upsert({awaiting});
+    model->flush();
+    ResourceView *view = w.resourceView(QStringLiteral("instances"));
+    view->setQueryText(QStringLiteral("name:web-alpha"));
+    QTRY_COMPARE(view->table()->model()->rowCount(), 1);
+    view->table()->selectRow(0);
+    QTRY_VERIFY2(w.detailPane()->holdText().contains(QStringLiteral("Awaiting the provider's acknowledgement: delivery 8 is FAILED")),
+                 qPrintable(w.detailPane()->holdText()));
+    QVERIFY(w.detailPane()->holdText().contains(QStringLiteral("callback #8")));
 }
 
 QTEST_MAIN(tst_MainWindow)
