@@ -452,11 +452,12 @@ void MainWindow::showNewSecret(const QJsonObject &instance, bool first)
                           : until.isEmpty()
                               ? tr("The previous secret no longer signs: this instance's signature has room for one.")
                               : tr("The previous secret also signs until %1.").arg(displayTimestamp(until));
-    MessageBox::information(this, tr("New signing secret"),
-                            tr("The new signing secret of instance #%1 (%2). It is shown only now:\n\n%3\n\n%4")
-                                .arg(instance.value(QStringLiteral("id")).toInteger())
-                                .arg(instance.value(QStringLiteral("name")).toString(),
-                                     instance.value(QStringLiteral("secret")).toString(), grace));
+    const QString secret = instance.value(QStringLiteral("secret")).toString();
+    MessageBox::secret(this, tr("New signing secret"),
+                       tr("The new signing secret of instance #%1 (%2). It is shown only now:\n\n%3\n\n%4")
+                           .arg(instance.value(QStringLiteral("id")).toInteger())
+                           .arg(instance.value(QStringLiteral("name")).toString(), secret, grace),
+                       secret);
 }
 
 void MainWindow::refresh()

@@ -1,9 +1,12 @@
 // Modal questions and notices with an injectable answer.
 #include "messagebox.h"
 
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QList>
 #include <QLineEdit>
+#include <QPushButton>
 
 #include <utility>
 
@@ -55,6 +58,23 @@ void MessageBox::information(QWidget *parent, const QString &title, const QStrin
     if (takeAnswer(text))
         return;
     notice(QMessageBox::Information, parent, title, text);
+}
+
+void MessageBox::secret(QWidget *parent, const QString &title, const QString &text, const QString &secret)
+{
+    if (takeAnswer(text))
+        return;
+    QMessageBox box(QMessageBox::Information, title, text, QMessageBox::Ok, parent);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    QPushButton *copy = box.addButton(QMessageBox::tr("&Copy secret"), QMessageBox::ActionRole);
+    copy->setObjectName(QStringLiteral("copySecret"));
+    // Copying keeps the box open: the secret is still to be read or copied again.
+    copy->disconnect();
+    QObject::connect(copy, &QPushButton::clicked, copy, [copy, secret] {
+        QGuiApplication::clipboard()->setText(secret);
+        copy->setText(QMessageBox::tr("Copied"));
+    });
+    box.exec();
 }
 
 void MessageBox::notice(QMessageBox::Icon icon, QWidget *parent, const QString &title, const QString &text)

@@ -18,6 +18,9 @@ public:
                                                 QMessageBox::StandardButton defaultButton = QMessageBox::No);
     static void warning(QWidget *parent, const QString &title, const QString &text);
     static void information(QWidget *parent, const QString &title, const QString &text);
+    // An information that shows a secret once, with a button that copies the secret alone (the
+    // text may wrap it across lines where it has a '/').
+    static void secret(QWidget *parent, const QString &title, const QString &text, const QString &secret);
     // Asks for one line of text (a reason); nullopt when cancelled.
     static std::optional<QString> getText(QWidget *parent, const QString &title, const QString &label);
 
