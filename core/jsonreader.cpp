@@ -68,6 +68,15 @@ qsizetype unpairedSurrogate(const QByteArray &body)
     return -1;
 }
 
+// Characters as a reader counts them: a surrogate pair (an emoji) is one, not two UTF-16 units.
+qsizetype characters(const QString &text)
+{
+    qsizetype n = text.size();
+    for (const QChar c : text)
+        n -= c.isLowSurrogate() ? 1 : 0;
+    return n;
+}
+
 } // namespace
 
 JsonReader::JsonReader(const QByteArray &body)
@@ -212,7 +221,7 @@ std::optional<QString> JsonReader::optString(const QString &key, int maxLength)
         return std::nullopt;
     }
     const QString s = v.toString();
-    if (s.size() > maxLength) {
+    if (characters(s) > maxLength) {
         addError(key, QStringLiteral("longer than %1 characters").arg(maxLength));
         return std::nullopt;
     }
@@ -286,7 +295,7 @@ std::optional<QStringList> JsonReader::optStringList(const QString &key, int max
         if (!a.at(i).isString()) {
             m_errors->append({itemPath, QStringLiteral("expected a string, got %1").arg(typeName(a.at(i)))});
             good = false;
-        } else if (a.at(i).toString().size() > maxLength) {
+        } else if (characters(a.at(i).toString()) > maxLength) {
             m_errors->append({itemPath, QStringLiteral("longer than %1 characters").arg(maxLength)});
             good = false;
         } else {

@@ -275,9 +275,9 @@ void ControlPlane::acceptWebSockets()
             socket.release()->deleteLater();
             continue;
         }
-        QByteArray bearer = socket->request().rawHeader("Authorization");
-        bearer = bearer.startsWith("Bearer ") ? bearer.mid(7).trimmed()
-                                              : query.queryItemValue(QStringLiteral("access_token")).toUtf8();
+        QByteArray bearer = TokenStore::bearerOf(socket->request().rawHeader("Authorization"));
+        if (bearer.isEmpty())
+            bearer = query.queryItemValue(QStringLiteral("access_token")).toUtf8();
         const auto caller = m_tokens->authenticate(bearer);
         if (!caller) {
             socket->close(QWebSocketProtocol::CloseCode(4401), QStringLiteral("unauthenticated"));

@@ -153,6 +153,14 @@ std::optional<Caller> TokenStore::authenticate(const QByteArray &bearer, bool *s
     return caller;
 }
 
+QByteArray TokenStore::bearerOf(const QByteArray &authorization)
+{
+    constexpr QByteArrayView scheme("bearer ");
+    if (authorization.size() <= scheme.size() || !authorization.first(scheme.size()).toLower().startsWith(scheme))
+        return {};
+    return authorization.mid(scheme.size()).trimmed();
+}
+
 bool TokenStore::isLive(qint64 id)
 {
     const auto hit = m_live.constFind(id);

@@ -49,6 +49,9 @@ public:
     bool isLive(qint64 id);
 
     static QByteArray digest(const QByteArray &bearer);
+    // The token of an Authorization header's Bearer credentials (the scheme in any case, RFC
+    // 9110 11.1), or empty.
+    static QByteArray bearerOf(const QByteArray &authorization);
 
 private:
     // False when the database did not answer.

@@ -186,8 +186,8 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
                            QStringLiteral("send Authorization: Bearer <token>"))
                 .withHeader(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer"));
         bool storageDown = false;
-        if (auth.startsWith("Bearer "))
-            req.caller = m_tokens.authenticate(auth.mid(7).trimmed(), &storageDown);
+        if (const QByteArray bearer = TokenStore::bearerOf(auth); !bearer.isEmpty())
+            req.caller = m_tokens.authenticate(bearer, &storageDown);
         if (storageDown)
             return problem(503, "storage-unavailable", "Storage unavailable",
                            QStringLiteral("the database does not answer; retry shortly"))

@@ -13,6 +13,7 @@ private slots:
     void malformed_data();
     void malformed();
     void surrogatePairsAreText();
+    void limitsCountCharacters();
     void fieldErrors_data();
     void fieldErrors();
     void nestedPathsAndUnknownFields();
@@ -50,6 +51,21 @@ void tst_JsonReader::malformed()
     QCOMPARE(r.problem().code, code);
     QCOMPARE(r.errors().first().path, QStringLiteral("/"));
     QCOMPARE(r.problem().extensions.value(QStringLiteral("errors")).toArray().size(), 1);
+}
+
+void tst_JsonReader::limitsCountCharacters()
+{
+    // 150 emoji are 150 characters (300 UTF-16 units): within a limit of 200.
+    QString emoji;
+    for (int i = 0; i < 150; ++i)
+        emoji += QString(QChar(0xD83D)) + QChar(0xDE00);
+    JsonReader r(QJsonObject{{QStringLiteral("name"), emoji}, {QStringLiteral("tags"), QJsonArray{emoji}}});
+    QCOMPARE(r.string(QStringLiteral("name"), 200), emoji);
+    QCOMPARE(r.optStringList(QStringLiteral("tags"), 10, 200).value_or(QStringList()), QStringList{emoji});
+    QVERIFY(r.ok());
+    JsonReader over(QJsonObject{{QStringLiteral("name"), emoji}});
+    over.string(QStringLiteral("name"), 149);
+    QVERIFY(!over.ok());
 }
 
 void tst_JsonReader::surrogatePairsAreText()

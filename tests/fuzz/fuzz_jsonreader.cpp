@@ -9,6 +9,16 @@
 
 using namespace OpsDeck;
 
+namespace {
+
+// Limits count characters: a surrogate pair is one.
+qsizetype characters(const QString &text)
+{
+    return text.toUcs4().size();
+}
+
+} // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
     const QByteArray body(reinterpret_cast<const char *>(data), qsizetype(size));
@@ -27,16 +37,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 
     if (r.ok()) {
         FUZZ_CHECK(r.errors().isEmpty() && callback.ok());
-        FUZZ_CHECK(name.size() <= 16);
+        FUZZ_CHECK(characters(name) <= 16);
         FUZZ_CHECK(count >= 1 && count <= 100);
         FUZZ_CHECK(!state || *state == QLatin1String("RUNNING") || *state == QLatin1String("STOPPED"));
         if (tags) {
             FUZZ_CHECK(tags->size() <= 3);
             for (const QString &tag : *tags)
-                FUZZ_CHECK(tag.size() <= 8);
+                FUZZ_CHECK(characters(tag) <= 8);
         }
         FUZZ_CHECK(!limit || (*limit >= -5 && *limit <= 5));
-        FUZZ_CHECK(!url || url->size() <= 32);
+        FUZZ_CHECK(!url || characters(*url) <= 32);
         Q_UNUSED(flag);
         return 0;
     }

@@ -18,6 +18,7 @@ private slots:
     void listsAreFilteredByRole_data();
     void listsAreFilteredByRole();
     void revokedTokenIsRejected();
+    void bearerSchemeInAnyCase();
 
 private:
     QString tokenFor(const QString &who);
@@ -207,6 +208,22 @@ void tst_Authz::revokedTokenIsRejected()
     QCOMPARE(std::count_if(audit.cbegin(), audit.cend(),
                            [](const QJsonValue &e) { return e.toObject().value(QStringLiteral("action")) == QStringLiteral("revoke"); }),
              1);
+}
+
+void tst_Authz::bearerSchemeInAnyCase()
+{
+    // The scheme is case-insensitive (RFC 9110, 11.1); the token is not.
+    const QByteArray token = m_server->operatorToken().toUtf8();
+    for (const QByteArray &scheme : {QByteArrayLiteral("Bearer"), QByteArrayLiteral("bearer"), QByteArrayLiteral("BEARER")}) {
+        const Reply r = m_server->request("GET", QStringLiteral("/api/v1/whoami"), QByteArray(), QString(),
+                                          {{QByteArrayLiteral("Authorization"), scheme + ' ' + token}});
+        QVERIFY2(r.status == 200, scheme.constData());
+    }
+    for (const QByteArray &other : {QByteArray("Basic " + token), QByteArray("Bearer " + token.toUpper()), QByteArray("Bearer")}) {
+        const Reply r = m_server->request("GET", QStringLiteral("/api/v1/whoami"), QByteArray(), QString(),
+                                          {{QByteArrayLiteral("Authorization"), other}});
+        QVERIFY2(r.status == 401, other.constData());
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_Authz)
