@@ -258,6 +258,8 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     // The key is marked in the request's own transaction: once that commits, no retry runs it again.
     bool marked = false;
     Response r = runHandler(*match.route, req, [&] {
+        // An attempt run again (a conflict rolled the last one back, mark included) starts unmarked.
+        marked = false;
         m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error); });
     });
     m_db.setBeforeCommit({});
