@@ -275,14 +275,13 @@ Response InstancesApi::create(Request &req)
     WriteTransaction tx(m_ctx.db);
     if (!tx.isActive())
         return Response::problem(tx.problem());
-    QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
-    org.addBindValue(orgId);
-    org.exec();
-    const QString orgStatus = org.next() ? org.value(0).toString() : QString();
-    org.finish();
-    if (orgStatus.isEmpty())
+    Problem orgProblem;
+    const std::optional<QString> orgStatus = organizationStatus(orgId, &orgProblem);
+    if (!orgStatus)
+        return Response::problem(orgProblem);
+    if (orgStatus->isEmpty())
         return Response::problem(invalid(QStringLiteral("/organization_id"), QStringLiteral("no such organization")));
-    if (orgStatus != Organization::Available)
+    if (*orgStatus != Organization::Available)
         return Response::problem(Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
                                                QStringLiteral("organization %1 is deleted").arg(orgId)));
     QSqlQuery &prov = m_ctx.db.query(QStringLiteral("SELECT applications FROM providers WHERE id = ?"));
@@ -349,19 +348,28 @@ Response InstancesApi::registerInstance(Request &req)
     return runTransition(m_ctx, req, spec, QStringLiteral("register"), reason);
 }
 
-std::optional<Problem> InstancesApi::organizationDeleted(const QJsonObject &instance)
+std::optional<QString> InstancesApi::organizationStatus(qint64 id, Problem *error)
 {
-    const qint64 orgId = instance.value(QStringLiteral("organization_id")).toInteger();
     QSqlQuery &org = m_ctx.db.query(QStringLiteral("SELECT status FROM organizations WHERE id = ?"));
-    org.addBindValue(orgId);
+    org.addBindValue(id);
     if (!org.exec()) {
-        const Problem p = Database::sqlProblem(org);
+        *error = Database::sqlProblem(org);
         org.finish();
-        return p;
+        return std::nullopt;
     }
     const QString status = org.next() ? org.value(0).toString() : QString();
     org.finish();
-    if (status == Organization::Available)
+    return status;
+}
+
+std::optional<Problem> InstancesApi::organizationDeleted(const QJsonObject &instance)
+{
+    const qint64 orgId = instance.value(QStringLiteral("organization_id")).toInteger();
+    Problem problem;
+    const std::optional<QString> status = organizationStatus(orgId, &problem);
+    if (!status)
+        return problem;
+    if (*status == Organization::Available)
         return std::nullopt;
     return Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
                          QStringLiteral("organization %1 is deleted: restore it before starting its instances").arg(orgId));

@@ -40,6 +40,8 @@ private:
     std::optional<QJsonObject> loadVisible(const Caller &who, qint64 id, Problem *error);
     // Stop and start as runTransition() runs them; register names its target and replaces the write.
     TransitionSpec transitions();
+    // An organization's status, empty when there is none; nullopt (and *error) when the read failed.
+    std::optional<QString> organizationStatus(qint64 id, Problem *error);
     // 409 organization-deleted when the instance's organization is not AVAILABLE.
     std::optional<Problem> organizationDeleted(const QJsonObject &instance);
     // Register's write: the endpoint, the callback and its new secret, then writeStatus() to the
