@@ -4,8 +4,6 @@
 
 #include <QDateTime>
 
-#include <algorithm>
-
 namespace OpsDeck {
 
 namespace {
@@ -97,11 +95,7 @@ void FilterProxyModel::setReferenceLookup(ReferenceLookup lookup)
 
 void FilterProxyModel::referencedNamesChanged()
 {
-    const bool readsNames = !m_query.words.isEmpty() && !m_query.referenceFields.isEmpty();
-    const bool namesTerm = std::any_of(m_query.terms.cbegin(), m_query.terms.cend(), [](const QueryTerm &t) {
-        return !t.references.isEmpty() && t.integers.isEmpty();
-    });
-    if ((readsNames || namesTerm) && !m_namesTimer.isActive())
+    if (RowMatcher::readsReferenceNames(m_query) && !m_namesTimer.isActive())
         m_namesTimer.start();
 }
 

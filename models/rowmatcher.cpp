@@ -86,6 +86,12 @@ RowMatcher::RowMatcher(Query query, qint64 nowMs, ReferenceLookup lookup)
     }
 }
 
+bool RowMatcher::readsReferenceNames(const Query &query)
+{
+    return (!query.words.isEmpty() && !query.referenceFields.isEmpty())
+           || std::any_of(query.terms.cbegin(), query.terms.cend(), isReferenceTerm);
+}
+
 bool RowMatcher::isTimed() const
 {
     return std::any_of(m_query.terms.cbegin(), m_query.terms.cend(), [](const QueryTerm &t) { return t.ageMs.has_value(); });

@@ -39,6 +39,9 @@ public:
     }
 
     bool accepts(const RowStore &store, int row);
+    // Whether a query's answers read other objects' names (provider:acme, or words beside
+    // reference columns): they change when those names arrive.
+    static bool readsReferenceNames(const Query &query);
     // Looks up now every referenced object the query's reference terms (provider:acme) and free
     // words may meet, so a copy without a lookup can answer them. idsOf(field) gives the ids the
     // rows name in field (a superset is fine).
