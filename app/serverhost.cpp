@@ -44,17 +44,22 @@ void ServerHost::start(const ServerOptions &options, bool demo)
         return;
     }
     if (demo) {
+        m_receiver = new DemoReceiver(this);
+        const bool listening = m_receiver->listen();
         DemoSeeder seeder(m_server->database());
+        // The seeded instances' callbacks reach the demo's receiver, so starting and stopping
+        // them is delivered and acknowledged.
+        if (listening)
+            seeder.setCallbackUrl(m_receiver->url(QStringLiteral("/hook")).toString());
         if (!seeder.seed(kDemoInstances, &problem)) {
             emit failed(tr("The demo data could not be seeded: %1")
                             .arg(problem.detail.isEmpty() ? problem.title : problem.detail));
             return;
         }
-        m_receiver = new DemoReceiver(this);
         m_demo = new DemoActivity(m_server->baseUrl(), token, this);
         // A port bound and never listening: its callbacks are refused and retry.
         m_deadPort = new QTcpSocket(this);
-        if (m_receiver->listen() && m_deadPort->bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress))
+        if (listening && m_deadPort->bind(QHostAddress::LocalHost, 0, QAbstractSocket::DontShareAddress))
             m_demo->registerCallbacks(m_receiver->url(QStringLiteral("/hook")), m_receiver->url(QStringLiteral("/flaky")),
                                       deadCallbackUrl());
         m_demo->start();

@@ -1,8 +1,10 @@
 // Realistic demo data (organizations, providers, instances in every state) for the CLI and the console.
 #include "demoseeder.h"
 
+#include "core/endpoint.h"
 #include "core/instance.h"
 #include "core/organization.h"
+#include "core/webhooksignature.h"
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 #include "server/storage/transaction.h"
@@ -89,6 +91,7 @@ bool DemoSeeder::seed(int instanceCount, Problem *error)
     {
         qint64 id;
         QStringList apps;
+        QString callbackUrl;
     };
     QList<P> providers;
     for (const ProviderSeed &p : kProviders) {
@@ -105,19 +108,40 @@ bool DemoSeeder::seed(int instanceCount, Problem *error)
                 *error = Database::sqlProblem(q);
             return false;
         }
-        providers.append({q.value(0).toLongLong(), p.applications});
+        const qint64 providerId = q.value(0).toLongLong();
+        // The endpoint its registered instances share.
+        const QString url = m_callbackUrl.isEmpty()
+                                ? QStringLiteral("https://%1.provider.example/opsdeck/callbacks").arg(slug(QString::fromUtf8(p.name)))
+                                : m_callbackUrl;
+        QSqlQuery e(m_db.connection());
+        e.prepare(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                 " VALUES (?, ?, ?, 1, ?, ?)"));
+        e.addBindValue(providerId);
+        e.addBindValue(url);
+        e.addBindValue(Endpoint::Active);
+        e.addBindValue(at);
+        e.addBindValue(at);
+        if (!e.exec()) {
+            if (error)
+                *error = Database::sqlProblem(e);
+            return false;
+        }
+        providers.append({providerId, p.applications, url});
     }
 
     // Multi-row inserts: one statement per batch keeps 250k rows to a few seconds on both backends.
     constexpr int kBatch = 200;
-    constexpr int kColumns = 11;
+    constexpr int kColumns = 14;
     auto statement = [](int rows) {
         QString sql = QStringLiteral("INSERT INTO instances (name, organization_id, provider_id, application, owner, status,"
-                                     " version, created_at, updated_at, status_changed_at, destroy_after) VALUES ");
+                                     " version, created_at, updated_at, status_changed_at, destroy_after, callback_url,"
+                                     " callback_signing, secret) VALUES ");
+        const QString row = QStringLiteral("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (int i = 0; i < rows; ++i)
-            sql += i ? QStringLiteral(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") : QStringLiteral("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            sql += i ? QStringLiteral(", ") + row : row;
         return sql;
     };
+    const QVariant none(QMetaType::fromType<QString>());
     QSqlQuery full(m_db.connection());
     full.prepare(statement(kBatch));
     QRandomGenerator rng(20261129);
@@ -158,7 +182,12 @@ bool DemoSeeder::seed(int instanceCount, Problem *error)
                << provider.id << app << kOwners.at(int(rng.bounded(kOwners.size()))) << status
                << qint64(status == Instance::Pending ? 1 : 2 + rng.bounded(6)) << timestamp(created) << timestamp(changed)
                << timestamp(changed)
-               << (status == Instance::Stopped ? QVariant(timestamp(changed.addDays(7))) : QVariant(QMetaType::fromType<QString>()));
+               << (status == Instance::Stopped ? QVariant(timestamp(changed.addDays(7))) : none);
+        // Registration is what leaves PENDING: every other instance has its callback.
+        const bool registered = status != Instance::Pending;
+        values << (registered ? QVariant(provider.callbackUrl) : none)
+               << (registered ? QVariant(QStringLiteral("standard-webhooks")) : none)
+               << (registered ? QVariant(WebhookSignature::generateSecret()) : none);
         if (++pending == kBatch) {
             if (!flush(kBatch))
                 return false;

@@ -148,9 +148,14 @@ void InstancesApi::addRoutes(Router &router)
                [this](Request &r) { return runTransition(m_ctx, r, transitions(), QStringLiteral("stop")); });
     router.add("POST", QStringLiteral("/api/v1/instances/{id}/start"), users, true,
                [this](Request &r) {
-                   // A deleted organization runs nothing: restore it first.
+                   // A deleted organization runs nothing: restore it first. An instance stopped
+                   // before its provider registered it has no callback: RUNNING would tell no one.
                    TransitionSpec start = transitions();
-                   start.check = [this](const TransitionStep &step) { return organizationDeleted(step.before); };
+                   start.check = [this](const TransitionStep &step) {
+                       if (std::optional<Problem> unregistered = neverRegistered(step.before))
+                           return unregistered;
+                       return organizationDeleted(step.before);
+                   };
                    return runTransition(m_ctx, r, start, QStringLiteral("start"));
                });
 }
@@ -373,6 +378,16 @@ std::optional<Problem> InstancesApi::organizationDeleted(const QJsonObject &inst
         return std::nullopt;
     return Problem::make(409, QStringLiteral("organization-deleted"), QStringLiteral("Organization deleted"),
                          QStringLiteral("organization %1 is deleted: restore it before starting its instances").arg(orgId));
+}
+
+std::optional<Problem> InstancesApi::neverRegistered(const QJsonObject &instance)
+{
+    if (instance.value(QStringLiteral("callback")).isObject())
+        return std::nullopt;
+    return Problem::make(409, QStringLiteral("instance-not-registered"), QStringLiteral("Instance never registered"),
+                         QStringLiteral("instance %1 was stopped before its provider registered it: no callback can tell the"
+                                        " provider it runs. Create a new instance instead")
+                             .arg(instance.value(QStringLiteral("id")).toInteger()));
 }
 
 TransitionSpec InstancesApi::transitions()

@@ -44,6 +44,8 @@ private:
     std::optional<QString> organizationStatus(qint64 id, Problem *error);
     // 409 organization-deleted when the instance's organization is not AVAILABLE.
     std::optional<Problem> organizationDeleted(const QJsonObject &instance);
+    // 409 instance-not-registered for an instance its provider never registered (no callback).
+    static std::optional<Problem> neverRegistered(const QJsonObject &instance);
     // Register's write: the endpoint, the callback and its new secret, then writeStatus() to the
     // transition's target.
     bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, QJsonObject *after,

@@ -157,4 +157,11 @@ qint64 TestServer::createInstance(const QString &name, qint64 organizationId, qi
     return r.status == 201 ? r.json().value(QStringLiteral("id")).toInteger() : 0;
 }
 
+QString TestServer::registerInstance(qint64 instanceId, const QString &callbackUrl)
+{
+    const Reply r = post(QStringLiteral("/api/v1/instances/%1/register").arg(instanceId),
+                         {{QStringLiteral("callback_url"), callbackUrl}}, operatorToken());
+    return r.status == 200 ? r.json().value(QStringLiteral("secret")).toString() : QString();
+}
+
 } // namespace OpsDeck::Test

@@ -79,6 +79,9 @@ public:
     qint64 createProvider(const QString &name, qint64 organizationId, const QStringList &applications);
     qint64 createInstance(const QString &name, qint64 organizationId, qint64 providerId,
                           const QString &application, const QString &owner);
+    // Registers a PENDING instance's callback at `callbackUrl` (by default a loopback port where
+    // nothing listens: its notifications retry in the background). The secret, or empty on failure.
+    QString registerInstance(qint64 instanceId, const QString &callbackUrl = QStringLiteral("http://127.0.0.1:9/hook"));
     // The usual cast: organization "acme" and its provider "crm" of application "crm". False if
     // either could not be created.
     bool createAcmeAndCrm(qint64 *organizationId, qint64 *providerId);

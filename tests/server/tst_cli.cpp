@@ -125,6 +125,17 @@ void tst_Cli::seedDemo()
     QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM organizations")));
     QVERIFY(q.next());
     QVERIFY(q.value(0).toInt() >= 10);
+    // Every instance that left PENDING was registered: it has a callback, a secret and its
+    // provider's endpoint, so starting a seeded STOPPED instance tells its provider.
+    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM instances i WHERE (i.status = 'PENDING') <> (i.callback_url IS NULL"
+                                  " AND i.secret IS NULL) OR (i.callback_url IS NOT NULL AND NOT EXISTS (SELECT 1 FROM"
+                                  " endpoints e WHERE e.provider_id = i.provider_id AND e.url = i.callback_url))")));
+    QVERIFY(q.next());
+    QCOMPARE(q.value(0).toInt(), 0);
+    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(DISTINCT secret), COUNT(*) FROM instances WHERE secret IS NOT NULL")));
+    QVERIFY(q.next());
+    QVERIFY(q.value(1).toInt() > 0);
+    QCOMPARE(q.value(0).toInt(), q.value(1).toInt());
 }
 
 void tst_Cli::serveFromConfigFile()

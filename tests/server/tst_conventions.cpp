@@ -286,6 +286,7 @@ void tst_Conventions::reasonLandsInAudit()
     const qint64 org = m_server->createOrganization(QStringLiteral("O"));
     const qint64 provider = m_server->createProvider(QStringLiteral("P"), org, {QStringLiteral("app")});
     const qint64 id = m_server->createInstance(QStringLiteral("i"), org, provider, QStringLiteral("app"), QStringLiteral("alice"));
+    QVERIFY(!m_server->registerInstance(id).isEmpty());
     const QString alice = m_server->token(QStringLiteral("owner"), QStringLiteral("alice"));
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id),
                             {{QStringLiteral("reason"), QStringLiteral("maintenance window")}}, alice).status, 200);
@@ -294,16 +295,16 @@ void tst_Conventions::reasonLandsInAudit()
     const Reply audit = m_server->get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(id), alice);
     QCOMPARE(audit.status, 200);
     const QJsonArray items = audit.items();
-    QCOMPARE(items.size(), 3); // create, stop, start
-    const QJsonObject stop = items.at(1).toObject();
+    QCOMPARE(items.size(), 4); // create, register, stop, start
+    const QJsonObject stop = items.at(2).toObject();
     QCOMPARE(stop.value(QStringLiteral("action")).toString(), QStringLiteral("stop"));
-    QCOMPARE(stop.value(QStringLiteral("from")).toString(), QStringLiteral("PENDING"));
+    QCOMPARE(stop.value(QStringLiteral("from")).toString(), QStringLiteral("RUNNING"));
     QCOMPARE(stop.value(QStringLiteral("to")).toString(), QStringLiteral("STOPPED"));
     QCOMPARE(stop.value(QStringLiteral("reason")).toString(), QStringLiteral("maintenance window"));
     QCOMPARE(stop.value(QStringLiteral("actor")).toObject().value(QStringLiteral("role")).toString(), QStringLiteral("owner"));
     QCOMPARE(stop.value(QStringLiteral("actor")).toObject().value(QStringLiteral("subject")).toString(), QStringLiteral("alice"));
     QVERIFY(stop.value(QStringLiteral("at")).toString().endsWith(QLatin1Char('Z')));
-    QCOMPARE(items.at(2).toObject().value(QStringLiteral("reason")).toString(), QString::fromUtf8("fin de maintenance été"));
+    QCOMPARE(items.at(3).toObject().value(QStringLiteral("reason")).toString(), QString::fromUtf8("fin de maintenance été"));
     // Another owner sees none of it.
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(id),
                            m_server->token(QStringLiteral("owner"), QStringLiteral("bob"))).items().size(), 0);

@@ -403,6 +403,7 @@ void tst_Destruction::awaitsDestructionAcknowledgement()
 void tst_Destruction::restartedInstanceIsKept()
 {
     const qint64 id = newInstance();
+    QVERIFY(!m_server->registerInstance(id).isEmpty());
     QVERIFY(stop(id));
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, m_server->operatorToken()).status, 200);
     QVERIFY(instance(id).value(QStringLiteral("destroy_after")).isNull());

@@ -23,6 +23,7 @@ private slots:
     void stopAndStartWriteOutbox();
     void invalidTransitionNamesAllowedActions();
     void noStartInADeletedOrganization();
+    void neverRegisteredDoesNotStart();
     void listFilters_data();
     void listFilters();
     void listGetAndFeedAgree();
@@ -209,6 +210,36 @@ void tst_Instances::stopAndStartWriteOutbox()
              QStringLiteral("STOPPED"));
 }
 
+void tst_Instances::neverRegisteredDoesNotStart()
+{
+    // Stopped while PENDING, the instance has no callback: RUNNING would reach no provider.
+    const QString op = m_server->operatorToken();
+    const qint64 org = m_server->createOrganization(QStringLiteral("Trial"));
+    const qint64 provider = m_server->createProvider(QStringLiteral("Prov"), org, {QStringLiteral("crm")});
+    const qint64 id = m_server->createInstance(QStringLiteral("cancelled"), org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+    QVERIFY(id > 0);
+    const Reply stopped = m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, op);
+    QCOMPARE(stopped.status, 200);
+    const qint64 version = stopped.json().value(QStringLiteral("version")).toInteger();
+    const Reply refused = m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, op);
+    QCOMPARE(refused.status, 409);
+    QCOMPARE(refused.code(), QStringLiteral("instance-not-registered"));
+    QVERIFY2(refused.json().value(QStringLiteral("detail")).toString().contains(QLatin1String("before its provider registered it")),
+             refused.body.constData());
+    const QJsonObject after = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(id), op).json();
+    QCOMPARE(after.value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    QCOMPARE(after.value(QStringLiteral("version")).toInteger(), version);
+    QVERIFY(m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(id), op).items().isEmpty());
+    // Its owner is refused the same way; a registered instance of the same provider starts.
+    const QString alice = m_server->token(QStringLiteral("owner"), QStringLiteral("alice"));
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, alice).code(),
+             QStringLiteral("instance-not-registered"));
+    const qint64 registered = m_server->createInstance(QStringLiteral("kept"), org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
+    QVERIFY(!m_server->registerInstance(registered).isEmpty());
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(registered), {}, alice).status, 200);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(registered), {}, alice).status, 200);
+}
+
 void tst_Instances::noStartInADeletedOrganization()
 {
     // Its instances all stopped, an organization may be deleted; none of them runs again until
@@ -220,6 +251,7 @@ void tst_Instances::noStartInADeletedOrganization()
                                                      {QStringLiteral("crm")});
     const qint64 id = m_server->createInstance(QStringLiteral("last"), org, provider, QStringLiteral("crm"), QStringLiteral("alice"));
     QVERIFY(id > 0);
+    QVERIFY(!m_server->registerInstance(id).isEmpty());
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, op).status, 200);
     const Reply deleted = m_server->request("DELETE", QStringLiteral("/api/v1/organizations/%1").arg(org), QByteArray(), op);
     QVERIFY2(deleted.status == 200, deleted.body.constData());

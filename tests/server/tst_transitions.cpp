@@ -73,9 +73,7 @@ qint64 tst_Transitions::registeredInstance(const QString &url)
 {
     const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org, m_provider,
                                                      QStringLiteral("crm"), QStringLiteral("alice"));
-    const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                   {{QStringLiteral("callback_url"), url}}, m_server->operatorToken());
-    return r.status == 200 ? instance : 0;
+    return instance != 0 && !m_server->registerInstance(instance, url).isEmpty() ? instance : 0;
 }
 
 QString tst_Transitions::arrangeEndpoint(const QString &what, const QString &name)
@@ -115,16 +113,17 @@ QString tst_Transitions::arrange(const QString &what)
             return {};
         return path;
     }
-    if (what == QLatin1String("registered instance")) {
+    if (what == QLatin1String("registered instance") || what == QLatin1String("stopped instance")) {
+        // Only a registered instance starts again once stopped.
         const qint64 id = registeredInstance();
-        return id == 0 ? QString() : QStringLiteral("/api/v1/instances/%1").arg(id);
-    }
-    if (what.endsWith(QLatin1String("instance"))) {
-        const qint64 id = m_server->createInstance(name, m_org, m_provider, QStringLiteral("crm"), QStringLiteral("alice"));
         const QString path = QStringLiteral("/api/v1/instances/%1").arg(id);
         if (id == 0 || (what.startsWith(QLatin1String("stopped")) && send("POST", path + QStringLiteral("/stop"), {}).status != 200))
             return {};
         return path;
+    }
+    if (what.endsWith(QLatin1String("instance"))) {
+        const qint64 id = m_server->createInstance(name, m_org, m_provider, QStringLiteral("crm"), QStringLiteral("alice"));
+        return id == 0 ? QString() : QStringLiteral("/api/v1/instances/%1").arg(id);
     }
     if (what.endsWith(QLatin1String("endpoint")))
         return arrangeEndpoint(what, name);
