@@ -28,6 +28,7 @@
 #include <QSslConfiguration>
 #include <QSslKey>
 #include <QTcpServer>
+#include <QSet>
 #include <QUrlQuery>
 #include <QWebSocket>
 
@@ -281,6 +282,22 @@ void ControlPlane::acceptWebSockets()
         const auto caller = m_tokens->authenticate(bearer);
         if (!caller) {
             socket->close(QWebSocketProtocol::CloseCode(4401), QStringLiteral("unauthenticated"));
+            socket.release()->deleteLater();
+            continue;
+        }
+        // As the REST routes do, a parameter it does not know (a misspelt "after" would watch
+        // from now on) or one given twice is refused rather than ignored.
+        QString unknown;
+        QSet<QString> seen;
+        for (const auto &[key, value] : query.queryItems()) {
+            if ((key != QLatin1String("after") && key != QLatin1String("access_token")) || seen.contains(key)) {
+                unknown = key;
+                break;
+            }
+            seen.insert(key);
+        }
+        if (!unknown.isNull()) {
+            socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: %1").arg(unknown.left(64)));
             socket.release()->deleteLater();
             continue;
         }

@@ -31,6 +31,8 @@ private slots:
     void rejectsBadParameters();
     void webSocketReceivesEvents();
     void webSocketClosesWithGone();
+    void webSocketRefusesBadParameters_data();
+    void webSocketRefusesBadParameters();
     void webSocketFilteredByRole();
     void waitingPollIsFilteredByRole();
     void replicasCommitInSequenceOrder();
@@ -226,6 +228,33 @@ void tst_Feed::webSocketClosesWithGone()
     socket.open(url);
     QTRY_COMPARE(disconnected.size(), 1);
     QCOMPARE(int(socket.closeCode()), 4410);
+}
+
+void tst_Feed::webSocketRefusesBadParameters_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("not a number") << QStringLiteral("after=abc") << QStringLiteral("invalid-request: after");
+    QTest::newRow("negative") << QStringLiteral("after=-1") << QStringLiteral("invalid-request: after");
+    QTest::newRow("misspelt") << QStringLiteral("afterr=3") << QStringLiteral("invalid-request: afterr");
+    QTest::newRow("twice") << QStringLiteral("after=1&after=2") << QStringLiteral("invalid-request: after");
+}
+
+void tst_Feed::webSocketRefusesBadParameters()
+{
+    QFETCH(QString, query);
+    QFETCH(QString, reason);
+    QWebSocket socket;
+    QSignalSpy disconnected(&socket, &QWebSocket::disconnected);
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    url.setQuery(query + QStringLiteral("&access_token=") + m_server->operatorToken());
+    socket.open(url);
+    QTRY_COMPARE(disconnected.size(), 1);
+    QCOMPARE(int(socket.closeCode()), 4400);
+    QCOMPARE(socket.closeReason(), reason);
+    QCOMPARE(m_server->controlPlane().feed().watcherCount(), 0);
 }
 
 void tst_Feed::webSocketFilteredByRole()
