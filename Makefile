@@ -1,4 +1,5 @@
-# The two commands of the README:
+# The README's two commands, scripts/run and scripts/test, install what is missing (make
+# included) and then run these:
 #   make run     install what is missing, build, start the console on its embedded server with demo data
 #   make check   install what is missing, build, run every test
 # Also: make build, make check-sanitize (ASan + UBSan), make fuzz (libFuzzer, FUZZ_SECONDS per
