@@ -264,6 +264,18 @@ Response OrganizationsApi::createProvider(Request &req)
     r.rejectUnknown();
     if (r.ok() && name.trimmed().isEmpty())
         r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
+    // Instances name their application exactly: a blank one could never be chosen well, a
+    // padded one would look like another, and a second copy says nothing new.
+    const QStringList listed = apps.value_or(QStringList());
+    for (qsizetype i = 0; i < listed.size(); ++i) {
+        const QString path = r.pathOf(QStringLiteral("applications")) + QLatin1Char('/') + QString::number(i);
+        if (listed.at(i).trimmed().isEmpty())
+            r.addErrorAt(path, QStringLiteral("must not be empty"));
+        else if (listed.at(i).trimmed() != listed.at(i))
+            r.addErrorAt(path, QStringLiteral("must not begin or end with white space"));
+        else if (listed.indexOf(listed.at(i)) < i)
+            r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(r.pathOf(QStringLiteral("applications"))).arg(listed.indexOf(listed.at(i))));
+    }
     if (!r.ok())
         return Response::problem(r.problem());
 
