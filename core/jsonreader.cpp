@@ -1,7 +1,9 @@
 // Strict JSON decoding with field paths.
 #include "jsonreader.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +70,67 @@ qsizetype unpairedSurrogate(const QByteArray &body)
     return -1;
 }
 
+// Where a name repeats within one object of a well-formed JSON text: the JSON Pointer of its
+// second occurrence, or empty. RFC 8259 leaves the meaning of a repeated name to each reader;
+// QJsonDocument keeps the last, another reader of the same bytes (a proxy, an audit tool) may
+// keep the first, so a body that means two things is refused.
+QString repeatedName(const QByteArray &body)
+{
+    struct Frame
+    {
+        bool object = false;
+        bool expectName = false;
+        QString name;  // the object's current member
+        int index = 0; // the array's current element
+        QSet<QString> names;
+    };
+    QList<Frame> frames;
+    const auto pointer = [&frames] {
+        QString path;
+        for (const Frame &f : frames)
+            path += QLatin1Char('/') + (f.object ? escapeToken(f.name) : QString::number(f.index));
+        return path;
+    };
+    for (qsizetype i = 0; i < body.size(); ++i) {
+        const char c = body.at(i);
+        if (c == '{' || c == '[') {
+            Frame f;
+            f.object = c == '{';
+            f.expectName = f.object;
+            frames.append(f);
+        } else if (c == '}' || c == ']') {
+            if (!frames.isEmpty())
+                frames.removeLast();
+        } else if (c == ',' && !frames.isEmpty()) {
+            Frame &top = frames.last();
+            top.expectName = top.object;
+            ++top.index;
+        } else if (c == '"') {
+            const qsizetype start = i;
+            bool escaped = false;
+            for (++i; i < body.size() && body.at(i) != '"'; ++i) {
+                if (body.at(i) == '\\') {
+                    escaped = true;
+                    ++i;
+                }
+            }
+            if (frames.isEmpty() || !frames.last().expectName)
+                continue;
+            Frame &top = frames.last();
+            const QByteArray raw = body.mid(start, i - start + 1);
+            // Escapes decoded as the document decodes them: "\u0061" and "a" are one name.
+            const QString name = escaped ? QJsonDocument::fromJson("[" + raw + "]").array().at(0).toString()
+                                         : QString::fromUtf8(raw.mid(1, raw.size() - 2));
+            top.expectName = false;
+            top.name = name;
+            if (top.names.contains(name))
+                return pointer();
+            top.names.insert(name);
+        }
+    }
+    return {};
+}
+
 // Characters as a reader counts them: a surrogate pair (an emoji) is one, not two UTF-16 units.
 qsizetype characters(const QString &text)
 {
@@ -94,6 +157,9 @@ JsonReader::JsonReader(const QByteArray &body)
         m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: a \\u escape of half a "
                                                               "UTF-16 surrogate pair without the other half")
                                                    .arg(surrogate)});
+    } else if (const QString repeated = doc.isObject() ? repeatedName(body) : QString(); !repeated.isEmpty()) {
+        m_unusable = true;
+        m_errors->append({repeated, QStringLiteral("appears twice in one object")});
     } else if (!doc.isObject()) {
         m_unusable = true;
         m_errors->append({QStringLiteral("/"), QStringLiteral("expected an object")});

@@ -13,6 +13,8 @@ private slots:
     void malformed_data();
     void malformed();
     void surrogatePairsAreText();
+    void repeatedNames_data();
+    void repeatedNames();
     void limitsCountCharacters();
     void fieldErrors_data();
     void fieldErrors();
@@ -66,6 +68,40 @@ void tst_JsonReader::limitsCountCharacters()
     JsonReader over(QJsonObject{{QStringLiteral("name"), emoji}});
     over.string(QStringLiteral("name"), 149);
     QVERIFY(!over.ok());
+}
+
+void tst_JsonReader::repeatedNames_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("path"); // empty: accepted
+    QTest::newRow("top level") << QByteArray(R"({"name": "a", "name": "b"})") << QStringLiteral("/name");
+    QTest::newRow("escaped the second time") << QByteArray(R"({"name": "a", "n\u0061me": "b"})") << QStringLiteral("/name");
+    QTest::newRow("in a nested object") << QByteArray(R"({"a": {"x": 1, "y": 2, "x": 3}})") << QStringLiteral("/a/x");
+    QTest::newRow("in an array's object") << QByteArray(R"({"list": [{"k": 1}, {"k": 1, "k": 2}]})") << QStringLiteral("/list/1/k");
+    QTest::newRow("empty name") << QByteArray(R"({"": 1, "": 2})") << QStringLiteral("/");
+    QTest::newRow("slash in a name") << QByteArray(R"({"a/b": 1, "a/b": 2})") << QStringLiteral("/a~1b");
+    // The same name in sibling objects, as a value, or inside a string is no repetition.
+    QTest::newRow("siblings") << QByteArray(R"({"a": {"k": 1}, "b": {"k": 1}, "k": "k"})") << QString();
+    QTest::newRow("name inside a value") << QByteArray(R"({"a": "\"a\": 1", "b": ["a", "a"]})") << QString();
+    QTest::newRow("after a nested object") << QByteArray(R"({"a": {"b": 1}, "b": 2})") << QString();
+}
+
+void tst_JsonReader::repeatedNames()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, path);
+    JsonReader r(body);
+    if (path.isEmpty()) {
+        QVERIFY2(r.ok(), qPrintable(r.problem().detail));
+        return;
+    }
+    r.string(QStringLiteral("name"));
+    QVERIFY(!r.ok());
+    QCOMPARE(r.problem().status, 400);
+    QCOMPARE(r.problem().code, QStringLiteral("invalid-request"));
+    QCOMPARE(r.errors().size(), 1);
+    QCOMPARE(r.errors().first().path, path);
+    QCOMPARE(r.errors().first().message, QStringLiteral("appears twice in one object"));
 }
 
 void tst_JsonReader::surrogatePairsAreText()

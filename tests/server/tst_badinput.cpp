@@ -146,6 +146,7 @@ void tst_BadInput::badRequest_data()
         {"provider: applications not a list", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": "x"})", 400, "invalid-request", "/applications"},
         {"provider: application not a string", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": [1]})", 400, "invalid-request", "/applications/0"},
         {"provider: unknown organization", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 9999})", 400, "invalid-request", "/organization_id"},
+        {"organization: name twice", "POST", "/api/v1/organizations", R"({"name": "Acme", "name": "Other"})", 400, "invalid-request", "/name"},
         {"provider: blank application", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": ["crm", " "]})", 400, "invalid-request", "/applications/1"},
         {"provider: padded application", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": ["crm "]})", 400, "invalid-request", "/applications/0"},
         {"provider: application twice", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": ["crm", "wiki", "crm"]})", 400, "invalid-request", "/applications/2"},
