@@ -10,6 +10,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <QFile>
 #include <QLibraryInfo>
 #include <QLocale>
@@ -41,14 +42,37 @@ bool onlyPrints(int argc, char **argv)
     return false;
 }
 
-void installTranslations(QCoreApplication &app)
+// The languages the console is translated into ("en", "fr"), from the translations it carries.
+QStringList consoleLanguages()
+{
+    QStringList languages;
+    const QStringList files = QDir(QStringLiteral(":/i18n")).entryList({QStringLiteral("opsdeck_*.qm")}, QDir::Files);
+    for (const QString &file : files)
+        languages.append(file.mid(8).chopped(3));
+    return languages;
+}
+
+// The value of --language, read before the parser: the help it prints is in that language.
+QString languageArgument(const QStringList &arguments)
+{
+    for (qsizetype i = 1; i < arguments.size(); ++i) {
+        if (arguments.at(i) == QLatin1String("--language") && i + 1 < arguments.size())
+            return arguments.at(i + 1);
+        if (arguments.at(i).startsWith(QLatin1String("--language=")))
+            return arguments.at(i).mid(11);
+    }
+    return {};
+}
+
+// Qt's own texts (standard buttons, --help) and the console's, in the language of `locale`.
+void installTranslations(QCoreApplication &app, const QLocale &locale)
 {
     auto *qt = new QTranslator(&app);
-    if (qt->load(QLocale(), QStringLiteral("qtbase"), QStringLiteral("_"),
+    if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),
                  QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
         QApplication::installTranslator(qt);
     auto *own = new QTranslator(&app);
-    if (own->load(QLocale(), QStringLiteral("opsdeck"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+    if (own->load(locale, QStringLiteral("opsdeck"), QStringLiteral("_"), QStringLiteral(":/i18n")))
         QApplication::installTranslator(own);
 }
 
@@ -64,7 +88,13 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("opsdeck"));
     QApplication::setApplicationDisplayName(QStringLiteral("OpsDeck"));
     QApplication::setApplicationVersion(QStringLiteral(OPSDECK_VERSION));
-    installTranslations(app);
+    // The system's locale (LANG, LC_ALL), unless --language names another: then dates and
+    // numbers follow that language too.
+    const QString language = languageArgument(QCoreApplication::arguments());
+    const bool knownLanguage = consoleLanguages().contains(language);
+    if (knownLanguage)
+        QLocale::setDefault(QLocale(language));
+    installTranslations(app, QLocale());
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate(
@@ -77,21 +107,30 @@ int main(int argc, char **argv)
                                           QStringLiteral("URL"));
     const QCommandLineOption tokenFileOption(QStringLiteral("token-file"),
                                              QApplication::translate("main", "File holding the bearer token."),
-                                             QStringLiteral("FILE"));
+                                             QApplication::translate("main", "FILE"));
     const QCommandLineOption profileOption(QStringLiteral("profile"),
                                            QApplication::translate("main", "Saved connection profile to use."),
-                                           QStringLiteral("NAME"));
+                                           QApplication::translate("main", "NAME"));
     const QCommandLineOption embeddedOption(QStringLiteral("embedded"),
                                             QApplication::translate("main", "Start an embedded server (default "
                                                                             "when no server or profile is given)."));
     const QCommandLineOption demoOption(QStringLiteral("demo"),
                                         QApplication::translate("main", "Embedded server with live demo data."));
+    const QCommandLineOption languageOption(
+        QStringLiteral("language"),
+        QApplication::translate("main", "Language of the console: %1 (default: the system's).")
+            .arg(consoleLanguages().join(QStringLiteral(", "))),
+        QApplication::translate("main", "LANGUAGE"));
     QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
                                         QStringLiteral("Save a PNG of each view to DIR, then quit."),
                                         QStringLiteral("DIR"));
     screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({serverOption, tokenFileOption, profileOption, embeddedOption, demoOption, screenshotOption});
+    parser.addOptions({serverOption, tokenFileOption, profileOption, embeddedOption, demoOption, languageOption,
+                       screenshotOption});
     parser.process(app);
+    if (parser.isSet(languageOption) && !knownLanguage)
+        return usageError(QApplication::translate("main", "no translation into '%1' (there are: %2)")
+                              .arg(parser.value(languageOption), consoleLanguages().join(QStringLiteral(", "))));
 
     // Screenshots show the console as it first starts, whatever this user's window looks like,
     // and leave the user's settings alone.

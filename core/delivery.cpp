@@ -12,17 +12,26 @@ const StateMachine &machine()
     static const StateMachine m(
         QStringLiteral("delivery"), {Pending, Delivered, Failed, Superseded, Cancelled},
         {
-            {Pending, QStringLiteral("deliver"), Delivered, worker, QStringLiteral("Delivered")},
+            {Pending, QStringLiteral("deliver"), Delivered, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Delivered"))},
             // An attempt already in flight when the delivery was cancelled, answered 2xx: the
             // provider has the notification, whatever the cancel meant to spare it.
-            {Cancelled, QStringLiteral("deliver"), Delivered, worker, QStringLiteral("Delivered (in flight when cancelled)")},
-            {Pending, QStringLiteral("exhaust"), Failed, worker, QStringLiteral("Give up")},
-            {Pending, supersede, Superseded, worker, QStringLiteral("Supersede")},
-            {Failed, supersede, Superseded, worker, QStringLiteral("Supersede")},
-            {Pending, retry, Pending, people, QStringLiteral("Retry now")},
-            {Failed, retry, Pending, people, QStringLiteral("Retry")},
-            {Cancelled, retry, Pending, people, QStringLiteral("Retry")},
-            {Pending, QStringLiteral("cancel"), Cancelled, people, QStringLiteral("Cancel")},
+            {Cancelled, QStringLiteral("deliver"), Delivered, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Delivered (in flight when cancelled)"))},
+            {Pending, QStringLiteral("exhaust"), Failed, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Give up"))},
+            {Pending, supersede, Superseded, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Supersede"))},
+            {Failed, supersede, Superseded, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Supersede"))},
+            {Pending, retry, Pending, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Retry now"))},
+            {Failed, retry, Pending, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Retry"))},
+            {Cancelled, retry, Pending, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Retry"))},
+            {Pending, QStringLiteral("cancel"), Cancelled, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Cancel"))},
         });
     return m;
 }

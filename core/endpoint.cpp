@@ -9,10 +9,14 @@ const StateMachine &machine()
     static const StateMachine m(
         QStringLiteral("endpoint"), {Active, Paused, Disabled},
         {
-            {Active, QStringLiteral("pause"), Paused, people | Actor::System, QStringLiteral("Pause")},
-            {Paused, QStringLiteral("resume"), Active, people, QStringLiteral("Resume")},
-            {Active, QStringLiteral("disable"), Disabled, Actor::Controller, QStringLiteral("Disable")},
-            {Disabled, QStringLiteral("enable"), Active, people, QStringLiteral("Enable")},
+            {Active, QStringLiteral("pause"), Paused, people | Actor::System,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Pause"))},
+            {Paused, QStringLiteral("resume"), Active, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Resume"))},
+            {Active, QStringLiteral("disable"), Disabled, Actor::Controller,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Disable"))},
+            {Disabled, QStringLiteral("enable"), Active, people,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Enable"))},
         });
     return m;
 }

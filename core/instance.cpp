@@ -10,12 +10,18 @@ const StateMachine &machine()
     static const StateMachine m(
         QStringLiteral("instance"), {Pending, Running, Stopped, Destroyed},
         {
-            {Pending, QStringLiteral("register"), Running, registrars, QStringLiteral("Register")},
-            {Pending, QStringLiteral("register"), Stopped, registrars, QStringLiteral("Register as stopped")},
-            {Pending, QStringLiteral("stop"), Stopped, users, QStringLiteral("Stop")},
-            {Running, QStringLiteral("stop"), Stopped, users, QStringLiteral("Stop")},
-            {Stopped, QStringLiteral("start"), Running, users, QStringLiteral("Start")},
-            {Stopped, QStringLiteral("destroy"), Destroyed, Actor::System, QStringLiteral("Destroy")},
+            {Pending, QStringLiteral("register"), Running, registrars,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Register"))},
+            {Pending, QStringLiteral("register"), Stopped, registrars,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Register as stopped"))},
+            {Pending, QStringLiteral("stop"), Stopped, users,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Stop"))},
+            {Running, QStringLiteral("stop"), Stopped, users,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Stop"))},
+            {Stopped, QStringLiteral("start"), Running, users,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Start"))},
+            {Stopped, QStringLiteral("destroy"), Destroyed, Actor::System,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Destroy"))},
         });
     return m;
 }

@@ -8,8 +8,10 @@ const StateMachine &machine()
     static const StateMachine m(
         QStringLiteral("organization"), {Available, Deleted},
         {
-            {Available, QStringLiteral("delete"), Deleted, Actor::Operator, QStringLiteral("Delete")},
-            {Deleted, QStringLiteral("restore"), Available, Actor::Operator, QStringLiteral("Restore")},
+            {Available, QStringLiteral("delete"), Deleted, Actor::Operator,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Delete"))},
+            {Deleted, QStringLiteral("restore"), Available, Actor::Operator,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Restore"))},
         });
     return m;
 }

@@ -14,11 +14,6 @@ using namespace QuerySyntax;
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("OpsDeck::Query", text);
-}
-
 struct Token
 {
     QString text;      // quotes removed
@@ -78,6 +73,9 @@ QString opText(QueryTerm::Op op, bool negated)
 
 class Parser
 {
+    // Messages are translated in the query language's context, the one lupdate files them under.
+    Q_DECLARE_TR_FUNCTIONS(OpsDeck::Query)
+
 public:
     Parser(QStringView text, const ResourceKind &kind)
         : m_text(text), m_kind(kind), m_names(fieldNames(kind))
@@ -338,7 +336,7 @@ QString QueryError::toString() const
 {
     if (isNull())
         return {};
-    return tr("column %1: %2").arg(position + 1).arg(message);
+    return QCoreApplication::translate("OpsDeck::Query", "column %1: %2").arg(position + 1).arg(message);
 }
 
 QueryParse parseQuery(QStringView text, const ResourceKind &kind)

@@ -21,15 +21,13 @@ constexpr const char *kContext = "OpsDeck::ResourceKind";
 
 using Type = FieldSpec::Type;
 
-// Titles are marked with QT_TRANSLATE_NOOP so lupdate finds them, and translated here.
+// Titles are marked with QT_TR_NOOP in KindTable so lupdate finds them, and translated here.
 FieldSpec field(const char *key, const char *title, Type type, bool visible, int width,
                 const char *references = "")
 {
     return FieldSpec{QString::fromLatin1(key), QCoreApplication::translate(kContext, title), type, visible,
                      width, QString::fromLatin1(references)};
 }
-
-#define TITLE(text) QT_TRANSLATE_NOOP("OpsDeck::ResourceKind", text)
 
 ResourceKind kind(const char *name, const char *feedKind, const char *title, const char *stateField,
                   const StateMachine *machine, QList<FieldSpec> fields, const char *nameField,
@@ -47,110 +45,118 @@ ResourceKind kind(const char *name, const char *feedKind, const char *title, con
     return k;
 }
 
-QList<ResourceKind> buildKinds()
+// The tables, in a class whose translation context is the kinds': lupdate files the titles
+// marked in it under that context, where field() and kind() look them up.
+struct KindTable
+{
+    Q_DECLARE_TR_FUNCTIONS(OpsDeck::ResourceKind)
+
+public:
+    static QList<ResourceKind> build();
+};
+
+QList<ResourceKind> KindTable::build()
 {
     QList<ResourceKind> kinds;
 
-    kinds << kind("organizations", "organization", TITLE("Organizations"), "status", &Organization::machine(),
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("name", TITLE("Name"), Type::Text, true, 200),
-                   field("status", TITLE("Status"), Type::State, true, 110),
-                   field("version", TITLE("Version"), Type::Integer, false, 70),
-                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
-                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
-                   field("deleted_at", TITLE("Deleted"), Type::Timestamp, false, 160)},
+    kinds << kind("organizations", "organization", QT_TR_NOOP("Organizations"), "status", &Organization::machine(),
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
+                   field("status", QT_TR_NOOP("Status"), Type::State, true, 110),
+                   field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
+                   field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, true, 160),
+                   field("deleted_at", QT_TR_NOOP("Deleted"), Type::Timestamp, false, 160)},
                   "name", Organization::machine().states());
 
-    kinds << kind("providers", "provider", TITLE("Providers"), "", nullptr,
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("name", TITLE("Name"), Type::Text, true, 200),
-                   field("organization_id", TITLE("Organization"), Type::Id, true, 100, "organizations"),
-                   field("applications", TITLE("Applications"), Type::Json, true, 220),
-                   field("version", TITLE("Version"), Type::Integer, false, 70),
-                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
-                   field("updated_at", TITLE("Updated"), Type::Timestamp, false, 160)},
+    kinds << kind("providers", "provider", QT_TR_NOOP("Providers"), "", nullptr,
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
+                   field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
+                   field("applications", QT_TR_NOOP("Applications"), Type::Json, true, 220),
+                   field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
+                   field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, false, 160)},
                   "name", {});
 
-    kinds << kind("instances", "instance", TITLE("Instances"), "status", &Instance::machine(),
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("name", TITLE("Name"), Type::Text, true, 200),
-                   field("organization_id", TITLE("Organization"), Type::Id, true, 100, "organizations"),
-                   field("provider_id", TITLE("Provider"), Type::Id, true, 100, "providers"),
-                   field("application", TITLE("Application"), Type::Text, true, 140),
-                   field("owner", TITLE("Owner"), Type::Text, true, 120),
-                   field("status", TITLE("Status"), Type::State, true, 110),
-                   field("version", TITLE("Version"), Type::Integer, false, 70),
-                   field("created_at", TITLE("Created"), Type::Timestamp, true, 160),
-                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
-                   field("status_changed_at", TITLE("Status changed"), Type::Timestamp, false, 160),
-                   field("callback.url", TITLE("Callback URL"), Type::Text, false, 220),
-                   field("callback.signing", TITLE("Signing"), Type::Text, false, 140),
-                   field("awaiting_ack.reason", TITLE("Awaiting acknowledgement"), Type::Text, false, 160),
-                   field("awaiting_ack.delivery_id", TITLE("Awaited delivery"), Type::Id, false, 100,
+    kinds << kind("instances", "instance", QT_TR_NOOP("Instances"), "status", &Instance::machine(),
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
+                   field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
+                   field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 100, "providers"),
+                   field("application", QT_TR_NOOP("Application"), Type::Text, true, 140),
+                   field("owner", QT_TR_NOOP("Owner"), Type::Text, true, 120),
+                   field("status", QT_TR_NOOP("Status"), Type::State, true, 110),
+                   field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
+                   field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, true, 160),
+                   field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, true, 160),
+                   field("status_changed_at", QT_TR_NOOP("Status changed"), Type::Timestamp, false, 160),
+                   field("callback.url", QT_TR_NOOP("Callback URL"), Type::Text, false, 220),
+                   field("callback.signing", QT_TR_NOOP("Signing"), Type::Text, false, 140),
+                   field("awaiting_ack.reason", QT_TR_NOOP("Awaiting acknowledgement"), Type::Text, false, 160),
+                   field("awaiting_ack.delivery_id", QT_TR_NOOP("Awaited delivery"), Type::Id, false, 100,
                          "deliveries"),
-                   field("destroy_after", TITLE("Destroy after"), Type::Timestamp, false, 160)},
+                   field("destroy_after", QT_TR_NOOP("Destroy after"), Type::Timestamp, false, 160)},
                   "name", Instance::machine().states());
 
-    kinds << kind("deliveries", "delivery", TITLE("Callbacks"), "state", &Delivery::machine(),
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("webhook_id", TITLE("Webhook id"), Type::Text, false, 200),
+    kinds << kind("deliveries", "delivery", QT_TR_NOOP("Callbacks"), "state", &Delivery::machine(),
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("webhook_id", QT_TR_NOOP("Webhook id"), Type::Text, false, 200),
                    // Wide enough for "instance.status_changed".
-                   field("event_type", TITLE("Event"), Type::Text, true, 210),
-                   field("state", TITLE("State"), Type::State, true, 110),
+                   field("event_type", QT_TR_NOOP("Event"), Type::Text, true, 210),
+                   field("state", QT_TR_NOOP("State"), Type::State, true, 110),
                    // Why it failed, next to the state: the first thing a provider looks for.
-                   field("last_status", TITLE("Last status"), Type::Integer, true, 90),
-                   field("last_error", TITLE("Last error"), Type::Text, true, 220),
+                   field("last_status", QT_TR_NOOP("Last status"), Type::Integer, true, 90),
+                   field("last_error", QT_TR_NOOP("Last error"), Type::Text, true, 220),
                    // Shown by name: room for the usual instance and provider names.
-                   field("instance_id", TITLE("Instance"), Type::Id, true, 170, "instances"),
-                   field("provider_id", TITLE("Provider"), Type::Id, true, 120, "providers"),
-                   field("endpoint_id", TITLE("Endpoint"), Type::Id, false, 90, "endpoints"),
-                   field("attempts", TITLE("Attempts"), Type::Integer, true, 80),
-                   field("next_attempt_at", TITLE("Next attempt"), Type::Timestamp, true, 160),
-                   field("give_up_at", TITLE("Gives up"), Type::Timestamp, false, 160),
-                   field("created_at", TITLE("Created"), Type::Timestamp, false, 160),
-                   field("updated_at", TITLE("Updated"), Type::Timestamp, true, 160),
-                   field("version", TITLE("Version"), Type::Integer, false, 70),
-                   field("body", TITLE("Body"), Type::Json, false, 300)},
+                   field("instance_id", QT_TR_NOOP("Instance"), Type::Id, true, 170, "instances"),
+                   field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
+                   field("endpoint_id", QT_TR_NOOP("Endpoint"), Type::Id, false, 90, "endpoints"),
+                   field("attempts", QT_TR_NOOP("Attempts"), Type::Integer, true, 80),
+                   field("next_attempt_at", QT_TR_NOOP("Next attempt"), Type::Timestamp, true, 160),
+                   field("give_up_at", QT_TR_NOOP("Gives up"), Type::Timestamp, false, 160),
+                   field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, false, 160),
+                   field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, true, 160),
+                   field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
+                   field("body", QT_TR_NOOP("Body"), Type::Json, false, 300)},
                   "event_type", Delivery::machine().states());
 
-    kinds << kind("endpoints", "endpoint", TITLE("Endpoints"), "state", &Endpoint::machine(),
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("url", TITLE("URL"), Type::Text, true, 260),
-                   field("provider_id", TITLE("Provider"), Type::Id, true, 120, "providers"),
-                   field("state", TITLE("State"), Type::State, true, 110),
-                   field("consecutive_failures", TITLE("Consecutive failures"), Type::Integer, true, 90),
-                   field("last_success_at", TITLE("Last success"), Type::Timestamp, true, 160),
-                   field("failure_rate", TITLE("Failure rate"), Type::Ratio, true, 90),
-                   field("failing_since", TITLE("Failing since"), Type::Timestamp, false, 160),
-                   field("last_failure_at", TITLE("Last failure"), Type::Timestamp, false, 160),
+    kinds << kind("endpoints", "endpoint", QT_TR_NOOP("Endpoints"), "state", &Endpoint::machine(),
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("url", QT_TR_NOOP("URL"), Type::Text, true, 260),
+                   field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
+                   field("state", QT_TR_NOOP("State"), Type::State, true, 110),
+                   field("consecutive_failures", QT_TR_NOOP("Consecutive failures"), Type::Integer, true, 90),
+                   field("last_success_at", QT_TR_NOOP("Last success"), Type::Timestamp, true, 160),
+                   field("failure_rate", QT_TR_NOOP("Failure rate"), Type::Ratio, true, 90),
+                   field("failing_since", QT_TR_NOOP("Failing since"), Type::Timestamp, false, 160),
+                   field("last_failure_at", QT_TR_NOOP("Last failure"), Type::Timestamp, false, 160),
                    // When it last answered nothing while attempts were out, before those time out.
-                   field("last_silent_at", TITLE("Last silent"), Type::Timestamp, false, 160),
-                   field("silent_count", TITLE("Silences"), Type::Integer, false, 80),
-                   field("success_count", TITLE("Successes"), Type::Integer, false, 90),
-                   field("failure_count", TITLE("Failures"), Type::Integer, false, 90),
-                   field("paused_at", TITLE("Paused"), Type::Timestamp, false, 160),
-                   field("version", TITLE("Version"), Type::Integer, false, 70),
-                   field("created_at", TITLE("Created"), Type::Timestamp, false, 160),
-                   field("updated_at", TITLE("Updated"), Type::Timestamp, false, 160)},
+                   field("last_silent_at", QT_TR_NOOP("Last silent"), Type::Timestamp, false, 160),
+                   field("silent_count", QT_TR_NOOP("Silences"), Type::Integer, false, 80),
+                   field("success_count", QT_TR_NOOP("Successes"), Type::Integer, false, 90),
+                   field("failure_count", QT_TR_NOOP("Failures"), Type::Integer, false, 90),
+                   field("paused_at", QT_TR_NOOP("Paused"), Type::Timestamp, false, 160),
+                   field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
+                   field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, false, 160),
+                   field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, false, 160)},
                   "url", Endpoint::machine().states());
 
-    kinds << kind("audit", "", TITLE("Audit"), "", nullptr,
-                  {field("id", TITLE("Id"), Type::Id, true, 70),
-                   field("at", TITLE("At"), Type::Timestamp, true, 160),
-                   field("actor.role", TITLE("Role"), Type::Text, true, 90),
-                   field("actor.subject", TITLE("Actor"), Type::Text, true, 120),
-                   field("action", TITLE("Action"), Type::Text, true, 120),
-                   field("kind", TITLE("Kind"), Type::Text, true, 100),
-                   field("object_id", TITLE("Object"), Type::Id, true, 80),
-                   field("from", TITLE("From"), Type::Text, true, 110),
-                   field("to", TITLE("To"), Type::Text, true, 110),
-                   field("reason", TITLE("Reason"), Type::Text, true, 260)},
+    kinds << kind("audit", "", QT_TR_NOOP("Audit"), "", nullptr,
+                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                   field("at", QT_TR_NOOP("At"), Type::Timestamp, true, 160),
+                   field("actor.role", QT_TR_NOOP("Role"), Type::Text, true, 90),
+                   field("actor.subject", QT_TR_NOOP("Actor"), Type::Text, true, 120),
+                   field("action", QT_TR_NOOP("Action"), Type::Text, true, 120),
+                   field("kind", QT_TR_NOOP("Kind"), Type::Text, true, 100),
+                   field("object_id", QT_TR_NOOP("Object"), Type::Id, true, 80),
+                   field("from", QT_TR_NOOP("From"), Type::Text, true, 110),
+                   field("to", QT_TR_NOOP("To"), Type::Text, true, 110),
+                   field("reason", QT_TR_NOOP("Reason"), Type::Text, true, 260)},
                   "action", {});
 
     return kinds;
 }
-
-#undef TITLE
 
 } // namespace
 
@@ -171,7 +177,7 @@ const FieldSpec *ResourceKind::field(QStringView key) const
 
 const QList<ResourceKind> &resourceKinds()
 {
-    static const QList<ResourceKind> kinds = buildKinds();
+    static const QList<ResourceKind> kinds = KindTable::build();
     return kinds;
 }
 

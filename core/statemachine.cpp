@@ -1,6 +1,7 @@
 // A state machine as data: lookups and the refusals the server turns into problems.
 #include "statemachine.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 
 #include <algorithm>
@@ -16,6 +17,14 @@ Problem Refusal::toProblem() const
                               message);
     p.with(QStringLiteral("allowed"), QJsonArray::fromStringList(allowed));
     return p;
+}
+
+QString transitionLabel(const Transition &transition)
+{
+    if (transition.label.isEmpty())
+        return transition.action;
+    // The tables (instance.cpp, delivery.cpp, ...) mark each label in this context.
+    return QCoreApplication::translate("OpsDeck::StateMachine", transition.label.toUtf8().constData());
 }
 
 StateMachine::StateMachine(QString kind, QStringList states, QList<Transition> transitions)

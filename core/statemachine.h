@@ -19,8 +19,11 @@ struct Transition
     QString action;  // verb as on the wire: "start", "stop", "retry", "register", ...
     QString to;
     Actors actors;   // who may take it
-    QString label;   // human label for buttons and the diagram, e.g. "Stop"
+    QString label;   // human label for buttons and the diagram, e.g. "Stop"; English, marked for translation
 };
+
+// The label in the user's language (the console's buttons and diagram), the action when it has none.
+QString transitionLabel(const Transition &transition);
 
 // Why a transition was refused; becomes a 409 "invalid-transition" (or 403 when only the actor is wrong).
 struct Refusal

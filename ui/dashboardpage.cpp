@@ -200,8 +200,14 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
             label->setForegroundRole(QPalette::PlaceholderText);
             return label;
         };
-        grid->addWidget(quiet(tr("answering well")), 0, 1, Qt::AlignRight);
-        grid->addWidget(quiet(tr("new or failing")), 0, 2, Qt::AlignRight);
+        // The columns' titles wrap: translated, they can be wider than the figures below them,
+        // and would widen the card and so every page, which share the widest one's minimum.
+        for (int c = 0; c < 2; ++c) {
+            QLabel *title = quiet(c == 0 ? tr("answering well") : tr("new or failing"));
+            title->setWordWrap(true);
+            title->setAlignment(Qt::AlignRight | Qt::AlignBottom);
+            grid->addWidget(title, 0, c + 1, Qt::AlignRight);
+        }
         const QStringList titles{tr("Attempts in flight"), tr("Waiting for a slot"), tr("Endpoints in use")};
         for (int r = 0; r < 3; ++r) {
             grid->addWidget(new QLabel(titles.at(r), table), r + 1, 0);

@@ -173,6 +173,8 @@ DetailPane::DetailPane(QWidget *parent)
     QFont sectionFont = m_diagramTitle->font();
     sectionFont.setBold(true);
     m_diagramTitle->setFont(sectionFont);
+    // Wrapped: in a longer language it would otherwise widen the pane past its share.
+    m_diagramTitle->setWordWrap(true);
     m_diagram = new StateDiagramWidget(overview);
     auto *overviewLayout = new QVBoxLayout(overview);
     overviewLayout->addWidget(m_formHost);
@@ -467,10 +469,10 @@ void DetailPane::rebuildActions()
         seen.append(t.action);
         // The label of the transition this state would take: "Retry" from FAILED, "Retry now"
         // from PENDING; the first in the table otherwise.
-        QString label = t.label.isEmpty() ? t.action : t.label;
+        QString label = transitionLabel(t);
         for (const Transition &here : machine.transitions()) {
             if (here.from == state && here.action == t.action && isUserAction(here) && !here.label.isEmpty()) {
-                label = here.label;
+                label = transitionLabel(here);
                 break;
             }
         }

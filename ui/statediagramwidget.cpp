@@ -255,7 +255,7 @@ void StateDiagramWidget::updateDescription()
     }
     QStringList allowed;
     for (const Transition &t : highlightedTransitions())
-        allowed.append(tr("%1 (to %2)").arg(t.label, t.to));
+        allowed.append(tr("%1 (to %2)").arg(transitionLabel(t), t.to));
     setAccessibleDescription(
         allowed.isEmpty()
             ? tr("Current state %1; no transition allowed for the %2 role").arg(m_currentState, actorName(m_role))
@@ -325,7 +325,7 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
     for (const Transition &t : m_machine->transitions()) {
         auto it = std::find_if(edges.begin(), edges.end(),
                                [&t](const Edge &e) { return e.from == t.from && e.to == t.to; });
-        const QString label = wrapped(t.label.isEmpty() ? t.action : t.label);
+        const QString label = wrapped(transitionLabel(t));
         if (it == edges.end())
             edges.append({t.from, t.to, {label}});
         else if (!it->labels.contains(label))

@@ -46,18 +46,18 @@ QString displayTimestamp(const QString &rfc3339)
 
 QString countdownText(qint64 msFromNow)
 {
-    const char *context = "OpsDeck::DetailPane";
+    // The context is written out in each call: lupdate reads only literal ones.
     if (msFromNow <= 0)
-        return QCoreApplication::translate(context, "now");
+        return QCoreApplication::translate("OpsDeck::DetailPane", "now");
     // Rounded up: "in 0 s" would be a moment that has not come yet.
     const qint64 s = (msFromNow + 999) / 1000;
     if (s < 60)
-        return QCoreApplication::translate(context, "in %1 s").arg(s);
+        return QCoreApplication::translate("OpsDeck::DetailPane", "in %1 s").arg(s);
     if (s < 3600)
-        return QCoreApplication::translate(context, "in %1 min %2 s").arg(s / 60).arg(s % 60);
+        return QCoreApplication::translate("OpsDeck::DetailPane", "in %1 min %2 s").arg(s / 60).arg(s % 60);
     if (s < 86400)
-        return QCoreApplication::translate(context, "in %1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
-    return QCoreApplication::translate(context, "in %1 d %2 h").arg(s / 86400).arg(s % 86400 / 3600);
+        return QCoreApplication::translate("OpsDeck::DetailPane", "in %1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+    return QCoreApplication::translate("OpsDeck::DetailPane", "in %1 d %2 h").arg(s / 86400).arg(s % 86400 / 3600);
 }
 
 QString displayText(FieldSpec::Type type, const QJsonValue &value)

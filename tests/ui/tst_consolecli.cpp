@@ -1,4 +1,5 @@
-// The opsdeck command line, run as a child process: help without a display, readable usage errors.
+// The opsdeck command line, run as a child process: help without a display, readable usage errors,
+// the language of the locale or of --language.
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QtTest>
@@ -14,10 +15,15 @@ struct Run
     QString err;
 };
 
-Run runConsole(const QStringList &arguments, bool withDisplay)
+// locale: the LC_ALL and LANG it runs with; the tests' own when empty.
+Run runConsole(const QStringList &arguments, bool withDisplay, const QString &locale = {})
 {
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!locale.isEmpty()) {
+        env.insert(QStringLiteral("LC_ALL"), locale);
+        env.insert(QStringLiteral("LANG"), locale);
+    }
     env.remove(QStringLiteral("DISPLAY"));
     env.remove(QStringLiteral("WAYLAND_DISPLAY"));
     if (withDisplay)
@@ -50,6 +56,8 @@ private slots:
     void helpNeedsNoDisplay();
     void usageErrors_data();
     void usageErrors();
+    void languageOfTheLocaleOrTheOption_data();
+    void languageOfTheLocaleOrTheOption();
 };
 
 void tst_ConsoleCli::initTestCase()
@@ -89,6 +97,8 @@ void tst_ConsoleCli::usageErrors_data()
                                                        QStringLiteral("--token-file"), QStringLiteral("/nonexistent/opsdeck-token")}
                                         << QStringLiteral("/nonexistent/opsdeck-token");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("--frobnicate")} << QStringLiteral("Unknown option 'frobnicate'");
+    QTest::newRow("untranslated language") << QStringList{QStringLiteral("--language"), QStringLiteral("xx")}
+                                           << QStringLiteral("no translation into 'xx' (there are: en, fr)");
 }
 
 void tst_ConsoleCli::usageErrors()
@@ -98,6 +108,32 @@ void tst_ConsoleCli::usageErrors()
     const Run run = runConsole(arguments, true);
     QVERIFY2(run.exitCode != 0 && run.exitCode != -1, qPrintable(QString::number(run.exitCode) + run.err));
     QVERIFY2(run.err.contains(message), qPrintable(run.err));
+}
+
+void tst_ConsoleCli::languageOfTheLocaleOrTheOption_data()
+{
+    QTest::addColumn<QString>("locale");
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("expected");
+    const QString help = QStringLiteral("--help");
+    QTest::newRow("C locale") << QString() << QStringList{help} << QStringLiteral("--token-file <FILE>");
+    QTest::newRow("French locale") << QStringLiteral("fr_FR.UTF-8") << QStringList{help}
+                                   << QStringLiteral("--token-file <FICHIER>");
+    QTest::newRow("--language fr") << QString() << QStringList{help, QStringLiteral("--language"), QStringLiteral("fr")}
+                                   << QStringLiteral("--token-file <FICHIER>");
+    QTest::newRow("--language=en in a French locale")
+        << QStringLiteral("fr_FR.UTF-8") << QStringList{QStringLiteral("--language=en"), help}
+        << QStringLiteral("--token-file <FILE>");
+}
+
+void tst_ConsoleCli::languageOfTheLocaleOrTheOption()
+{
+    QFETCH(QString, locale);
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, expected);
+    const Run run = runConsole(arguments, false, locale);
+    QCOMPARE(run.exitCode, 0);
+    QVERIFY2(run.out.contains(expected), qPrintable(run.out + run.err));
 }
 
 QTEST_GUILESS_MAIN(tst_ConsoleCli)
