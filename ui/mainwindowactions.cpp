@@ -193,6 +193,13 @@ void MainWindow::watchHolds()
                         .arg(awaiting)
                         .arg(valueAt(object, QStringLiteral("awaiting_ack.delivery_id")).toInteger()),
                     {}};
+        // Stopped while PENDING, it has no callback: the server refuses to start it, since no
+        // provider would be told that it runs.
+        if (kind.name == QLatin1String("instances") && object.value(QStringLiteral("status")).toString() == Instance::Stopped
+            && !object.value(QStringLiteral("callback")).isObject())
+            return {tr("Stopped before its provider registered it: it has no callback, so starting it would tell no "
+                       "provider. Create a new instance instead."),
+                    {QStringLiteral("start")}};
         if (kind.name != QLatin1String("deliveries"))
             return {};
         const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));

@@ -60,6 +60,7 @@ private slots:
     void dashboardCardsOpenThePageThatShowsThem();
     void refusedDeletionNamesItsInstances();
     void awaitingInstanceSaysWhy();
+    void neverRegisteredInstanceDoesNotOfferStart();
 
 private:
     QTemporaryDir m_dir;
@@ -245,8 +246,11 @@ void tst_MainWindow::filterSortSelectAndLive()
     auto *history = detail->findChild<QTreeWidget *>(QStringLiteral("historyList"));
     QTRY_VERIFY(history->topLevelItemCount() >= 1);
 
-    // A change made through the API appears live, in the table and in the open detail pane.
+    // A change made through the API appears live, in the table and in the open detail pane: its
+    // provider registers it, then it is stopped (and, registered, may start again).
     const qint64 id = detail->objectId();
+    QVERIFY(!server.registerInstance(id).isEmpty());
+    QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("RUNNING"));
     const Reply stopped = server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(id),
                                       {{QStringLiteral("reason"), QStringLiteral("live test")}},
                                       server.operatorToken());
@@ -541,6 +545,45 @@ void tst_MainWindow::awaitingInstanceSaysWhy()
     QTRY_VERIFY2(w.detailPane()->holdText().contains(QStringLiteral("Awaiting the provider's acknowledgement: delivery 8 is FAILED")),
                  qPrintable(w.detailPane()->holdText()));
     QVERIFY(w.detailPane()->holdText().contains(QStringLiteral("callback #8")));
+}
+
+void tst_MainWindow::neverRegisteredInstanceDoesNotOfferStart()
+{
+    // Stopped while PENDING, web-alpha has no callback and the server would refuse Start;
+    // web-bravo was registered before it stopped and starts again.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seeded s = seed(server);
+    QVERIFY(!server.registerInstance(s.instances.at(1)).isEmpty());
+    for (const qint64 id : {s.instances.at(0), s.instances.at(1)})
+        QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, server.operatorToken()).status, 200);
+    MainWindow w;
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("unregistered.sqlite"))));
+    w.showView(QStringLiteral("instances"));
+    ResourceView *view = w.resourceView(QStringLiteral("instances"));
+    QTRY_COMPARE(view->table()->model()->rowCount(), 3);
+    const auto startAction = [&w]() -> QAction * {
+        for (QAction *a : w.detailPane()->objectActions())
+            if (a->objectName() == QLatin1String("action_start"))
+                return a;
+        return nullptr;
+    };
+    view->setQueryText(QStringLiteral("name:web-alpha"));
+    QTRY_COMPARE(view->table()->model()->rowCount(), 1);
+    view->table()->selectRow(0);
+    QTRY_VERIFY(startAction());
+    QTRY_VERIFY2(w.detailPane()->holdText().contains(QStringLiteral("before its provider registered it")),
+                 qPrintable(w.detailPane()->holdText()));
+    // Once live (offline, every action says so instead).
+    QTRY_COMPARE(startAction()->toolTip(), w.detailPane()->holdText());
+    QVERIFY(!startAction()->isEnabled());
+
+    view->setQueryText(QStringLiteral("name:web-bravo"));
+    QTRY_COMPARE(view->table()->model()->rowCount(), 1);
+    view->table()->selectRow(0);
+    QTRY_VERIFY(w.detailPane()->holdText().isEmpty());
+    QTRY_VERIFY(startAction() && startAction()->isEnabled());
 }
 
 QTEST_MAIN(tst_MainWindow)
