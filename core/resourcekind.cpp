@@ -29,7 +29,8 @@ FieldSpec field(const char *key, const char *title, Type type, bool visible, int
                      width, QString::fromLatin1(references)};
 }
 
-ResourceKind kind(const char *name, const char *feedKind, const char *title, const char *stateField,
+ResourceKind kind(const char *name, const char *feedKind, const char *title, const char *itemTitle,
+                  const char *stateField,
                   const StateMachine *machine, QList<FieldSpec> fields, const char *nameField,
                   QStringList states)
 {
@@ -37,6 +38,7 @@ ResourceKind kind(const char *name, const char *feedKind, const char *title, con
     k.name = QString::fromLatin1(name);
     k.feedKind = QString::fromLatin1(feedKind);
     k.title = QCoreApplication::translate(kContext, title);
+    k.itemTitle = QCoreApplication::translate(kContext, itemTitle);
     k.stateField = QString::fromLatin1(stateField);
     k.machine = machine;
     k.fields = std::move(fields);
@@ -59,7 +61,8 @@ QList<ResourceKind> KindTable::build()
 {
     QList<ResourceKind> kinds;
 
-    kinds << kind("organizations", "organization", QT_TR_NOOP("Organizations"), "status", &Organization::machine(),
+    kinds << kind("organizations", "organization", QT_TR_NOOP("Organizations"), QT_TR_NOOP("Organization"),
+                  "status", &Organization::machine(),
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("status", QT_TR_NOOP("Status"), Type::State, true, 110),
@@ -69,7 +72,7 @@ QList<ResourceKind> KindTable::build()
                    field("deleted_at", QT_TR_NOOP("Deleted"), Type::Timestamp, false, 160)},
                   "name", Organization::machine().states());
 
-    kinds << kind("providers", "provider", QT_TR_NOOP("Providers"), "", nullptr,
+    kinds << kind("providers", "provider", QT_TR_NOOP("Providers"), QT_TR_NOOP("Provider"), "", nullptr,
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
@@ -79,7 +82,8 @@ QList<ResourceKind> KindTable::build()
                    field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, false, 160)},
                   "name", {});
 
-    kinds << kind("instances", "instance", QT_TR_NOOP("Instances"), "status", &Instance::machine(),
+    kinds << kind("instances", "instance", QT_TR_NOOP("Instances"), QT_TR_NOOP("Instance"),
+                  "status", &Instance::machine(),
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
@@ -99,7 +103,8 @@ QList<ResourceKind> KindTable::build()
                    field("destroy_after", QT_TR_NOOP("Destroy after"), Type::Timestamp, false, 160)},
                   "name", Instance::machine().states());
 
-    kinds << kind("deliveries", "delivery", QT_TR_NOOP("Callbacks"), "state", &Delivery::machine(),
+    kinds << kind("deliveries", "delivery", QT_TR_NOOP("Callbacks"), QT_TR_NOOP("Callback delivery"),
+                  "state", &Delivery::machine(),
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("webhook_id", QT_TR_NOOP("Webhook id"), Type::Text, false, 200),
                    // Wide enough for "instance.status_changed".
@@ -121,7 +126,8 @@ QList<ResourceKind> KindTable::build()
                    field("body", QT_TR_NOOP("Body"), Type::Json, false, 300)},
                   "event_type", Delivery::machine().states());
 
-    kinds << kind("endpoints", "endpoint", QT_TR_NOOP("Endpoints"), "state", &Endpoint::machine(),
+    kinds << kind("endpoints", "endpoint", QT_TR_NOOP("Endpoints"), QT_TR_NOOP("Endpoint"),
+                  "state", &Endpoint::machine(),
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("url", QT_TR_NOOP("URL"), Type::Text, true, 260),
                    field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
@@ -142,7 +148,7 @@ QList<ResourceKind> KindTable::build()
                    field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, false, 160)},
                   "url", Endpoint::machine().states());
 
-    kinds << kind("audit", "", QT_TR_NOOP("Audit"), "", nullptr,
+    kinds << kind("audit", "", QT_TR_NOOP("Audit"), QT_TR_NOOP("Audit entry"), "", nullptr,
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("at", QT_TR_NOOP("At"), Type::Timestamp, true, 160),
                    field("actor.role", QT_TR_NOOP("Role"), Type::Text, true, 90),

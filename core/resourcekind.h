@@ -51,6 +51,7 @@ struct ResourceKind
     QString name;        // "instances": URL path segment under /api/v1 and view id
     QString feedKind;    // "instance" in change-feed events; empty when the kind has no feed events
     QString title;       // translated, "Instances"
+    QString itemTitle;   // translated, one of them: "Instance" (dialogs, the detail pane's subtitle)
     QString stateField;  // "status", "state" or empty
     const StateMachine *machine = nullptr; // not owned; static tables from core/, may be null
     QList<FieldSpec> fields;

@@ -541,30 +541,6 @@
         <translation>Hors ligne&#xa0;: la console est en lecture seule jusqu&apos;à ce que le serveur réponde de nouveau.</translation>
     </message>
     <message>
-        <source>Organization</source>
-        <translation>Organisation</translation>
-    </message>
-    <message>
-        <source>Provider</source>
-        <translation>Fournisseur</translation>
-    </message>
-    <message>
-        <source>Instance</source>
-        <translation>Instance</translation>
-    </message>
-    <message>
-        <source>Callback delivery</source>
-        <translation>Livraison de rappel</translation>
-    </message>
-    <message>
-        <source>Endpoint</source>
-        <translation>Point de terminaison</translation>
-    </message>
-    <message>
-        <source>Audit entry</source>
-        <translation>Entrée d&apos;audit</translation>
-    </message>
-    <message>
         <source>Details of the selected object</source>
         <translation>Détails de l&apos;objet sélectionné</translation>
     </message>
@@ -1473,6 +1449,14 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>%1 %</source>
         <translation>%1&#xa0;%</translation>
+    </message>
+    <message>
+        <source>Audit entry</source>
+        <translation>Entrée d&apos;audit</translation>
+    </message>
+    <message>
+        <source>Callback delivery</source>
+        <translation>Livraison de rappel</translation>
     </message>
 </context>
 <context>

@@ -71,29 +71,6 @@ QString offlineReason()
     return DetailPane::tr("Offline: the console is read-only until the server answers again.");
 }
 
-// One object of a kind reads in the singular ("Instance #42"); the kinds' titles are the
-// navigation's plurals.
-QString singularTitle(const ResourceKind &kind)
-{
-    static const struct
-    {
-        const char *kind;
-        const char *title;
-    } titles[] = {
-        {"organizations", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Organization")},
-        {"providers", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Provider")},
-        {"instances", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Instance")},
-        {"deliveries", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Callback delivery")},
-        {"endpoints", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Endpoint")},
-        {"audit", QT_TRANSLATE_NOOP("OpsDeck::DetailPane", "Audit entry")},
-    };
-    for (const auto &t : titles) {
-        if (kind.name == QLatin1String(t.kind))
-            return DetailPane::tr(t.title);
-    }
-    return kind.title;
-}
-
 QString rowObjectName(const QString &key)
 {
     return QStringLiteral("field_") + QString(key).replace(QLatin1Char('.'), QLatin1Char('_'));
@@ -310,7 +287,7 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_object = object;
 
     const QString name = kind->nameField.isEmpty() ? QString() : valueAt(object, kind->nameField).toString();
-    const QString what = singularTitle(*kind);
+    const QString what = kind->itemTitle; // one object: "Instance #42"
     m_title->setText(name.isEmpty() ? tr("%1 #%2").arg(what).arg(id) : name);
     m_subtitle->setText(object.contains(QStringLiteral("version"))
                             ? tr("%1 #%2 · version %3")

@@ -268,7 +268,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
         callbackUrl = url->trimmed();
     }
     const QString stateField = kind ? kind->stateField : QString();
-    QString what = tr("%1: %2 #%3").arg(label, kind ? kind->title : kindName).arg(objectId);
+    QString what = tr("%1: %2 #%3").arg(label, kind ? kind->itemTitle : kindName).arg(objectId);
     QString note; // what follows from it, after the object's name
     if (isTest) {
         what = tr("Send a test event to endpoint #%1").arg(objectId);

@@ -289,7 +289,10 @@ void tst_MainWindow::actionFromTheDetailPane()
     QTRY_VERIFY(stopAction() && stopAction()->isEnabled());
     MessageBox::setNextText(QStringLiteral("maintenance from the console"));
     stopAction()->trigger();
-    // The confirmation says what stopping leads to.
+    // The confirmation names the one object (in the singular) and says what stopping leads to.
+    QVERIFY2(MessageBox::lastText().startsWith(QStringLiteral("Stop: Instance #%1, PENDING → STOPPED (db-charlie)")
+                                                   .arg(s.instances.at(2))),
+             qPrintable(MessageBox::lastText()));
     QVERIFY2(MessageBox::lastText().contains(QStringLiteral("destroyed when the server's retention period ends")),
              qPrintable(MessageBox::lastText()));
     QTRY_COMPARE(detail->fieldText(QStringLiteral("status")), QStringLiteral("STOPPED"));
