@@ -533,6 +533,10 @@
         <source>Show the %1 %2</source>
         <translation>Afficher les %2 à l&apos;état %1</translation>
     </message>
+    <message>
+        <source>Dashboard cards</source>
+        <translation>Cartes du tableau de bord</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::DetailPane</name>

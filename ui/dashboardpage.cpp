@@ -8,6 +8,7 @@
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
+#include <QScrollArea>
 #include <QJsonObject>
 #include <QKeyEvent>
 #include <QLabel>
@@ -36,19 +37,32 @@ DashboardPage::DashboardPage(QWidget *parent)
     m_refresh->setInterval(300);
     connect(m_refresh, &QTimer::timeout, this, &DashboardPage::refresh);
 
-    auto *heading = new QLabel(tr("Dashboard"), this);
+    // The cards scroll inside the page: three of them side by side would otherwise set the
+    // minimum width of every page (the pages share the widest one's), past a 1024-pixel screen.
+    auto *scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("dashboardScroll"));
+    scroll->setAccessibleName(tr("Dashboard cards"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto *content = new QWidget(scroll);
+    scroll->setWidget(content);
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+
+    auto *heading = new QLabel(tr("Dashboard"), content);
     QFont headingFont = heading->font();
     headingFont.setPointSizeF(headingFont.pointSizeF() * 1.5);
     headingFont.setBold(true);
     heading->setFont(headingFont);
-    m_connection = new QLabel(this);
+    m_connection = new QLabel(content);
     m_connection->setObjectName(QStringLiteral("dashboardConnection"));
     m_connection->setForegroundRole(QPalette::PlaceholderText);
     m_connection->setWordWrap(true);
 
     m_grid = new QGridLayout;
     m_grid->setSpacing(12);
-    auto *layout = new QVBoxLayout(this);
+    auto *layout = new QVBoxLayout(content);
     layout->setContentsMargins(16, 12, 16, 12);
     layout->addWidget(heading);
     layout->addWidget(m_connection);

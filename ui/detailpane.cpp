@@ -93,7 +93,11 @@ DetailPane::DetailPane(QWidget *parent)
     m_stack->addWidget(m_empty);
 
     auto *page = new QWidget(m_stack);
-    m_title = new QLabel(page);
+    // Wrapped, and never wider than the pane's share: a name without a break ("instance.
+    // status_changed") is cut at the pane's edge instead of widening the window past the screen.
+    m_title = new WrappedValue(page);
+    m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_title->setMinimumWidth(80);
     m_title->setObjectName(QStringLiteral("detailTitle"));
     QFont titleFont = m_title->font();
     titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
@@ -145,7 +149,9 @@ DetailPane::DetailPane(QWidget *parent)
     m_form = new QFormLayout(m_formHost);
     m_form->setContentsMargins(0, 0, 0, 0);
     m_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    m_form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+    // In a narrow pane a row whose label and value do not both fit puts the value under its
+    // label, instead of the form growing wider than the pane and clipping its values.
+    m_form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     m_diagramTitle = new QLabel(overview);
     QFont sectionFont = m_diagramTitle->font();
     sectionFont.setBold(true);

@@ -69,6 +69,7 @@ private slots:
     void fields();
     void focusedFieldKeepsTheKeyboard();
     void longValuesShowAllTheirLines();
+    void unbreakableValuesDoNotWidenThePane();
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
     void actionLabelsFollowTheState_data();
@@ -200,6 +201,33 @@ void tst_DetailPane::longValuesShowAllTheirLines()
                                                           .arg(body->height())
                                                           .arg(needed)));
     }
+}
+
+void tst_DetailPane::unbreakableValuesDoNotWidenThePane()
+{
+    // A title and values with nowhere to wrap ask for no more width than short ones: they are
+    // cut at the pane's edge (the window would otherwise outgrow a small screen), and a row whose
+    // label and value do not fit side by side puts the value under its label.
+    const ResourceKind *kind = resourceKindByName(u"deliveries");
+    QVERIFY(kind);
+    DetailPane pane;
+    pane.resize(300, 600);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    const QJsonObject body{{"type", "x"}};
+    pane.showObject(kind, delivery(1, body));
+    QCoreApplication::processEvents();
+    const int usual = pane.minimumSizeHint().width();
+    QJsonObject long_ = delivery(2, body);
+    const QString unbreakable = QStringLiteral("instance.status_changed.") + QString(60, QLatin1Char('x'));
+    long_.insert(QStringLiteral("event_type"), unbreakable);
+    long_.insert(QStringLiteral("webhook_id"), QStringLiteral("msg_") + QString(80, QLatin1Char('f')));
+    pane.showObject(kind, long_);
+    QCoreApplication::processEvents();
+    QCOMPARE(pane.findChild<QLabel *>(QStringLiteral("detailTitle"))->text(), unbreakable);
+    QVERIFY2(pane.minimumSizeHint().width() <= usual,
+             qPrintable(QStringLiteral("%1 px wide with long values, %2 with short ones").arg(pane.minimumSizeHint().width()).arg(usual)));
+    QVERIFY2(usual < 300, qPrintable(QString::number(usual)));
 }
 
 void tst_DetailPane::subtitleNamesOneObject_data()

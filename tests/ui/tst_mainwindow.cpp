@@ -61,6 +61,7 @@ private slots:
     void refusedDeletionNamesItsInstances();
     void awaitingInstanceSaysWhy();
     void neverRegisteredInstanceDoesNotOfferStart();
+    void fitsA1024PixelScreen();
 
 private:
     QTemporaryDir m_dir;
@@ -587,6 +588,37 @@ void tst_MainWindow::neverRegisteredInstanceDoesNotOfferStart()
     view->table()->selectRow(0);
     QTRY_VERIFY(w.detailPane()->holdText().isEmpty());
     QTRY_VERIFY(startAction() && startAction()->isEnabled());
+}
+
+void tst_MainWindow::fitsA1024PixelScreen()
+{
+    // Every page, with an object in the detail pane, fits a 1024-pixel-wide screen. The pages
+    // share the widest one's minimum: the dashboard's cards, side by side, once set it for all.
+    TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seeded s = seed(server);
+    QVERIFY(!server.registerInstance(s.instances.at(0)).isEmpty());
+    MainWindow w;
+    w.resize(1024, 700);
+    w.show();
+    w.connectTo(connectionTo(server, m_dir.filePath(QStringLiteral("narrow.sqlite"))));
+    QTRY_VERIFY(w.connectionStatusText().contains(QStringLiteral("Live")));
+    auto *dashboard = w.findChild<QWidget *>(QStringLiteral("dashboardView"));
+    QVERIFY(dashboard);
+    // Its cards scroll within it: however many there are, it asks for little.
+    QTRY_VERIFY(w.findChild<QWidget *>(QStringLiteral("card_deliveryWorker")));
+    QVERIFY2(dashboard->minimumSizeHint().width() < 300, qPrintable(QString::number(dashboard->minimumSizeHint().width())));
+    for (const QString &name : w.viewNames()) {
+        w.showView(name);
+        if (ResourceView *view = w.resourceView(name)) {
+            QTRY_VERIFY2(view->table()->model()->rowCount() > 0 || name != QLatin1String("deliveries"), qPrintable(name));
+            if (view->table()->model()->rowCount() > 0)
+                view->table()->selectRow(0);
+        }
+        QCoreApplication::processEvents();
+        QVERIFY2(w.minimumSizeHint().width() <= 1024,
+                 qPrintable(QStringLiteral("%1: at least %2 pixels wide").arg(name).arg(w.minimumSizeHint().width())));
+    }
 }
 
 QTEST_MAIN(tst_MainWindow)
