@@ -7,6 +7,7 @@
 #include "server/storage/timestamps.h"
 #include "server/storage/walcheckpointer.h"
 
+#include "apiprobe.h"
 #include "cpuclocks.h"
 #include "idleupkeep.h"
 #include "providers.h"
@@ -302,6 +303,7 @@ struct Throughput
     double storeCpu = 0;       // and the outbox store's
     double providerCpu = 0;    // microseconds of the provider processes' CPU per delivery to an answering endpoint
     double busyCores = 0;      // the server's and the providers' CPU over the run's time
+    ApiProbe::Result api;      // with probeApi: writes through the API meanwhile
 };
 
 QString threadShare(const Throughput &t)
@@ -324,7 +326,7 @@ QString coreShare(const Throughput &t, double wrkRate)
         .arg(wrkRate > 0 ? bound / wrkRate : 0.0, 0, 'f', 2);
 }
 
-Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count)
+Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count, bool probeApi = false)
 {
     const RunDatabase database(name, g_postgres, g_work->path());
     const QString &url = database.url();
@@ -363,6 +365,11 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     Problem problem;
     if (!server.start(&problem))
         qFatal("%s", qPrintable(problem.detail));
+    std::unique_ptr<ApiProbe> api;
+    if (probeApi) {
+        api = std::make_unique<ApiProbe>(server.baseUrl(), server.createToken(QStringLiteral("operator"), {}), 10);
+        api->start();
+    }
     // The steady rate is taken between 10% and 90% delivered, without start-up and tail. Counting
     // DELIVERED rows is a scan; every 5 ms it would take a good part of a core from the server on a
     // small machine. The feed's newest seq (an index lookup) only grows as attempts are recorded
@@ -387,6 +394,11 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
         wait(5);
     }
     Throughput t;
+    if (api) {
+        api->stop();
+        wait(200); // the last answers
+        t.api = api->result();
+    }
     const qint64 serverCpu = processCpuMicros() - cpuAtStart;
     const qint64 providersCpu = providersCpuMicros(*g_providers) - providersAtStart;
     t.cpuPerDelivery = double(serverCpu) / double(std::max<qint64>(1, healthyCount));
@@ -403,6 +415,37 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     t.rate = double(count - scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'"))) / t.seconds;
     server.stop();
     return t;
+}
+
+// The same writes through the API on a server with nothing to deliver, for `seconds`.
+ApiProbe::Result apiWritesIdle(int seconds)
+{
+    const RunDatabase database(QStringLiteral("api-idle"), g_postgres, g_work->path());
+    seed(database.url(), {Endpoint{g_providers->front()->base + QStringLiteral("/ok/idle"), false}}, 1, false);
+    ServerOptions options;
+    options.databaseUrl = database.url();
+    options.allowPrivateCallbacks = true;
+    ControlPlane server(options);
+    Problem problem;
+    if (!server.start(&problem))
+        qFatal("%s", qPrintable(problem.detail));
+    ApiProbe api(server.baseUrl(), server.createToken(QStringLiteral("operator"), {}), 10);
+    api.start();
+    wait(seconds * 1000);
+    api.stop();
+    wait(200);
+    server.stop();
+    return api.result();
+}
+
+QString apiLine(const ApiProbe::Result &r)
+{
+    return QStringLiteral("%1 writes, p50 %2 ms, p99 %3 ms, max %4 ms%5")
+        .arg(r.samples)
+        .arg(r.p50, 0, 'f', 2)
+        .arg(r.p99, 0, 'f', 2)
+        .arg(r.max, 0, 'f', 1)
+        .arg(r.failed ? QStringLiteral(", %1 failed").arg(r.failed) : QString());
 }
 
 struct Latency
@@ -492,7 +535,7 @@ int main(int argc, char *argv[])
                        {QStringLiteral("endpoint-concurrency"), QStringLiteral("Attempts in flight per endpoint (default: the server's)."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("history"), QStringLiteral("Delivered notifications each instance already has before a throughput or store run (default 0): a long-lived installation."), QStringLiteral("N"), QStringLiteral("0")},
                        {QStringLiteral("latency-samples"), QStringLiteral("Stops for the latency run (default 300)."), QStringLiteral("N"), QStringLiteral("300")},
-                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, turning, latency, idle (for profiling one of them)."),
+                       {QStringLiteral("only"), QStringLiteral("Run only these parts, comma-separated: store, wrk, one, hundred, hundred-one-host, half, turning, api, latency, idle (for profiling one of them)."),
                         QStringLiteral("PARTS")},
                        {QStringLiteral("database"), QStringLiteral("postgresql://user@host:port/db: create a database per run on that cluster and drop it after"
                                                                " (default: SQLite files in a temporary directory)."),
@@ -639,6 +682,16 @@ int main(int argc, char *argv[])
                     " healthy), %.0f us server CPU per healthy delivery %s\n",
                     answered, t.seconds, t.healthyRate, all.healthyRate > 0 ? t.healthyRate / all.healthyRate : 0.0,
                     t.cpuPerDelivery, qPrintable(threadShare(t)));
+        std::fflush(stdout);
+    }
+    if (runs("api")) {
+        // An operator's writes while a backlog is delivered: the HTTP thread's transactions wait
+        // for the store's write lock.
+        const ApiProbe::Result idle = apiWritesIdle(3);
+        std::printf("API writes (POST /organizations every 10 ms), server idle: %s\n", qPrintable(apiLine(idle)));
+        const Throughput t = deliverAll(QStringLiteral("api"), {Endpoint{providers.front()->base + QStringLiteral("/ok/api"), false}}, n,
+                                        true);
+        std::printf("  the same while delivering to 1 endpoint (steady %.0f/s): %s\n", t.healthyRate, qPrintable(apiLine(t.api)));
         std::fflush(stdout);
     }
     for (auto &p : providers)

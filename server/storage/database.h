@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 
+struct sqlite3;
 struct sqlite3_stmt;
 
 namespace OpsDeck {
@@ -96,13 +97,23 @@ public:
     // A UNIQUE or PRIMARY KEY constraint refused the row (PostgreSQL 23505, SQLite's constraint code).
     static bool isUniqueViolation(const QSqlError &error);
 
+    // How long a SQLite statement waits for another connection's write lock before it fails
+    // with "database is locked" (storage-busy).
+    static constexpr int SqliteBusyTimeoutMs = 5000;
+
 private:
+    sqlite3 *sqliteHandle() const;
+    // sqlite3_busy_handler(): waits 50 µs, then twice as long each try up to 800 µs, for
+    // SqliteBusyTimeoutMs in all.
+    static int waitForLock(void *busySinceNs, int tries);
+
     QString m_url;
     QString m_connectionName;
     Backend m_backend = Backend::Sqlite;
     QHash<QString, std::shared_ptr<QSqlQuery>> m_queries;
     QHash<QString, sqlite3_stmt *> m_statements;
     std::function<bool(Problem *)> m_beforeCommit;
+    qint64 m_busySinceNs = 0; // when the current wait for the SQLite write lock began (steady clock)
 };
 
 } // namespace OpsDeck
