@@ -58,6 +58,7 @@ int g_concurrency = 0;         // 0: the server's default
 int g_endpointConcurrency = 0; // 0: the server's default
 int g_recordPacing = -1;        // ms; -1: the server's default
 int g_stallAfter = -1;          // ms; -1: the server's default; at or above the delivery timeout only timeouts demote
+int g_replicas = 1;             // --replicas: servers on the one database (PostgreSQL)
 bool g_pollSending = false;    // --poll-sending: the sending thread on Qt's poll()-based loop
 int g_history = 0;             // delivered notifications each instance already has before a run
 QString g_postgres;            // --database: a PostgreSQL cluster's URL; empty for SQLite files in g_work
@@ -354,7 +355,11 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     if (g_stallAfter > 0)
         options.endpointStallAfter = std::chrono::milliseconds(g_stallAfter);
     options.epollSending = !g_pollSending;
-    ControlPlane server(options);
+    // Replicas share the database as they would in production, each with its own worker.
+    std::vector<std::unique_ptr<ControlPlane>> replicas;
+    for (int r = 0; r < std::max(1, g_replicas); ++r)
+        replicas.push_back(std::make_unique<ControlPlane>(options));
+    ControlPlane &server = *replicas.front();
     Database probe(url);
     probe.open();
     const QMap<QString, qint64> threadsAtStart = threadCpuByName();
@@ -363,8 +368,9 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     const qint64 cpuAtStart = processCpuMicros();
     const qint64 providersAtStart = providersCpuMicros(*g_providers);
     Problem problem;
-    if (!server.start(&problem))
-        qFatal("%s", qPrintable(problem.detail));
+    for (auto &replica : replicas)
+        if (!replica->start(&problem))
+            qFatal("%s", qPrintable(problem.detail));
     std::unique_ptr<ApiProbe> api;
     if (probeApi) {
         api = std::make_unique<ApiProbe>(server.baseUrl(), server.createToken(QStringLiteral("operator"), {}), 10);
@@ -413,7 +419,8 @@ Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int
     t.seconds = clock.elapsed() / 1000.0;
     t.healthyRate = at90 > at10 ? 0.8 * double(healthyCount) * 1000.0 / double(at90 - at10) : healthyCount / t.seconds;
     t.rate = double(count - scalar(probe, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'"))) / t.seconds;
-    server.stop();
+    for (auto &replica : replicas)
+        replica->stop();
     return t;
 }
 
@@ -550,6 +557,8 @@ int main(int argc, char *argv[])
     QCommandLineOption stallAfter(QStringLiteral("endpoint-stall-after"), QStringLiteral("endpointStallAfter in ms."), QStringLiteral("MS"), QStringLiteral("-1"));
     stallAfter.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(stallAfter);
+    parser.addOption({QStringLiteral("replicas"), QStringLiteral("Servers delivering from the one database in the throughput runs (default 1; more need --database)."),
+                      QStringLiteral("N"), QStringLiteral("1")});
     QCommandLineOption pollSending(QStringLiteral("poll-sending"), QStringLiteral("The sending thread on Qt's own (poll) event loop."));
     pollSending.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(pollSending);
@@ -561,6 +570,9 @@ int main(int argc, char *argv[])
     g_recordPacing = parser.value(recordPacing).toInt();
     g_stallAfter = parser.value(stallAfter).toInt();
     g_pollSending = parser.isSet(pollSending);
+    g_replicas = parser.value(QStringLiteral("replicas")).toInt();
+    if (g_replicas < 1 || (g_replicas > 1 && g_postgres.isEmpty()))
+        qFatal("--replicas takes a number from 1, above 1 with --database");
     g_providerBinary = parser.isSet(QStringLiteral("provider"))
                            ? parser.value(QStringLiteral("provider"))
                            : QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("../../tools/opsdeck-demo-provider/opsdeck-demo-provider"));
