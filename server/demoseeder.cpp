@@ -15,6 +15,8 @@
 #include <QSqlQuery>
 #include <QStringList>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -177,7 +179,11 @@ bool DemoSeeder::seed(int instanceCount, Problem *error)
                                : roll < 95 ? Instance::Pending
                                            : Instance::Destroyed;
         const QDateTime created = now.addSecs(-qint64(rng.bounded(90 * 24 * 3600)));
-        const QDateTime changed = created.addSecs(qint64(rng.bounded(quint32(qMax<qint64>(1, created.secsTo(now))))));
+        QDateTime changed = created.addSecs(qint64(rng.bounded(quint32(qMax<qint64>(1, created.secsTo(now))))));
+        // A STOPPED instance is still within its 7 days of retention (one past them would have
+        // been destroyed, its provider told): the first sweep has nothing to destroy.
+        if (status == Instance::Stopped)
+            changed = std::max(created, now.addSecs(-qint64(rng.bounded(6 * 24 * 3600))));
         values << QStringLiteral("%1-%2-%3").arg(app, orgSlugs.at(orgIndex)).arg(i + 1) << orgIds.at(orgIndex)
                << provider.id << app << kOwners.at(int(rng.bounded(kOwners.size()))) << status
                << qint64(status == Instance::Pending ? 1 : 2 + rng.bounded(6)) << timestamp(created) << timestamp(changed)

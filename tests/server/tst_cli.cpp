@@ -3,6 +3,7 @@
 #include "testserver.h"
 
 #include "server/storage/database.h"
+#include "server/storage/timestamps.h"
 
 #include <QRegularExpression>
 #include <QSqlQuery>
@@ -130,6 +131,11 @@ void tst_Cli::seedDemo()
     QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM instances i WHERE (i.status = 'PENDING') <> (i.callback_url IS NULL"
                                   " AND i.secret IS NULL) OR (i.callback_url IS NOT NULL AND NOT EXISTS (SELECT 1 FROM"
                                   " endpoints e WHERE e.provider_id = i.provider_id AND e.url = i.callback_url))")));
+    QVERIFY(q.next());
+    QCOMPARE(q.value(0).toInt(), 0);
+    // Every STOPPED instance is still within its retention: none awaits a destruction at start.
+    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM instances WHERE status = 'STOPPED' AND destroy_after <= '%1'")
+                       .arg(timestamp(QDateTime::currentDateTimeUtc()))));
     QVERIFY(q.next());
     QCOMPARE(q.value(0).toInt(), 0);
     QVERIFY(q.exec(QStringLiteral("SELECT COUNT(DISTINCT secret), COUNT(*) FROM instances WHERE secret IS NOT NULL")));
