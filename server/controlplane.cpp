@@ -286,7 +286,8 @@ void ControlPlane::acceptWebSockets()
             continue;
         }
         // As the REST routes do, a parameter it does not know (a misspelt "after" would watch
-        // from now on) or one given twice is refused rather than ignored.
+        // from now on) or one given twice is refused rather than ignored. Its name is cut to 32
+        // characters: a close reason is at most 123 bytes of UTF-8, and Qt would cut one in two.
         QString unknown;
         QSet<QString> seen;
         for (const auto &[key, value] : query.queryItems()) {
@@ -297,7 +298,7 @@ void ControlPlane::acceptWebSockets()
             seen.insert(key);
         }
         if (!unknown.isNull()) {
-            socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: %1").arg(unknown.left(64)));
+            socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: %1").arg(unknown.left(32)));
             socket.release()->deleteLater();
             continue;
         }

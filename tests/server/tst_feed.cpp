@@ -238,6 +238,10 @@ void tst_Feed::webSocketRefusesBadParameters_data()
     QTest::newRow("negative") << QStringLiteral("after=-1") << QStringLiteral("invalid-request: after");
     QTest::newRow("misspelt") << QStringLiteral("afterr=3") << QStringLiteral("invalid-request: afterr");
     QTest::newRow("twice") << QStringLiteral("after=1&after=2") << QStringLiteral("invalid-request: after");
+    // A close reason is at most 123 bytes of UTF-8: a long name of three-byte characters is cut
+    // to 32 of them, never in the middle of one (the client would see 1007 instead).
+    QTest::newRow("long name") << QString(64, QChar(0x20AC)) + QStringLiteral("=1")
+                               << QStringLiteral("invalid-request: ") + QString(32, QChar(0x20AC));
 }
 
 void tst_Feed::webSocketRefusesBadParameters()
