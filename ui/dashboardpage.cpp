@@ -42,6 +42,9 @@ DashboardPage::DashboardPage(QWidget *parent)
     auto *scroll = new QScrollArea(this);
     scroll->setObjectName(QStringLiteral("dashboardScroll"));
     scroll->setAccessibleName(tr("Dashboard cards"));
+    // Not a Tab stop of its own: Tab goes from the navigation to the first card, and the area
+    // scrolls to the focused card.
+    scroll->setFocusPolicy(Qt::NoFocus);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     auto *content = new QWidget(scroll);

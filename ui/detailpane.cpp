@@ -295,6 +295,8 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     const QString name = kind->nameField.isEmpty() ? QString() : valueAt(object, kind->nameField).toString();
     const QString what = kind->itemTitle; // one object: "Instance #42"
     m_title->setText(name.isEmpty() ? tr("%1 #%2").arg(what).arg(id) : name);
+    // Cut at the pane's edge when it has nowhere to wrap: the whole of it on hover.
+    m_title->setToolTip(m_title->text());
     m_subtitle->setText(object.contains(QStringLiteral("version"))
                             ? tr("%1 #%2 · version %3")
                                   .arg(what)

@@ -61,7 +61,7 @@ bool Database::open(Problem *error)
         QDir().mkpath(QFileInfo(path).absolutePath());
         db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
         db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(SqliteBusyTimeoutMs));
     } else if (url.scheme() == QLatin1String("postgresql") || url.scheme() == QLatin1String("postgres")) {
         m_backend = Backend::Postgres;
         const QString name = url.path().mid(1);

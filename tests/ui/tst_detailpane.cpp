@@ -225,6 +225,7 @@ void tst_DetailPane::unbreakableValuesDoNotWidenThePane()
     pane.showObject(kind, long_);
     QCoreApplication::processEvents();
     QCOMPARE(pane.findChild<QLabel *>(QStringLiteral("detailTitle"))->text(), unbreakable);
+    QCOMPARE(pane.findChild<QLabel *>(QStringLiteral("detailTitle"))->toolTip(), unbreakable);
     QVERIFY2(pane.minimumSizeHint().width() <= usual,
              qPrintable(QStringLiteral("%1 px wide with long values, %2 with short ones").arg(pane.minimumSizeHint().width()).arg(usual)));
     QVERIFY2(usual < 300, qPrintable(QString::number(usual)));
