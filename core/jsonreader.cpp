@@ -70,6 +70,33 @@ qsizetype unpairedSurrogate(const QByteArray &body)
     return -1;
 }
 
+// A member name as the document decodes it, from its bytes between the quotes of a well-formed
+// JSON text (every escape complete; unpaired surrogate halves are refused before this runs).
+QString decodedName(QByteArrayView raw)
+{
+    QString name;
+    name.reserve(raw.size());
+    qsizetype run = 0; // start of the bytes not yet decoded
+    for (qsizetype i = 0; i < raw.size(); ++i) {
+        if (raw.at(i) != '\\')
+            continue;
+        name += QString::fromUtf8(raw.sliced(run, i - run));
+        const char c = raw.at(i + 1);
+        switch (c) {
+        case 'b': name += QLatin1Char('\b'); break;
+        case 'f': name += QLatin1Char('\f'); break;
+        case 'n': name += QLatin1Char('\n'); break;
+        case 'r': name += QLatin1Char('\r'); break;
+        case 't': name += QLatin1Char('\t'); break;
+        case 'u': name += QChar(char16_t(raw.sliced(i + 2, 4).toUShort(nullptr, 16))); i += 4; break;
+        default: name += QLatin1Char(c); break; // '"', '\\', '/'
+        }
+        ++i;
+        run = i + 1;
+    }
+    return name + QString::fromUtf8(raw.sliced(run));
+}
+
 // Where a name repeats within one object of a well-formed JSON text: the JSON Pointer of its
 // second occurrence, or empty. RFC 8259 leaves the meaning of a repeated name to each reader;
 // QJsonDocument keeps the last, another reader of the same bytes (a proxy, an audit tool) may
@@ -117,10 +144,9 @@ QString repeatedName(const QByteArray &body)
             if (frames.isEmpty() || !frames.last().expectName)
                 continue;
             Frame &top = frames.last();
-            const QByteArray raw = body.mid(start, i - start + 1);
+            const QByteArrayView raw = QByteArrayView(body).sliced(start + 1, i - start - 1);
             // Escapes decoded as the document decodes them: "\u0061" and "a" are one name.
-            const QString name = escaped ? QJsonDocument::fromJson("[" + raw + "]").array().at(0).toString()
-                                         : QString::fromUtf8(raw.mid(1, raw.size() - 2));
+            const QString name = escaped ? decodedName(raw) : QString::fromUtf8(raw);
             top.expectName = false;
             top.name = name;
             if (top.names.contains(name))

@@ -76,7 +76,10 @@ void tst_JsonReader::repeatedNames_data()
     QTest::addColumn<QString>("path"); // empty: accepted
     QTest::newRow("top level") << QByteArray(R"({"name": "a", "name": "b"})") << QStringLiteral("/name");
     QTest::newRow("escaped the second time") << QByteArray(R"({"name": "a", "n\u0061me": "b"})") << QStringLiteral("/name");
-    QTest::newRow("in a nested object") << QByteArray(R"({"a": {"x": 1, "y": 2, "x": 3}})") << QStringLiteral("/a/x");
+    QTest::newRow("a pair escaped, then as text") << QByteArray("{\"\\ud83d\\ude00\": 1, \"\xF0\x9F\x98\x80\": 2}") << QStringLiteral("/\U0001F600");
+    QTest::newRow("control escapes") << QByteArray(R"({"a\tb\n": 1, "a\u0009b\u000a": 2})") << QStringLiteral("/a\tb\n");
+    QTest::newRow("escaped slash and quote") << QByteArray(R"({"\/\"": 1, "/\u0022": 2})") << QStringLiteral("/~1\"");
+        QTest::newRow("in a nested object") << QByteArray(R"({"a": {"x": 1, "y": 2, "x": 3}})") << QStringLiteral("/a/x");
     QTest::newRow("in an array's object") << QByteArray(R"({"list": [{"k": 1}, {"k": 1, "k": 2}]})") << QStringLiteral("/list/1/k");
     QTest::newRow("empty name") << QByteArray(R"({"": 1, "": 2})") << QStringLiteral("/");
     QTest::newRow("slash in a name") << QByteArray(R"({"a/b": 1, "a/b": 2})") << QStringLiteral("/a~1b");
@@ -84,6 +87,7 @@ void tst_JsonReader::repeatedNames_data()
     QTest::newRow("siblings") << QByteArray(R"({"a": {"k": 1}, "b": {"k": 1}, "k": "k"})") << QString();
     QTest::newRow("name inside a value") << QByteArray(R"({"a": "\"a\": 1", "b": ["a", "a"]})") << QString();
     QTest::newRow("after a nested object") << QByteArray(R"({"a": {"b": 1}, "b": 2})") << QString();
+    QTest::newRow("escapes that differ") << QByteArray(R"({"a\n": 1, "a\r": 2, "\u00e9": 3, "e\u0301": 4})") << QString();
 }
 
 void tst_JsonReader::repeatedNames()
