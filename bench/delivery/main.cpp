@@ -9,6 +9,7 @@
 
 #include "apiprobe.h"
 #include "cpuclocks.h"
+#include "throughput.h"
 #include "idleupkeep.h"
 #include "providers.h"
 #include "rundatabase.h"
@@ -294,39 +295,6 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     return run;
 }
 
-struct Throughput
-{
-    double seconds = 0;
-    double rate = 0;        // all deliveries
-    double healthyRate = 0; // deliveries to endpoints that answer, between 10% and 90% done
-    double cpuPerDelivery = 0; // microseconds of this process's CPU per delivery to an answering endpoint
-    double sendCpu = 0;        // of which the sending thread's
-    double storeCpu = 0;       // and the outbox store's
-    double providerCpu = 0;    // microseconds of the provider processes' CPU per delivery to an answering endpoint
-    double busyCores = 0;      // the server's and the providers' CPU over the run's time
-    ApiProbe::Result api;      // with probeApi: writes through the API meanwhile
-};
-
-QString threadShare(const Throughput &t)
-{
-    return QStringLiteral("(sending thread %1, store thread %2)").arg(qRound(t.sendCpu)).arg(qRound(t.storeCpu));
-}
-
-// Where a run's rate stands against the machine: how many of its cores the server and the
-// providers kept busy, and the rate at which all of them would be at this run's CPU per delivery
-// (the bound of a provider sharing the server's cores).
-QString coreShare(const Throughput &t, double wrkRate)
-{
-    const int cores = QThread::idealThreadCount();
-    const double bound = 1e6 * cores / std::max(1.0, t.cpuPerDelivery + t.providerCpu);
-    return QStringLiteral("provider %1 us; %2 of %3 cores busy (all %3 at these costs: %4/s, %5x)")
-        .arg(qRound(t.providerCpu))
-        .arg(t.busyCores, 0, 'f', 2)
-        .arg(cores)
-        .arg(qRound(bound))
-        .arg(wrkRate > 0 ? bound / wrkRate : 0.0, 0, 'f', 2);
-}
-
 Throughput deliverAll(const QString &name, const QList<Endpoint> &endpoints, int count, bool probeApi = false)
 {
     const RunDatabase database(name, g_postgres, g_work->path());
@@ -443,16 +411,6 @@ ApiProbe::Result apiWritesIdle(int seconds)
     wait(200);
     server.stop();
     return api.result();
-}
-
-QString apiLine(const ApiProbe::Result &r)
-{
-    return QStringLiteral("%1 writes, p50 %2 ms, p99 %3 ms, max %4 ms%5")
-        .arg(r.samples)
-        .arg(r.p50, 0, 'f', 2)
-        .arg(r.p99, 0, 'f', 2)
-        .arg(r.max, 0, 'f', 1)
-        .arg(r.failed ? QStringLiteral(", %1 failed").arg(r.failed) : QString());
 }
 
 struct Latency
