@@ -26,4 +26,10 @@ const StateMachine &machine()
     return m;
 }
 
+bool stoppedUnregistered(const QJsonObject &instance)
+{
+    return instance.value(QStringLiteral("status")).toString() == Stopped
+           && !instance.value(QStringLiteral("callback")).isObject();
+}
+
 } // namespace OpsDeck::Instance

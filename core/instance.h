@@ -3,6 +3,8 @@
 
 #include "statemachine.h"
 
+#include <QJsonObject>
+
 namespace OpsDeck::Instance {
 
 inline const QString Pending = QStringLiteral("PENDING");
@@ -18,6 +20,10 @@ inline const QString Destroyed = QStringLiteral("DESTROYED");
 // Also: PENDING -> STOPPED by stop (operator, owner): a pending instance can be stopped.
 // DESTROYED is terminal. The provider never stops or starts: it is told, it does not decide.
 const StateMachine &machine();
+
+// STOPPED before its provider registered it (it has no "callback"): it may not start, since
+// RUNNING would be told to no provider. The server refuses it, the console holds Start back.
+bool stoppedUnregistered(const QJsonObject &instance);
 
 // Callback body types (spec §2).
 inline const QString StatusChangedEvent = QStringLiteral("instance.status_changed");

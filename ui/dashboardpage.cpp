@@ -8,12 +8,12 @@
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
-#include <QScrollArea>
 #include <QJsonObject>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QMouseEvent>
+#include <QScrollArea>
 #include <QTimer>
 #include <QVBoxLayout>
 

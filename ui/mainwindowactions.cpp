@@ -195,8 +195,7 @@ void MainWindow::watchHolds()
                     {}};
         // Stopped while PENDING, it has no callback: the server refuses to start it, since no
         // provider would be told that it runs.
-        if (kind.name == QLatin1String("instances") && object.value(QStringLiteral("status")).toString() == Instance::Stopped
-            && !object.value(QStringLiteral("callback")).isObject())
+        if (kind.name == QLatin1String("instances") && Instance::stoppedUnregistered(object))
             return {tr("Stopped before its provider registered it: it has no callback, so starting it would tell no "
                        "provider. Create a new instance instead."),
                     {QStringLiteral("start")}};

@@ -382,7 +382,7 @@ std::optional<Problem> InstancesApi::organizationDeleted(const QJsonObject &inst
 
 std::optional<Problem> InstancesApi::neverRegistered(const QJsonObject &instance)
 {
-    if (instance.value(QStringLiteral("callback")).isObject())
+    if (!Instance::stoppedUnregistered(instance))
         return std::nullopt;
     return Problem::make(409, QStringLiteral("instance-not-registered"), QStringLiteral("Instance never registered"),
                          QStringLiteral("instance %1 was stopped before its provider registered it: no callback can tell the"

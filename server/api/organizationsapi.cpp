@@ -267,14 +267,17 @@ Response OrganizationsApi::createProvider(Request &req)
     // Instances name their application exactly: a blank one could never be chosen well, a
     // padded one would look like another, and a second copy says nothing new.
     const QStringList listed = apps.value_or(QStringList());
+    const QString listPath = r.pathOf(QStringLiteral("applications"));
     for (qsizetype i = 0; i < listed.size(); ++i) {
-        const QString path = r.pathOf(QStringLiteral("applications")) + QLatin1Char('/') + QString::number(i);
-        if (listed.at(i).trimmed().isEmpty())
+        const QString &app = listed.at(i);
+        const QString path = listPath + QLatin1Char('/') + QString::number(i);
+        const qsizetype first = listed.indexOf(app);
+        if (app.trimmed().isEmpty())
             r.addErrorAt(path, QStringLiteral("must not be empty"));
-        else if (listed.at(i).trimmed() != listed.at(i))
+        else if (app.trimmed() != app)
             r.addErrorAt(path, QStringLiteral("must not begin or end with white space"));
-        else if (listed.indexOf(listed.at(i)) < i)
-            r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(r.pathOf(QStringLiteral("applications"))).arg(listed.indexOf(listed.at(i))));
+        else if (first < i)
+            r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(listPath).arg(first));
     }
     if (!r.ok())
         return Response::problem(r.problem());
