@@ -57,6 +57,12 @@ void RequestGuard::onReadyRead()
         m_socket->readAll();
         return;
     }
+    if (m_pending) {
+        // QHttpServer ran one of the whole requests before the refused one and comes back for
+        // what is left: the next of them, or the refusal.
+        refuseOrRunTheNextWhole();
+        return;
+    }
     // QHttpServer 6.4 (connected after the guard) parses from the front of what is available up
     // to the end of the first whole request there, or all of it when none is whole, and leaves
     // the rest for its next pass (announced by readyRead again): what is available now is that
@@ -72,13 +78,8 @@ void RequestGuard::onReadyRead()
     if (m_framing.skips(fresh)) {
         m_framing.skip(fresh);
     } else if (const auto refusal = m_framing.feed(m_socket->peek(available).sliced(seen))) {
-        static const QHash<int, std::pair<QString, QString>> names{
-            {400, {QStringLiteral("malformed-request"), QStringLiteral("Malformed request")}},
-            {431, {QStringLiteral("headers-too-large"), QStringLiteral("Request header fields too large")}},
-            {501, {QStringLiteral("not-implemented"), QStringLiteral("Not implemented")}},
-            {505, {QStringLiteral("http-version-not-supported"), QStringLiteral("HTTP version not supported")}}};
-        const auto name = names.value(refusal->status, names.value(400));
-        refuse(refusal->status, name.first, name.second, refusal->detail);
+        m_pending = refusal;
+        refuseOrRunTheNextWhole();
         return;
     }
     // Where QHttpServer's pass now stops (the requests it ends at agree with the guard's, or the
@@ -91,6 +92,26 @@ void RequestGuard::onReadyRead()
                QStringLiteral("more than %1 bytes arrived for one request; the body limit is %2")
                    .arg(m_limit)
                    .arg(m_limit - HeaderRoom));
+}
+
+void RequestGuard::refuseOrRunTheNextWhole()
+{
+    // Whole requests that arrived before the one refused are run and answered first, in order, as
+    // they would have been had the refused bytes come later: QHttpServer's pass parses the next
+    // one (and leaves the rest for a pass of its own), whose answer is written before the
+    // refusal. A request among them that asks to close the connection ends it without a refusal
+    // (the check at the top of onReadyRead()).
+    if (const std::optional<qint64> end = m_framing.nextEnd(m_parsed)) {
+        m_parsed = *end;
+        return;
+    }
+    static const QHash<int, std::pair<QString, QString>> names{
+        {400, {QStringLiteral("malformed-request"), QStringLiteral("Malformed request")}},
+        {431, {QStringLiteral("headers-too-large"), QStringLiteral("Request header fields too large")}},
+        {501, {QStringLiteral("not-implemented"), QStringLiteral("Not implemented")}},
+        {505, {QStringLiteral("http-version-not-supported"), QStringLiteral("HTTP version not supported")}}};
+    const auto name = names.value(m_pending->status, names.value(400));
+    refuse(m_pending->status, name.first, name.second, m_pending->detail);
 }
 
 void RequestGuard::refuse(int status, const QString &code, const QString &title, const QString &detail)

@@ -22,7 +22,8 @@ namespace OpsDeck {
 //   announcing a 1 GB body would have the server hold 1 GB (and a few copies) before the route
 //   could answer. Bodies just over the limit still reach the route's own 413;
 // - a request's end is not certain (RequestFraming: 400, 431, 501 or 505), which QHttpServer
-//   would guess, taking the rest of a body for a request of its own.
+//   would guess, taking the rest of a body for a request of its own. Whole requests that arrived
+//   before it are run and answered first.
 class RequestGuard final : public QObject
 {
     Q_OBJECT
@@ -44,6 +45,8 @@ public:
 private:
     RequestGuard(QTcpSocket *socket, qint64 limit);
     void onReadyRead();
+    // A refusal found: the whole requests before it are run first, one a pass.
+    void refuseOrRunTheNextWhole();
     void refuse(int status, const QString &code, const QString &title, const QString &detail);
 
     QTcpSocket *m_socket;
@@ -51,6 +54,7 @@ private:
     qint64 m_unanswered = 0;
     RequestFraming m_framing{HeaderRoom};
     qint64 m_parsed = 0; // position in the connection's bytes up to which QHttpServer has parsed
+    std::optional<RequestFraming::Refusal> m_pending; // found, to be answered after the whole requests before it
     bool m_refused = false;
 };
 

@@ -447,12 +447,19 @@ void tst_BadInput::pipelinedRequestsAcrossReads_data()
     // guard must not take those bytes for new ones.
     QTest::newRow("a request line cut in two") << QByteArrayList{health + "GET /healthz HT", "TP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
                                                << QByteArrayList{"200", "200"};
-    // The refusal ends the connection with what arrived in that read: the POST whose body ends
-    // there is not run either.
+    // The refusal ends the connection, after the answers to the whole requests before it: the
+    // POST whose body ends in the same read as the refused request is run (401: no token) first.
     QTest::newRow("a body cut in two, then a bad request")
         << QByteArrayList{health + "POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n" + QByteArray(60, 'x'),
                           QByteArray(140, 'y') + "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo\r\n\r\n"}
-        << QByteArrayList{"200", "501"};
+        << QByteArrayList{"200", "401", "501"};
+    QTest::newRow("good requests and a bad one in one read")
+        << QByteArrayList{health + health + "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n" + health}
+        << QByteArrayList{"200", "200", "400"};
+    // A request that closes the connection ends it: what follows is neither run nor refused.
+    QTest::newRow("a closing request, then a bad one in the same read")
+        << QByteArrayList{"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET / HTTP/2.0\r\n\r\n"}
+        << QByteArrayList{"200"};
     QTest::newRow("a body cut in two, then a good request")
         << QByteArrayList{health + "POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n" + QByteArray(60, 'x'),
                           QByteArray(140, 'y') + "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
