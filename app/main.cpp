@@ -201,7 +201,7 @@ int main(int argc, char **argv)
             if (demo) {
                 // Every demo starts a new server whose ids repeat the last one's: that demo's cached
                 // rows would pass for newer versions of these (and show in its screenshots).
-                const QString cache = Cache::defaultPath(c.profile);
+                const QString cache = Cache::defaultPath(c.profile, c.token);
                 for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
                     QFile::remove(cache + suffix);
             }

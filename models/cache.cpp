@@ -3,6 +3,7 @@
 
 #include "cacheworker.h"
 
+#include <QCryptographicHash>
 #include <QMetaObject>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -11,7 +12,7 @@ namespace OpsDeck {
 
 Cache::Cache(const QString &filePath, QObject *parent)
     : QObject(parent)
-    , m_path(filePath.isEmpty() ? defaultPath(QString()) : filePath)
+    , m_path(filePath.isEmpty() ? defaultPath(QString(), QString()) : filePath)
     , m_worker(new CacheWorker)
 {
     m_thread.setObjectName(QStringLiteral("opsdeck-cache"));
@@ -38,11 +39,16 @@ Cache::~Cache()
     m_thread.wait();
 }
 
-QString Cache::defaultPath(const QString &profile)
+QString Cache::defaultPath(const QString &profile, const QString &token)
 {
     QString name = profile.isEmpty() ? QStringLiteral("default") : profile;
     static const QRegularExpression unsafe(QStringLiteral("[^A-Za-z0-9._-]"));
     name.replace(unsafe, QStringLiteral("_"));
+    if (!token.isEmpty()) {
+        // 64 bits of SHA-256: enough to tell a user's tokens apart, and nothing to recover one from.
+        const QByteArray hash = QCryptographicHash::hash("opsdeck-cache:" + token.toUtf8(), QCryptographicHash::Sha256);
+        name += QLatin1Char('-') + QString::fromLatin1(hash.left(8).toHex());
+    }
     return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/") + name
         + QStringLiteral(".sqlite");
 }

@@ -20,12 +20,15 @@ class Cache final : public QObject
     Q_DISABLE_COPY_MOVE(Cache)
 
 public:
-    // filePath empty = defaultPath(profile).
+    // filePath empty = defaultPath() of no profile and no token.
     explicit Cache(const QString &filePath, QObject *parent = nullptr);
     ~Cache() override; // finishes queued work, closes the file, stops the thread
 
-    // <CacheLocation>/<profile>.sqlite, the profile name made safe for a file name.
-    static QString defaultPath(const QString &profile);
+    // <CacheLocation>/<profile>-<token's fingerprint>.sqlite, the profile name made safe for a file
+    // name. The rows a server lists depend on who asks: each token has a cache of its own, so a
+    // console started with another token never shows (nor resumes the feed from) the rows the
+    // last one could see. The fingerprint is a hash: the token itself is never in the name.
+    static QString defaultPath(const QString &profile, const QString &token);
     QString filePath() const { return m_path; }
     QThread *workerThread() const { return const_cast<QThread *>(&m_thread); }
     bool isOpen() const { return m_open; }

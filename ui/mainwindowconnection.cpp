@@ -101,7 +101,8 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
     });
     connect(m_api, &ApiClient::sslErrors, this, &MainWindow::onSslErrors);
     m_sslAsked = false;
-    m_cache = new Cache(connection.cachePath.isEmpty() ? Cache::defaultPath(connection.profile) : connection.cachePath,
+    m_cache = new Cache(connection.cachePath.isEmpty() ? Cache::defaultPath(connection.profile, connection.token)
+                                                   : connection.cachePath,
                         this);
     connect(m_cache, &Cache::cacheRebuilt, this, &MainWindow::onCacheRebuilt);
     m_sync = new SyncEngine(m_api, m_cache, this);

@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -102,6 +103,7 @@ private slots:
     void verifyKeepsAHealthyFile();
     void workerThreadOwnsTheConnection();
     void defaultPathIsPerProfile();
+    void defaultPathIsPerToken();
 };
 
 void tst_Cache::roundTrip()
@@ -374,12 +376,27 @@ void tst_Cache::workerThreadOwnsTheConnection()
 void tst_Cache::defaultPathIsPerProfile()
 {
     QStandardPaths::setTestModeEnabled(true);
-    const QString a = Cache::defaultPath(QStringLiteral("prod"));
-    const QString b = Cache::defaultPath(QStringLiteral("staging/eu"));
+    const QString a = Cache::defaultPath(QStringLiteral("prod"), QString());
+    const QString b = Cache::defaultPath(QStringLiteral("staging/eu"), QString());
     QVERIFY(a != b);
     QVERIFY(a.endsWith(QStringLiteral("/prod.sqlite")));
     QVERIFY(b.endsWith(QStringLiteral("/staging_eu.sqlite")));
     QVERIFY(a.startsWith(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)));
+}
+
+void tst_Cache::defaultPathIsPerToken()
+{
+    // What a server lists depends on the token: an owner's console must not start from the rows
+    // an operator's cached on the same machine, nor the other way round.
+    QStandardPaths::setTestModeEnabled(true);
+    const QString operatorToken = QStringLiteral("opsdeck_operator_secret");
+    const QString ownerToken = QStringLiteral("opsdeck_owner_secret");
+    const QString op = Cache::defaultPath(QStringLiteral("prod"), operatorToken);
+    QCOMPARE(Cache::defaultPath(QStringLiteral("prod"), operatorToken), op); // stable: offline starts find it
+    QVERIFY(op != Cache::defaultPath(QStringLiteral("prod"), ownerToken));
+    QVERIFY(op != Cache::defaultPath(QStringLiteral("staging"), operatorToken));
+    QVERIFY2(QRegularExpression(QStringLiteral("/prod-[0-9a-f]{16}\\.sqlite$")).match(op).hasMatch(), qPrintable(op));
+    QVERIFY(!op.contains(QStringLiteral("secret")));
 }
 
 QTEST_GUILESS_MAIN(tst_Cache)
