@@ -371,10 +371,16 @@ void MainWindow::onCurrentObjectChanged(const QString &kindName, const QJsonObje
     if (!onPage)
         return;
     const ResourceKind *kind = resourceKindByName(kindName);
-    if (object.isEmpty() || !kind)
+    if (object.isEmpty() || !kind) {
         m_detail->clear();
-    else
-        m_detail->showObject(kind, object);
+        return;
+    }
+    m_detail->showObject(kind, object);
+    // One table of the page at a time has rows chosen: the pane shows that one's.
+    if (page.secondary) {
+        ResourceView *other = page.view->kind().name == kindName ? page.secondary : page.view;
+        other->table()->clearSelection();
+    }
 }
 
 void MainWindow::onCurrentObjectUpdated(const QString &kindName, const QJsonObject &object)

@@ -208,8 +208,19 @@ void ResourceView::setModel(QAbstractItemModel *model, int objectRole)
     m_objectRole = objectRole;
     m_table->setModel(model);
     restoreLayout();
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this] { emit currentObjectChanged(currentObject()); });
+    // The pane shows the row chosen: the current row once it is selected. Tab into a table with no
+    // current row puts the cursor on its first row, unselected (QAbstractItemView::focusInEvent),
+    // which chooses nothing; a click sets the current row before selecting it.
+    QItemSelectionModel *selection = m_table->selectionModel();
+    connect(selection, &QItemSelectionModel::currentRowChanged, this, [this, selection](const QModelIndex &current) {
+        if (!current.isValid() || selection->isSelected(current))
+            emit currentObjectChanged(currentObject());
+    });
+    connect(selection, &QItemSelectionModel::selectionChanged, this, [this](const QItemSelection &selected) {
+        const QModelIndex current = m_table->currentIndex();
+        if (current.isValid() && selected.contains(current))
+            emit currentObjectChanged(currentObject());
+    });
     // Connected after the table's own handlers, which clear the selection on a reset.
     connect(model, &QAbstractItemModel::modelAboutToBeReset, this, &ResourceView::holdSelection);
     connect(model, &QAbstractItemModel::modelReset, this, &ResourceView::restoreSelection);

@@ -92,6 +92,7 @@ private slots:
     void init();
     void cleanup();
     void attemptsSideBySide();
+    void focusAloneChoosesNoRow();
     void disabledEndpointIsEnabledByResume();
     void heldDeliverySaysWhy();
     void testEventFromTheEndpoint();
@@ -251,6 +252,43 @@ void tst_Callbacks::attemptsSideBySide()
     QTRY_VERIFY(select(m_window->resourceView(QStringLiteral("instances")), m_instances.first()));
     QTRY_COMPARE(pane->objectId(), m_instances.first());
     QVERIFY(!tabs->isTabVisible(tabs->indexOf(log)));
+}
+
+void tst_Callbacks::focusAloneChoosesNoRow()
+{
+    open(500);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY(!deliveryIds().isEmpty() && endpointId() > 0);
+    const qint64 delivery = deliveryIds().first();
+    ResourceView *deliveries = m_window->resourceView(QStringLiteral("deliveries"));
+    ResourceView *endpoints = m_window->resourceView(QStringLiteral("endpoints"));
+    QTRY_VERIFY(select(deliveries, delivery));
+    DetailPane *pane = m_window->detailPane();
+    QTRY_COMPARE(pane->objectId(), delivery);
+    QTRY_COMPARE(endpoints->table()->model()->rowCount(), 1);
+
+    // Tab on its way to the pane's actions passes the endpoints table: Qt puts that table's
+    // cursor on its first row, which chooses nothing. The pane still shows the delivery.
+    QVERIFY(!endpoints->table()->currentIndex().isValid());
+    endpoints->table()->setFocus(Qt::TabFocusReason);
+    QTRY_VERIFY(endpoints->table()->hasFocus());
+    QVERIFY(endpoints->table()->currentIndex().isValid()); // the cursor Qt placed
+    QCOMPARE(pane->kind()->name, QStringLiteral("deliveries"));
+    QCOMPARE(pane->objectId(), delivery);
+
+    // Choosing the endpoint (Space on the cursor's row) shows it, and the delivery is no longer
+    // highlighted: one table of the page has a row chosen at a time.
+    QTest::keyClick(endpoints->table(), Qt::Key_Space);
+    QTRY_COMPARE(pane->kind()->name, QStringLiteral("endpoints"));
+    QCOMPARE(pane->objectId(), endpointId());
+    QVERIFY(!deliveries->table()->selectionModel()->hasSelection());
+
+    // And choosing the delivery again shows it again.
+    QVERIFY(select(deliveries, delivery));
+    QTRY_COMPARE(pane->kind()->name, QStringLiteral("deliveries"));
+    QCOMPARE(pane->objectId(), delivery);
+    QVERIFY(!endpoints->table()->selectionModel()->hasSelection());
 }
 
 void tst_Callbacks::disabledEndpointIsEnabledByResume()
