@@ -1736,6 +1736,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>Copied</source>
         <translation>Copié</translation>
     </message>
+    <message>
+        <source>Type something first: it is required.</source>
+        <translation>Saisissez d&apos;abord un texte&#xa0;: il est obligatoire.</translation>
+    </message>
 </context>
 <context>
     <name>main</name>

@@ -120,6 +120,7 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     m_reason->setObjectName(QStringLiteral("bulkRetryReason"));
     m_reason->setAccessibleName(tr("Reason"));
     m_reason->setPlaceholderText(tr("Why? The reason is kept in the audit log."));
+    connect(m_reason, &QLineEdit::textChanged, this, &BulkRetryDialog::updateButtons);
 
     auto *form = new QFormLayout;
     form->addRow(tr("States:"), statesRow);
@@ -279,7 +280,7 @@ void BulkRetryDialog::onCounted(int generation, const ApiResult &result)
 
 void BulkRetryDialog::retry()
 {
-    if (m_total <= 0 || m_retrying || !m_api)
+    if (m_total <= 0 || m_retrying || !m_api || m_reason->text().trimmed().isEmpty())
         return;
     m_retrying = true;
     setBusy(true);
@@ -288,8 +289,7 @@ void BulkRetryDialog::retry()
     m_count->setText(tr("Retrying…"));
     QJsonObject body = scopeFilter();
     body.insert(QStringLiteral("state"), QJsonArray::fromStringList(checkedStates()));
-    if (!m_reason->text().trimmed().isEmpty())
-        body.insert(QStringLiteral("reason"), m_reason->text().trimmed());
+    body.insert(QStringLiteral("reason"), m_reason->text().trimmed());
     m_api->post(QStringLiteral("/deliveries/retry"), body, this, [this](const ApiResult &result) { onRetried(result); });
 }
 
@@ -321,7 +321,8 @@ void BulkRetryDialog::setBusy(bool busy)
 void BulkRetryDialog::updateButtons()
 {
     QPushButton *ok = m_buttons->button(QDialogButtonBox::Ok);
-    ok->setEnabled(m_total > 0 && !m_retrying);
+    // Every action asks why, and the audit log keeps the answer: no retry without one.
+    ok->setEnabled(m_total > 0 && !m_retrying && !m_reason->text().trimmed().isEmpty());
     ok->setText(m_total > 0 ? tr("Retry %n callback(s)", nullptr, int(m_total)) : tr("Retry"));
 }
 

@@ -3,10 +3,13 @@
 
 #include <QClipboard>
 #include <QGuiApplication>
-#include <QInputDialog>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLabel>
 #include <QList>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QVBoxLayout>
 
 #include <utility>
 
@@ -94,11 +97,36 @@ std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title
             meanwhile();
         return s_nextTexts.takeFirst();
     }
-    bool ok = false;
-    const QString text = QInputDialog::getText(parent, title, label, QLineEdit::Normal, QString(), &ok);
-    if (!ok)
+    // What is asked is never optional (a reason for the audit log, a callback URL): OK waits for
+    // some text, which goes without the spaces around it.
+    QDialog dialog(parent);
+    dialog.setObjectName(QStringLiteral("textDialog"));
+    dialog.setWindowTitle(title);
+    auto *layout = new QVBoxLayout(&dialog);
+    auto *question = new QLabel(label, &dialog);
+    question->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    auto *edit = new QLineEdit(&dialog);
+    edit->setObjectName(QStringLiteral("textAnswer"));
+    edit->setAccessibleName(title);
+    edit->setAccessibleDescription(label);
+    edit->setMinimumWidth(edit->fontMetrics().averageCharWidth() * 48);
+    question->setBuddy(edit);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    QPushButton *ok = buttons->button(QDialogButtonBox::Ok);
+    ok->setEnabled(false);
+    ok->setToolTip(QMessageBox::tr("Type something first: it is required."));
+    QObject::connect(edit, &QLineEdit::textChanged, ok, [ok](const QString &text) {
+        ok->setEnabled(!text.trimmed().isEmpty());
+        ok->setToolTip(text.trimmed().isEmpty() ? QMessageBox::tr("Type something first: it is required.") : QString());
+    });
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(question);
+    layout->addWidget(edit);
+    layout->addWidget(buttons);
+    if (dialog.exec() != QDialog::Accepted || edit->text().trimmed().isEmpty())
         return std::nullopt;
-    return text;
+    return edit->text().trimmed();
 }
 
 void MessageBox::setNextText(std::optional<QString> text)

@@ -21,7 +21,8 @@ public:
     // An information that shows a secret once, with a button that copies the secret alone (the
     // text may wrap it across lines where it has a '/').
     static void secret(QWidget *parent, const QString &title, const QString &text, const QString &secret);
-    // Asks for one line of text (a reason); nullopt when cancelled.
+    // Asks for one line of text (a reason, a URL): OK only once some is typed; the text without
+    // the spaces around it, or nullopt when cancelled.
     static std::optional<QString> getText(QWidget *parent, const QString &title, const QString &label);
 
     // The next dialog returns this answer at once instead of showing itself (tests only).
