@@ -63,6 +63,8 @@ Screenshotter::Screenshotter(MainWindow *window, const QString &directory, Embed
 void Screenshotter::start()
 {
     QDir().mkpath(m_directory);
+    // The same size on every display (a first start on a small screen is maximized).
+    m_window->setWindowState(m_window->windowState() & ~Qt::WindowMaximized);
     m_window->resize(1400, 860);
     // Nobody is there to close a notice: a refusal is answered at once, and the step waiting for
     // what was refused gives up and says so.

@@ -19,6 +19,8 @@
 #include <QCloseEvent>
 #include <QCoreApplication>
 #include <QListWidget>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -262,7 +264,7 @@ void MainWindow::restoreSettings()
 {
     QSettings settings;
     if (!restoreGeometry(settings.value(QStringLiteral("mainWindow/geometry")).toByteArray()))
-        resize(1400, 860);
+        placeFirstTime();
     restoreState(settings.value(QStringLiteral("mainWindow/state")).toByteArray());
     const QByteArray splitter = settings.value(QStringLiteral("mainWindow/splitter")).toByteArray();
     if (!splitter.isEmpty())
@@ -271,6 +273,23 @@ void MainWindow::restoreSettings()
     const int row = viewNames().indexOf(last);
     m_navigation->setCurrentRow(row < 0 ? 0 : row);
     m_stack->setCurrentIndex(m_navigation->currentRow());
+}
+
+void MainWindow::placeFirstTime()
+{
+    // 1400 × 860 where the screen has room for it and its frame; on a smaller screen all of its
+    // room, maximized (the window system fits the frame in): the status bar and the Callbacks
+    // page's lower half must not start off a 1024 × 700 screen.
+    const QSize preferred(1400, 860);
+    const QScreen *where = screen() ? screen() : QGuiApplication::primaryScreen();
+    const QRect room = where ? where->availableGeometry() : QRect(QPoint(), preferred);
+    constexpr QSize frameRoom(32, 64);
+    if (room.width() >= preferred.width() + frameRoom.width() && room.height() >= preferred.height() + frameRoom.height()) {
+        resize(preferred);
+        return;
+    }
+    resize(preferred.boundedTo(room.size()));
+    setWindowState(windowState() | Qt::WindowMaximized);
 }
 
 void MainWindow::saveSettings() const

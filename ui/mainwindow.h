@@ -89,6 +89,8 @@ private:
     void bindModels();
     void buildPages();
     void restoreSettings();
+    // The size and place of a first start, with no saved geometry: what the screen has room for.
+    void placeFirstTime();
     void orderFocusChain();
     void onNavigation(int row);
     ResourceView *makeView(const ResourceKind &kind, QWidget *parent);

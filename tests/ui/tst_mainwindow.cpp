@@ -62,6 +62,7 @@ private slots:
     void awaitingInstanceSaysWhy();
     void neverRegisteredInstanceDoesNotOfferStart();
     void fitsA1024PixelScreen();
+    void firstStartFitsTheScreen();
 
 private:
     QTemporaryDir m_dir;
@@ -619,6 +620,23 @@ void tst_MainWindow::fitsA1024PixelScreen()
         QVERIFY2(w.minimumSizeHint().width() <= 1024,
                  qPrintable(QStringLiteral("%1: at least %2 pixels wide").arg(name).arg(w.minimumSizeHint().width())));
     }
+}
+
+void tst_MainWindow::firstStartFitsTheScreen()
+{
+    // No saved geometry (init() cleared the settings): the window takes 1400 × 860 where the screen
+    // has room for it, and starts maximized on a smaller one (this platform's), no larger than it.
+    MainWindow w;
+    const QRect room = w.screen()->availableGeometry();
+    QVERIFY2(room.width() < 1400 || room.height() < 860, "the test needs a screen smaller than 1400 × 860");
+    QVERIFY(w.windowState().testFlag(Qt::WindowMaximized));
+    QVERIFY2(w.width() <= room.width() && w.height() <= room.height(),
+             qPrintable(QStringLiteral("%1×%2 on %3×%4").arg(w.width()).arg(w.height()).arg(room.width()).arg(room.height())));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(room.contains(w.geometry()),
+             qPrintable(QStringLiteral("%1,%2 %3×%4 on %5×%6")
+                            .arg(w.x()).arg(w.y()).arg(w.width()).arg(w.height()).arg(room.width()).arg(room.height())));
 }
 
 QTEST_MAIN(tst_MainWindow)
