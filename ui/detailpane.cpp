@@ -174,6 +174,7 @@ DetailPane::DetailPane(QWidget *parent)
 
     // History: the audit entries of this object.
     auto *historyPage = new QWidget(m_tabs);
+    historyPage->setObjectName(QStringLiteral("detailHistory"));
     m_historyPage = historyPage;
     m_history = new QTreeWidget(historyPage);
     m_history->setObjectName(QStringLiteral("historyList"));
@@ -329,6 +330,9 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
         if (isDelivery)
             m_attempts->setMessage(tr("Loading the attempts…"));
     }
+    // A tab this kind has not (an entry's history, an endpoint's attempts) gives way to the
+    // overview, not to whichever tab happens to follow it.
+    QWidget *const shown = m_tabs->currentWidget();
     m_tabs->setTabVisible(m_tabs->indexOf(m_attempts), isDelivery);
     // Each change of a delivery is an attempt or an action: its log has news.
     if (isDelivery && id >= 0)
@@ -337,6 +341,8 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     // no history of its own.
     const bool hasHistory = kind->name != QLatin1String("audit");
     m_tabs->setTabVisible(m_tabs->indexOf(m_historyPage), hasHistory);
+    if (!m_tabs->isTabVisible(m_tabs->indexOf(shown)))
+        m_tabs->setCurrentIndex(0);
     const QString auditKind = kind->feedKind.isEmpty() ? kind->name : kind->feedKind;
     if (id >= 0 && hasHistory)
         emit historyRequested(auditKind, id);

@@ -1,5 +1,6 @@
 // The detail pane: every field, actions enabled exactly as the state machine allows with a reason
 // when not, the history timeline, and in-place updates of the object shown.
+#include "ui/attemptlogview.h"
 #include "ui/detailpane.h"
 #include "ui/statediagramwidget.h"
 #include "ui/valueformat.h"
@@ -72,6 +73,7 @@ private slots:
     void unbreakableValuesDoNotWidenThePane();
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
+    void aTabTheKindHasNotGivesWayToTheOverview();
     void actionLabelsFollowTheState_data();
     void actionLabelsFollowTheState();
     void bulkRetry_data();
@@ -256,6 +258,34 @@ void tst_DetailPane::subtitleNamesOneObject()
     auto *label = pane.findChild<QLabel *>(QStringLiteral("detailSubtitle"));
     QVERIFY(label);
     QCOMPARE(label->text(), subtitle);
+}
+
+void tst_DetailPane::aTabTheKindHasNotGivesWayToTheOverview()
+{
+    DetailPane pane;
+    auto *tabs = pane.findChild<QTabWidget *>(QStringLiteral("detailTabs"));
+    QVERIFY(tabs);
+    const int overview = tabs->indexOf(pane.findChild<QWidget *>(QStringLiteral("detailOverview")));
+    const int attempts = tabs->indexOf(pane.attemptLog());
+    QVERIFY(overview >= 0 && attempts >= 0);
+    const QJsonObject d = delivery(7, QJsonObject{{"status", "RUNNING"}});
+    pane.showObject(resourceKindByName(u"deliveries"), d);
+    tabs->setCurrentIndex(attempts);
+    // Another delivery: its attempts, as before.
+    pane.showObject(resourceKindByName(u"deliveries"), delivery(8, QJsonObject{{"status", "STOPPED"}}));
+    QCOMPARE(tabs->currentIndex(), attempts);
+    // An instance has no attempts: the overview, not the tab that followed Attempts.
+    pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
+    QCOMPARE(tabs->currentIndex(), overview);
+    // A tab both kinds have stays.
+    const int history = tabs->indexOf(pane.findChild<QWidget *>(QStringLiteral("detailHistory")));
+    QVERIFY(history >= 0);
+    tabs->setCurrentIndex(history);
+    pane.showObject(resourceKindByName(u"deliveries"), d);
+    QCOMPARE(tabs->currentIndex(), history);
+    // An audit entry has no history.
+    pane.showObject(resourceKindByName(u"audit"), QJsonObject{{"id", 9}, {"action", "stop"}});
+    QCOMPARE(tabs->currentIndex(), overview);
 }
 
 void tst_DetailPane::actionLabelsFollowTheState_data()
