@@ -32,4 +32,18 @@ bool stoppedUnregistered(const QJsonObject &instance)
            && !instance.value(QStringLiteral("callback")).isObject();
 }
 
+bool destructionQueued(const QJsonObject &instance)
+{
+    return instance.value(QStringLiteral("status")).toString() == Stopped
+           && instance.value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("event_type")).toString()
+                  == DestroyedEvent;
+}
+
+QStringList heldActions(const QJsonObject &instance)
+{
+    if (stoppedUnregistered(instance) || destructionQueued(instance))
+        return {QStringLiteral("start")};
+    return {};
+}
+
 } // namespace OpsDeck::Instance

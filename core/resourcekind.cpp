@@ -100,6 +100,7 @@ QList<ResourceKind> KindTable::build()
                    field("awaiting_ack.reason", QT_TR_NOOP("Awaiting acknowledgement"), Type::Text, false, 160),
                    field("awaiting_ack.delivery_id", QT_TR_NOOP("Awaited delivery"), Type::Id, false, 100,
                          "deliveries"),
+                   field("awaiting_ack.event_type", QT_TR_NOOP("Awaited notification"), Type::Text, false, 160),
                    field("destroy_after", QT_TR_NOOP("Destroy after"), Type::Timestamp, false, 160)},
                   "name", Instance::machine().states());
 

@@ -8,6 +8,16 @@
 
 namespace OpsDeck {
 
+void Refusal::setAllowed(const QStringList &actions)
+{
+    allowed = actions;
+    static const QString marker = QStringLiteral("; allowed: ");
+    const qsizetype at = message.lastIndexOf(marker);
+    if (at >= 0)
+        message = message.left(at + marker.size())
+                  + (allowed.isEmpty() ? QStringLiteral("none") : allowed.join(QStringLiteral(", ")));
+}
+
 Problem Refusal::toProblem() const
 {
     const bool forbidden = code == ForbiddenTransitionCode;

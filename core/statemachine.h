@@ -34,6 +34,9 @@ struct Refusal
 
     // 409 invalid-transition or 403 forbidden-transition, with "allowed": [actions].
     Problem toProblem() const;
+    // Other allowed actions than the machine's (as the API's routes name them, or fewer where the
+    // object holds some back): the list and the message's "allowed: ..." both.
+    void setAllowed(const QStringList &actions);
 };
 
 inline const QString InvalidTransitionCode = QStringLiteral("invalid-transition");

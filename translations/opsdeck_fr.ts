@@ -1172,6 +1172,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>Stopped before its provider registered it: it has no callback, so starting it would tell no provider. Create a new instance instead.</source>
         <translation>Arrêtée avant que son fournisseur ne l&apos;enregistre : elle n&apos;a pas de rappel, la démarrer n&apos;avertirait donc aucun fournisseur. Créez plutôt une nouvelle instance.</translation>
     </message>
+    <message>
+        <source>Being destroyed: %1. Its provider may have deleted it already, so it cannot start again; it becomes DESTROYED once callback #%2 is acknowledged. If that failed, retry it on the Callbacks page.</source>
+        <translation>En cours de destruction&#xa0;: %1. Son fournisseur l&apos;a peut-être déjà supprimée, elle ne peut donc pas redémarrer&#xa0;; elle passera à DESTROYED dès que le rappel #%2 aura été acquitté. S&apos;il a échoué, relancez-le sur la page Rappels.</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::Query</name>
@@ -1461,6 +1465,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>Callback delivery</source>
         <translation>Livraison de rappel</translation>
+    </message>
+    <message>
+        <source>Awaited notification</source>
+        <translation>Notification attendue</translation>
     </message>
 </context>
 <context>

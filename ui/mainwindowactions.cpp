@@ -187,18 +187,28 @@ void MainWindow::watchHolds()
         // Its retention over, a stopped instance waits for its provider to acknowledge before it
         // is destroyed: the table's Awaiting column is hidden by default, so the pane says it.
         const QString awaiting = valueAt(object, QStringLiteral("awaiting_ack.reason")).toString();
+        const qint64 awaitedCallback = valueAt(object, QStringLiteral("awaiting_ack.delivery_id")).toInteger();
+        // Its destruction callback queued, its provider may have deleted it: the server refuses to
+        // start it again.
+        if (kind.name == QLatin1String("instances") && Instance::destructionQueued(object))
+            return {tr("Being destroyed: %1. Its provider may have deleted it already, so it cannot start again; it "
+                       "becomes DESTROYED once callback #%2 is acknowledged. If that failed, retry it on the Callbacks "
+                       "page.")
+                        .arg(awaiting)
+                        .arg(awaitedCallback),
+                    Instance::heldActions(object)};
         if (kind.name == QLatin1String("instances") && !awaiting.isEmpty())
             return {tr("Awaiting the provider's acknowledgement: %1. It is destroyed once callback #%2 is acknowledged; "
                        "if it failed, retry it on the Callbacks page.")
                         .arg(awaiting)
-                        .arg(valueAt(object, QStringLiteral("awaiting_ack.delivery_id")).toInteger()),
+                        .arg(awaitedCallback),
                     {}};
         // Stopped while PENDING, it has no callback: the server refuses to start it, since no
         // provider would be told that it runs.
         if (kind.name == QLatin1String("instances") && Instance::stoppedUnregistered(object))
             return {tr("Stopped before its provider registered it: it has no callback, so starting it would tell no "
                        "provider. Create a new instance instead."),
-                    {QStringLiteral("start")}};
+                    Instance::heldActions(object)};
         if (kind.name != QLatin1String("deliveries"))
             return {};
         const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));

@@ -71,7 +71,8 @@ const QString &InstancesApi::columns()
 {
     static const QString c = QStringLiteral(
         "id, name, organization_id, provider_id, application, owner, status, version, created_at, updated_at,"
-        " status_changed_at, callback_url, callback_signing, awaiting_ack_reason, awaiting_ack_delivery, destroy_after");
+        " status_changed_at, callback_url, callback_signing, awaiting_ack_reason, awaiting_ack_delivery, destroy_after,"
+        " awaiting_ack_event");
     return c;
 }
 
@@ -96,7 +97,8 @@ QJsonObject InstancesApi::instanceJson(const QSqlQuery &q)
     o.insert(QStringLiteral("awaiting_ack"),
              q.value(13).isNull() ? QJsonValue()
                                   : QJsonObject{{QStringLiteral("reason"), q.value(13).toString()},
-                                                {QStringLiteral("delivery_id"), q.value(14).toLongLong()}});
+                                                {QStringLiteral("delivery_id"), q.value(14).toLongLong()},
+                                                {QStringLiteral("event_type"), q.value(16).toString()}});
     return o;
 }
 
@@ -124,7 +126,11 @@ void InstancesApi::writeInstance(JsonWriter &out, const QSqlQuery &q)
     if (q.value(13).isNull())
         out.null();
     else
-        out.beginObject().key("reason").value(q.value(13).toString()).key("delivery_id").value(q.value(14).toLongLong()).endObject();
+        out.beginObject()
+            .key("reason").value(q.value(13).toString())
+            .key("delivery_id").value(q.value(14).toLongLong())
+            .key("event_type").value(q.value(16).toString())
+            .endObject();
     out.key("destroy_after").nullableValue(q.value(15).toString());
     out.endObject();
 }
@@ -150,10 +156,13 @@ void InstancesApi::addRoutes(Router &router)
                [this](Request &r) {
                    // A deleted organization runs nothing: restore it first. An instance stopped
                    // before its provider registered it has no callback: RUNNING would tell no one.
+                   // One whose destruction callback is queued may be gone at its provider already.
                    TransitionSpec start = transitions();
                    start.check = [this](const TransitionStep &step) {
                        if (std::optional<Problem> unregistered = neverRegistered(step.before))
                            return unregistered;
+                       if (std::optional<Problem> destroying = destructionQueued(step.before))
+                           return destroying;
                        return organizationDeleted(step.before);
                    };
                    return runTransition(m_ctx, r, start, QStringLiteral("start"));
@@ -390,11 +399,35 @@ std::optional<Problem> InstancesApi::neverRegistered(const QJsonObject &instance
                              .arg(instance.value(QStringLiteral("id")).toInteger()));
 }
 
+std::optional<Problem> InstancesApi::destructionQueued(const QJsonObject &instance)
+{
+    if (!Instance::destructionQueued(instance))
+        return std::nullopt;
+    const qint64 delivery =
+        instance.value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("delivery_id")).toInteger();
+    return Problem::make(409, QStringLiteral("instance-being-destroyed"), QStringLiteral("Instance being destroyed"),
+                         QStringLiteral("instance %1's retention is over and its destruction callback (delivery %2) is"
+                                        " queued: its provider may have deleted it already. It becomes DESTROYED once"
+                                        " the provider acknowledges; create a new instance instead")
+                             .arg(instance.value(QStringLiteral("id")).toInteger())
+                             .arg(delivery));
+}
+
 TransitionSpec InstancesApi::transitions()
 {
     TransitionSpec spec;
     spec.kind = kInstance;
     spec.machine = &Instance::machine();
+    // What the instance holds back is not offered in a refusal's "allowed" (clients enable actions from it).
+    spec.refused = [](Refusal *refusal, const QJsonObject &instance) {
+        const QStringList held = Instance::heldActions(instance);
+        if (held.isEmpty())
+            return;
+        QStringList allowed = refusal->allowed;
+        for (const QString &action : held)
+            allowed.removeAll(action);
+        refusal->setAllowed(allowed);
+    };
     spec.load = [this](const Caller &who, qint64 id, Problem *error) { return loadVisible(who, id, error); };
     spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) {
         return writeStatus(step.request, step.before, step.transition.to, step.action, step.reason, after, error);
@@ -456,7 +489,8 @@ bool InstancesApi::writeStatus(const Request &req, const QJsonObject &before, co
     // none, and one stopped again awaits its new notification only once its new retention ends.
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("UPDATE instances SET status = ?, version = version + 1, updated_at = ?,"
                                                  " status_changed_at = ?, destroy_after = ?, awaiting_ack_reason = NULL,"
-                                                 " awaiting_ack_delivery = NULL WHERE id = ? AND version = ?"));
+                                                 " awaiting_ack_delivery = NULL, awaiting_ack_event = NULL"
+                                                 " WHERE id = ? AND version = ?"));
     q.addBindValue(to);
     q.addBindValue(now);
     q.addBindValue(now);

@@ -103,7 +103,8 @@ QJsonObject schemas()
                                                  {QStringLiteral("callback"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}, {QStringLiteral("nullable"), true},
                                                                                           {QStringLiteral("properties"), QJsonObject{{QStringLiteral("url"), str()}, {QStringLiteral("signing"), enumOf({QStringLiteral("standard-webhooks"), QStringLiteral("x-hub-signature")})}}}}},
                                                  {QStringLiteral("awaiting_ack"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}, {QStringLiteral("nullable"), true},
-                                                                                              {QStringLiteral("properties"), QJsonObject{{QStringLiteral("reason"), str()}, {QStringLiteral("delivery_id"), integer()}}}}},
+                                                                                              {QStringLiteral("properties"), QJsonObject{{QStringLiteral("reason"), str()}, {QStringLiteral("delivery_id"), integer()},
+                                                                                                                                         {QStringLiteral("event_type"), enumOf({QStringLiteral("instance.status_changed"), QStringLiteral("instance.destroyed")})}}}}},
                                                  {QStringLiteral("destroy_after"), timestamp(true)},
                                                  {QStringLiteral("secret"), str(QStringLiteral("whsec_…; only in the answer to register and rotate-secret"))}},
                                                 {QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("status"), QStringLiteral("version")}));

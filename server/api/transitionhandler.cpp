@@ -35,7 +35,7 @@ std::optional<Transition> allowedTransition(const Request &req, const QJsonObjec
             return t;
     }
     if (spec.refused)
-        spec.refused(&why);
+        spec.refused(&why, object);
     *error = ApiSupport::refusal(why, spec.kind, from, action);
     return std::nullopt;
 }

@@ -48,9 +48,10 @@ struct TransitionSpec
     std::function<std::optional<Problem>(qint64 id)> lock;
     // The object as `who` may see it, or the problem (404 for one that is not there or not theirs).
     std::function<std::optional<QJsonObject>(const Caller &who, qint64 id, Problem *error)> load;
-    // Rewrites the machine's refusal before it becomes the problem (its allowed actions as the
-    // API's routes name them); none when empty.
-    std::function<void(Refusal *refusal)> refused;
+    // Rewrites the machine's refusal of an action on `object` before it becomes the problem (its
+    // allowed actions as the API's routes name them, without those the object holds back); none
+    // when empty.
+    std::function<void(Refusal *refusal, const QJsonObject &object)> refused;
     // Refusals of the kind's own once If-Match and the machine agreed; none when empty.
     std::function<std::optional<Problem>(const TransitionStep &step)> check;
     // The new state, its audit row, feed event and side effects, inside the transaction; the

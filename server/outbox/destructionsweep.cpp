@@ -217,7 +217,7 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
                            QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)")
                                .arg(stopped.id)
                                .arg(stopped.state),
-                           stopped.id, error, changed);
+                           stopped.id, Instance::StatusChangedEvent, error, changed);
     LatestDelivery destroyed;
     if (!latest(m_db, id, Instance::DestroyedEvent, &destroyed, error))
         return false;
@@ -233,7 +233,7 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         if (!d)
             return false;
         return setAwaiting(id, QStringLiteral("waiting for the provider to acknowledge the destruction callback"),
-                           d->value(QStringLiteral("id")).toInteger(), error, changed);
+                           d->value(QStringLiteral("id")).toInteger(), Instance::DestroyedEvent, error, changed);
     }
     if (destroyed.state == Delivery::Delivered) {
         *changed = true;
@@ -241,22 +241,25 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
     }
     if (destroyed.state == Delivery::Pending)
         return setAwaiting(id, QStringLiteral("waiting for the provider to acknowledge the destruction callback"),
-                           destroyed.id, error, changed);
+                           destroyed.id, Instance::DestroyedEvent, error, changed);
     return setAwaiting(id,
                        QStringLiteral("the provider has not acknowledged the destruction callback (delivery %1 is %2)")
                            .arg(destroyed.id)
                            .arg(destroyed.state),
-                       destroyed.id, error, changed);
+                       destroyed.id, Instance::DestroyedEvent, error, changed);
 }
 
-bool DestructionSweep::setAwaiting(qint64 id, const QString &reason, qint64 deliveryId, Problem *error, bool *changed)
+bool DestructionSweep::setAwaiting(qint64 id, const QString &reason, qint64 deliveryId, const QString &eventType,
+                                   Problem *error, bool *changed)
 {
     QSqlQuery &u = m_db.query(QStringLiteral(
-        "UPDATE instances SET awaiting_ack_reason = ?, awaiting_ack_delivery = ?, version = version + 1, updated_at = ?"
+        "UPDATE instances SET awaiting_ack_reason = ?, awaiting_ack_delivery = ?, awaiting_ack_event = ?,"
+        " version = version + 1, updated_at = ?"
         " WHERE id = ? AND (awaiting_ack_reason IS NULL OR awaiting_ack_reason <> ? OR awaiting_ack_delivery IS NULL"
         " OR awaiting_ack_delivery <> ?)"));
     u.addBindValue(reason);
     u.addBindValue(deliveryId);
+    u.addBindValue(eventType);
     u.addBindValue(nowTimestamp());
     u.addBindValue(id);
     u.addBindValue(reason);
@@ -279,7 +282,8 @@ bool DestructionSweep::destroy(qint64 id, Problem *error)
     const QString now = nowTimestamp();
     QSqlQuery &u = m_db.query(QStringLiteral(
         "UPDATE instances SET status = 'DESTROYED', version = version + 1, updated_at = ?, status_changed_at = ?,"
-        " awaiting_ack_reason = NULL, awaiting_ack_delivery = NULL, destroy_after = NULL WHERE id = ? AND status = 'STOPPED'"));
+        " awaiting_ack_reason = NULL, awaiting_ack_delivery = NULL, awaiting_ack_event = NULL, destroy_after = NULL"
+        " WHERE id = ? AND status = 'STOPPED'"));
     u.addBindValue(now);
     u.addBindValue(now);
     u.addBindValue(id);

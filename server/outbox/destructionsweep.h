@@ -43,7 +43,9 @@ private:
     // victim; false with the problem after the last try.
     bool sweepOne(qint64 instanceId, Problem *error, bool *changed);
     bool step(qint64 instanceId, Problem *error, bool *changed);
-    bool setAwaiting(qint64 instanceId, const QString &reason, qint64 deliveryId, Problem *error, bool *changed);
+    // The instance awaits the acknowledgement of delivery deliveryId, a notification of eventType.
+    bool setAwaiting(qint64 instanceId, const QString &reason, qint64 deliveryId, const QString &eventType, Problem *error,
+                     bool *changed);
     bool destroy(qint64 instanceId, Problem *error);
     bool emitInstance(qint64 instanceId, Problem *error);
 

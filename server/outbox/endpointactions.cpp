@@ -81,13 +81,14 @@ Response DeliveryApi::resume(Request &req)
 TransitionSpec DeliveryApi::endpointTransitions()
 {
     TransitionSpec spec = outboxTransitions(kEndpoint, Endpoint::machine(), QStringLiteral("endpoints"), &DeliveryApi::visibleEndpoint);
-    spec.refused = [](Refusal *refusal) {
+    spec.refused = [](Refusal *refusal, const QJsonObject &) {
         // The API has no route for "enable": POST /resume enables a disabled endpoint.
         if (!refusal->allowed.contains(QLatin1String("enable")))
             return;
-        refusal->allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
-        refusal->allowed.removeDuplicates();
-        refusal->message.replace(QLatin1String("allowed: enable"), QLatin1String("allowed: resume"));
+        QStringList allowed = refusal->allowed;
+        allowed.replaceInStrings(QRegularExpression(QStringLiteral("^enable$")), QStringLiteral("resume"));
+        allowed.removeDuplicates();
+        refusal->setAllowed(allowed);
     };
     spec.write = [this](TransitionStep &step, QJsonObject *after, Problem *error) { return applyEndpoint(step, after, error); };
     return spec;

@@ -163,6 +163,14 @@ const QList<Migration> &migrations()
              QStringLiteral("ALTER TABLE endpoints ADD COLUMN silent_count BIGINT NOT NULL DEFAULT 0"),
              QStringLiteral("ALTER TABLE endpoints ADD COLUMN last_silent_at TEXT"),
          }},
+        // What a stopped instance awaits says which notification it is: a queued destruction
+        // callback means the provider may have deleted it, and it may not start again.
+        {9,
+         {
+             QStringLiteral("ALTER TABLE instances ADD COLUMN awaiting_ack_event TEXT"),
+             QStringLiteral("UPDATE instances SET awaiting_ack_event = (SELECT d.event_type FROM deliveries d"
+                            " WHERE d.id = instances.awaiting_ack_delivery) WHERE awaiting_ack_delivery IS NOT NULL"),
+         }},
     };
     return list;
 }

@@ -249,7 +249,7 @@ void tst_Query::parseInvalid_data()
 
     const QString instanceFields = QStringLiteral(
         "id, name, organization, provider, application, owner, state, version, created, updated, "
-        "status_changed, callback.url, callback.signing, awaiting_ack.reason, awaiting_ack.delivery_id, "
+        "status_changed, callback.url, callback.signing, awaiting_ack.reason, awaiting_ack.delivery_id, awaiting_ack.event_type, "
         "destroy_after, age");
     QTest::newRow("unknown field") << "instances" << "colour:red" << 0
                                    << "unknown field 'colour' (known: " + instanceFields + ")";

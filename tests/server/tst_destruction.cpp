@@ -378,6 +378,7 @@ void tst_Destruction::awaitsStoppedAcknowledgement()
     const QJsonArray list = deliveries(id);
     QCOMPARE(awaiting.value(QStringLiteral("delivery_id")).toInteger(),
              list.last().toObject().value(QStringLiteral("id")).toInteger());
+    QCOMPARE(awaiting.value(QStringLiteral("event_type")).toString(), QStringLiteral("instance.status_changed"));
 }
 
 void tst_Destruction::awaitsDestructionAcknowledgement()
@@ -394,10 +395,30 @@ void tst_Destruction::awaitsDestructionAcknowledgement()
     QTRY_VERIFY_WITH_TIMEOUT(instance(id).value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("reason")).toString().contains(
                                  QLatin1String("destruction")),
                              Patience);
-    const qint64 blocking = instance(id).value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("delivery_id")).toInteger();
+    const QJsonObject awaiting = instance(id).value(QStringLiteral("awaiting_ack")).toObject();
+    const qint64 blocking = awaiting.value(QStringLiteral("delivery_id")).toInteger();
     const QJsonObject d = m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(blocking), m_server->operatorToken()).json();
     QCOMPARE(d.value(QStringLiteral("event_type")).toString(), QStringLiteral("instance.destroyed"));
+    QCOMPARE(awaiting.value(QStringLiteral("event_type")).toString(), QStringLiteral("instance.destroyed"));
     QCOMPARE(instance(id).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+
+    // The provider may have deleted it: it does not start again, for its owner nor an operator,
+    // and a refusal of another action does not offer start either.
+    const qint64 version = instance(id).value(QStringLiteral("version")).toInteger();
+    const qsizetype queued = deliveries(id).size();
+    for (const QString &token : {m_server->operatorToken(), m_server->token(QStringLiteral("owner"), QStringLiteral("alice"))}) {
+        const Reply start = m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, token);
+        QCOMPARE(start.status, 409);
+        QCOMPARE(start.code(), QStringLiteral("instance-being-destroyed"));
+        QVERIFY2(start.json().value(QStringLiteral("detail")).toString().contains(QStringLiteral("delivery %1").arg(blocking)),
+                 start.body.constData());
+    }
+    const Reply stopAgain = m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, m_server->operatorToken());
+    QCOMPARE(stopAgain.status, 409);
+    QCOMPARE(stopAgain.json().value(QStringLiteral("allowed")).toArray(), QJsonArray());
+    QCOMPARE(instance(id).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    QCOMPARE(instance(id).value(QStringLiteral("version")).toInteger(), version);
+    QCOMPARE(deliveries(id).size(), queued); // no RUNNING notification after the destruction callback
 }
 
 void tst_Destruction::restartedInstanceIsKept()

@@ -230,6 +230,11 @@ void tst_Instances::neverRegisteredDoesNotStart()
     QCOMPARE(after.value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
     QCOMPARE(after.value(QStringLiteral("version")).toInteger(), version);
     QVERIFY(m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(id), op).items().isEmpty());
+    // Nor is start offered where another action is refused: clients enable actions from "allowed".
+    const Reply again = m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, op);
+    QCOMPARE(again.status, 409);
+    QCOMPARE(again.json().value(QStringLiteral("allowed")).toArray(), QJsonArray());
+    QVERIFY2(again.json().value(QStringLiteral("detail")).toString().endsWith(QLatin1String("; allowed: none")), again.body.constData());
     // Its owner is refused the same way; a registered instance of the same provider starts.
     const QString alice = m_server->token(QStringLiteral("owner"), QStringLiteral("alice"));
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/start").arg(id), {}, alice).code(),

@@ -93,6 +93,7 @@ private slots:
     void cleanup();
     void attemptsSideBySide();
     void focusAloneChoosesNoRow();
+    void destructionUnderWayDoesNotOfferStart();
     void disabledEndpointIsEnabledByResume();
     void heldDeliverySaysWhy();
     void testEventFromTheEndpoint();
@@ -109,7 +110,8 @@ private slots:
 private:
     // A server whose failed deliveries wait an hour for their next attempt, one provider with
     // instances registered on the receiver, and the window on the Callbacks page.
-    void open(int receiverStatus, int instances = 1);
+    // The server keeps a stopped instance for `retention` (its default when zero).
+    void open(int receiverStatus, int instances = 1, std::chrono::seconds retention = {});
     QList<qint64> deliveryIds();
     qint64 endpointId();
     // Selects the row with this id in a view; false when it is not shown.
@@ -152,11 +154,13 @@ void tst_Callbacks::cleanup()
     m_instances.clear();
 }
 
-void tst_Callbacks::open(int receiverStatus, int instances)
+void tst_Callbacks::open(int receiverStatus, int instances, std::chrono::seconds retention)
 {
     m_receiver = std::make_unique<Receiver>(receiverStatus, QByteArrayLiteral(R"({"error": "database down"})"));
     ServerOptions options;
     options.retrySchedule = QStringLiteral("1h");
+    if (retention.count() > 0)
+        options.instanceRetention = retention;
     m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
     const qint64 org = m_server->createOrganization(QStringLiteral("Acme Hosting"));
@@ -289,6 +293,46 @@ void tst_Callbacks::focusAloneChoosesNoRow()
     QTRY_COMPARE(pane->kind()->name, QStringLiteral("deliveries"));
     QCOMPARE(pane->objectId(), delivery);
     QVERIFY(!endpoints->table()->selectionModel()->hasSelection());
+}
+
+void tst_Callbacks::destructionUnderWayDoesNotOfferStart()
+{
+    // Stopped, its STOPPED notification acknowledged, its retention over: the destruction callback
+    // goes out, and the provider answers it 500. The provider may have deleted the instance: the
+    // server refuses to start it, and the console holds Start back and says why.
+    open(200, 1, std::chrono::seconds(2));
+    if (QTest::currentTestFailed())
+        return;
+    const qint64 id = m_instances.first();
+    const QString op = m_server->operatorToken();
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, op).status, 200);
+    const auto settled = [&] {
+        const QJsonArray items = m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(id), op).items();
+        for (const QJsonValue &item : items)
+            if (item.toObject().value(QStringLiteral("state")).toString() == QLatin1String("PENDING"))
+                return false;
+        return !items.isEmpty();
+    };
+    QTRY_VERIFY(settled());
+    m_receiver->setStatus(500);
+    const auto awaited = [&] {
+        return m_server->get(QStringLiteral("/api/v1/instances/%1").arg(id), op)
+            .json()
+            .value(QStringLiteral("awaiting_ack"))
+            .toObject()
+            .value(QStringLiteral("event_type"))
+            .toString();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(awaited(), QStringLiteral("instance.destroyed"), 15000);
+
+    m_window->showView(QStringLiteral("instances"));
+    ResourceView *view = m_window->resourceView(QStringLiteral("instances"));
+    QTRY_VERIFY(select(view, id));
+    DetailPane *pane = m_window->detailPane();
+    QTRY_VERIFY2(pane->holdText().startsWith(QStringLiteral("Being destroyed: ")), qPrintable(pane->holdText()));
+    QTRY_VERIFY(paneAction(QStringLiteral("start")));
+    QTRY_COMPARE(paneAction(QStringLiteral("start"))->toolTip(), pane->holdText());
+    QVERIFY(!paneAction(QStringLiteral("start"))->isEnabled());
 }
 
 void tst_Callbacks::disabledEndpointIsEnabledByResume()
