@@ -178,40 +178,100 @@ bool openDatabase(Database &db, QString *message)
     return true;
 }
 
+// "HOST:PORT" (an IPv6 host in brackets); false when it is not that.
+bool parseListen(const QString &listen, QString *host, quint16 *port)
+{
+    bool ok = false;
+    const uint number = listen.section(QLatin1Char(':'), -1).toUInt(&ok);
+    if (!listen.contains(QLatin1Char(':')) || !ok || number > 65535)
+        return false;
+    *host = listen.section(QLatin1Char(':'), 0, -2);
+    if (host->startsWith(QLatin1Char('[')) && host->endsWith(QLatin1Char(']')))
+        *host = host->mid(1, host->size() - 2);
+    *port = quint16(number);
+    return true;
+}
+
+// The options of a --config file into *options: 0, or the exit code with *message. Every key must
+// be known and its value usable: a typo or a wrong type is refused, never replaced by a default.
+int readConfig(const QString &path, ServerOptions *options, QString *message)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *message = QStringLiteral("cannot read %1: %2").arg(file.fileName(), file.errorString());
+        return kFailure;
+    }
+    QJsonParseError err{};
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &err);
+    if (err.error != QJsonParseError::NoError) {
+        *message = QStringLiteral("%1 is not JSON: %2").arg(file.fileName(), err.errorString());
+        return kUsage;
+    }
+    if (!document.isObject()) {
+        *message = QStringLiteral("%1 must hold one JSON object of options").arg(file.fileName());
+        return kUsage;
+    }
+    const QJsonObject c = document.object();
+    const auto label = [&](const QString &key) { return QStringLiteral("%1: \"%2\"").arg(file.fileName(), key); };
+    static const QStringList texts{QStringLiteral("listen"), QStringLiteral("database"), QStringLiteral("tls_cert"),
+                                   QStringLiteral("tls_key")};
+    QStringList known = texts;
+    known << QStringLiteral("allow_private_callbacks") << QStringLiteral("instance_retention_seconds");
+    for (const Setting &setting : deliverySettings())
+        known << setting.key;
+    for (auto it = c.constBegin(); it != c.constEnd(); ++it) {
+        if (!known.contains(it.key())) {
+            *message = QStringLiteral("%1 is no option (known: %2)").arg(label(it.key()), known.join(QStringLiteral(", ")));
+            return kUsage;
+        }
+        if (texts.contains(it.key()) && (!it->isString() || it->toString().isEmpty())) {
+            *message = QStringLiteral("%1 expects a non-empty string").arg(label(it.key()));
+            return kUsage;
+        }
+    }
+    if (c.contains(QStringLiteral("listen"))
+        && !parseListen(c.value(QStringLiteral("listen")).toString(), &options->host, &options->port)) {
+        *message = QStringLiteral("%1 expects HOST:PORT, got %2").arg(label(QStringLiteral("listen")), c.value(QStringLiteral("listen")).toString());
+        return kUsage;
+    }
+    options->databaseUrl = c.value(QStringLiteral("database")).toString();
+    options->tlsCert = c.value(QStringLiteral("tls_cert")).toString();
+    options->tlsKey = c.value(QStringLiteral("tls_key")).toString();
+    if (c.contains(QStringLiteral("allow_private_callbacks"))) {
+        const QJsonValue allow = c.value(QStringLiteral("allow_private_callbacks"));
+        if (!allow.isBool()) {
+            *message = QStringLiteral("%1 expects true or false").arg(label(QStringLiteral("allow_private_callbacks")));
+            return kUsage;
+        }
+        options->allowPrivateCallbacks = allow.toBool();
+    }
+    // The older spelling of instance_retention, in whole seconds.
+    QList<std::pair<QString, QString>> settings;
+    if (c.contains(QStringLiteral("instance_retention_seconds")))
+        settings.append({QStringLiteral("instance-retention"), QStringLiteral("instance_retention_seconds")});
+    for (const Setting &setting : deliverySettings())
+        if (c.contains(setting.key))
+            settings.append({setting.flag, setting.key});
+    for (const auto &[flag, key] : std::as_const(settings)) {
+        const QJsonValue v = c.value(key);
+        if (!v.isString() && !v.isDouble()) {
+            *message = QStringLiteral("%1 expects a string or a number").arg(label(key));
+            return kUsage;
+        }
+        const QString text = v.isString() ? v.toString() : QString::number(v.toDouble(), 'g', 17);
+        if (!applySetting(flag, label(key), text, options, message))
+            return kUsage;
+    }
+    return 0;
+}
+
 int serve(const QCommandLineParser &parser)
 {
     ServerOptions options;
     if (parser.isSet(QStringLiteral("config"))) {
-        QFile file(parser.value(QStringLiteral("config")));
-        if (!file.open(QIODevice::ReadOnly))
-            return fail(kFailure, QStringLiteral("cannot read %1: %2").arg(file.fileName(), file.errorString()));
-        QJsonParseError err{};
-        const QJsonObject c = QJsonDocument::fromJson(file.readAll(), &err).object();
-        if (err.error != QJsonParseError::NoError)
-            return fail(kFailure, QStringLiteral("%1 is not JSON: %2").arg(file.fileName(), err.errorString()));
-        options.databaseUrl = c.value(QStringLiteral("database")).toString();
-        if (c.contains(QStringLiteral("listen"))) {
-            const QString listen = c.value(QStringLiteral("listen")).toString();
-            options.host = listen.section(QLatin1Char(':'), 0, -2);
-            options.port = quint16(listen.section(QLatin1Char(':'), -1).toUInt());
-        }
-        options.allowPrivateCallbacks = c.value(QStringLiteral("allow_private_callbacks")).toBool();
-        options.tlsCert = c.value(QStringLiteral("tls_cert")).toString();
-        options.tlsKey = c.value(QStringLiteral("tls_key")).toString();
-        options.instanceRetention = std::chrono::seconds(
-            c.value(QStringLiteral("instance_retention_seconds")).toInteger(options.instanceRetention.count()));
-        for (const Setting &setting : deliverySettings()) {
-            if (!c.contains(setting.key))
-                continue;
-            const QJsonValue v = c.value(setting.key);
-            const QString label = QStringLiteral("%1: \"%2\"").arg(file.fileName(), setting.key);
-            if (!v.isString() && !v.isDouble())
-                return fail(kUsage, QStringLiteral("%1 expects a string or a number").arg(label));
-            const QString text = v.isString() ? v.toString() : QString::number(v.toDouble(), 'g', 17);
-            QString message;
-            if (!applySetting(setting.flag, label, text, &options, &message))
-                return fail(kUsage, message);
-        }
+        QString message;
+        if (const int rc = readConfig(parser.value(QStringLiteral("config")), &options, &message))
+            return fail(rc, message);
     }
     for (const Setting &setting : deliverySettings()) {
         if (!parser.isSet(setting.flag))
@@ -222,14 +282,8 @@ int serve(const QCommandLineParser &parser)
     }
     if (parser.isSet(QStringLiteral("listen"))) {
         const QString listen = parser.value(QStringLiteral("listen"));
-        bool ok = false;
-        const uint port = listen.section(QLatin1Char(':'), -1).toUInt(&ok);
-        if (!listen.contains(QLatin1Char(':')) || !ok || port > 65535)
+        if (!parseListen(listen, &options.host, &options.port))
             return fail(kUsage, QStringLiteral("--listen expects HOST:PORT, got %1").arg(listen));
-        options.host = listen.section(QLatin1Char(':'), 0, -2);
-        if (options.host.startsWith(QLatin1Char('[')))
-            options.host = options.host.mid(1, options.host.size() - 2);
-        options.port = quint16(port);
     }
     if (parser.isSet(QStringLiteral("database")))
         options.databaseUrl = parser.value(QStringLiteral("database"));

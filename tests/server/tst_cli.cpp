@@ -25,6 +25,8 @@ private slots:
     void serveWithDeliveryFlags();
     void badConfigValues_data();
     void badConfigValues();
+    void configMustBeAnObject_data();
+    void configMustBeAnObject();
     void usageErrors_data();
     void usageErrors();
     void failures_data();
@@ -243,6 +245,16 @@ void tst_Cli::badConfigValues_data()
     QTest::newRow("endpoint concurrency") << QStringLiteral("endpoint_concurrency") << QJsonValue(0);
     QTest::newRow("endpoint stall") << QStringLiteral("endpoint_stall_after") << QJsonValue(QStringLiteral("soon"));
     QTest::newRow("feed retention") << QStringLiteral("feed_retention") << QJsonValue(QStringLiteral("all"));
+    // The keys outside the table: a wrong type or an unusable value is refused the same way.
+    QTest::newRow("retention in seconds, negative") << QStringLiteral("instance_retention_seconds") << QJsonValue(-100);
+    QTest::newRow("retention in seconds, zero") << QStringLiteral("instance_retention_seconds") << QJsonValue(0);
+    QTest::newRow("retention in seconds, text") << QStringLiteral("instance_retention_seconds") << QJsonValue(QStringLiteral("abc"));
+    QTest::newRow("retention in seconds, null") << QStringLiteral("instance_retention_seconds") << QJsonValue(QJsonValue::Null);
+    QTest::newRow("database not a string") << QStringLiteral("database") << QJsonValue(5);
+    QTest::newRow("private callbacks not a boolean") << QStringLiteral("allow_private_callbacks") << QJsonValue(QStringLiteral("yes"));
+    QTest::newRow("tls key empty") << QStringLiteral("tls_key") << QJsonValue(QString());
+    // A misspelt key would leave its option at the default unseen.
+    QTest::newRow("unknown key") << QStringLiteral("retry_shedule") << QJsonValue(QStringLiteral("5s"));
 }
 
 void tst_Cli::badConfigValues()
@@ -253,15 +265,37 @@ void tst_Cli::badConfigValues()
     QVERIFY2(db.isValid(), qPrintable(db.error()));
     QFile config(db.dir() + QStringLiteral("/bad.json"));
     QVERIFY(config.open(QIODevice::WriteOnly));
-    config.write(QJsonDocument(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
-                                           {QStringLiteral("database"), db.url()},
-                                           {key, value}})
-                     .toJson());
+    QJsonObject options{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")}, {QStringLiteral("database"), db.url()}};
+    options.insert(key, value);
+    config.write(QJsonDocument(options).toJson());
     config.close();
     // Refused before it listens: a bad value never becomes a silent default.
     const CommandResult r = ServerProcess::run({QStringLiteral("serve"), QStringLiteral("--config"), config.fileName()}, 20000);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.startsWith("opsdeck-server: ") && r.err.contains(key.toUtf8()), r.err.constData());
+    QVERIFY(!r.out.contains("listening on"));
+}
+
+void tst_Cli::configMustBeAnObject_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::newRow("an array") << QByteArray("[1]");
+    QTest::newRow("a number") << QByteArray("7");
+    QTest::newRow("not JSON") << QByteArray("{listen: 8080}");
+}
+
+void tst_Cli::configMustBeAnObject()
+{
+    // Anything but an object of options would start the server on every default.
+    QFETCH(QByteArray, text);
+    QTemporaryDir dir;
+    QFile config(dir.filePath(QStringLiteral("opsdeck.json")));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(text);
+    config.close();
+    const CommandResult r = ServerProcess::run({QStringLiteral("serve"), QStringLiteral("--config"), config.fileName()}, 20000);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.startsWith("opsdeck-server: ") && r.err.contains("opsdeck.json"), r.err.constData());
     QVERIFY(!r.out.contains("listening on"));
 }
 
