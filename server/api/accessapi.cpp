@@ -67,7 +67,7 @@ Response AccessApi::getToken(Request &req)
     const auto t = m_ctx.tokens.find(req.id(), &problem);
     if (!t)
         return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : problem);
-    return Response::json(200, t->toJson());
+    return Response::json(200, t->toJson()).withETag(t->version());
 }
 
 Response AccessApi::createToken(Request &req)
@@ -93,7 +93,7 @@ Response AccessApi::createToken(Request &req)
     m_ctx.feed.notifyAppended();
     QJsonObject body = t->toJson();
     body.insert(QStringLiteral("token"), bearer);
-    return Response::json(201, body);
+    return Response::json(201, body).withETag(t->version());
 }
 
 Response AccessApi::revokeToken(Request &req)
@@ -103,12 +103,16 @@ Response AccessApi::revokeToken(Request &req)
         return Response::problem(*p);
     Problem problem;
     bool already = false;
-    const auto t = TokenActions(m_ctx.db, m_ctx.journal, m_ctx.tokens).revoke(req.who(), req.id(), reason, &already, &problem);
+    // If-Match as for every other object: revoking a token someone revoked meanwhile (version 2)
+    // under "1" is stale.
+    const auto t = TokenActions(m_ctx.db, m_ctx.journal, m_ctx.tokens)
+                       .revoke(req.who(), req.id(), reason, &already, &problem,
+                               [&req](const TokenRecord &token) { return checkIfMatch(req, token.version()); });
     if (!t)
         return Response::problem(problem.isNull() ? notFound(kToken, req.id()) : storageFailed(problem));
     if (!already)
         m_ctx.feed.notifyAppended();
-    return Response::json(200, t->toJson());
+    return Response::json(200, t->toJson()).withETag(t->version());
 }
 
 Response AccessApi::listAudit(Request &req)

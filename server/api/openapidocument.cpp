@@ -122,6 +122,7 @@ QJsonObject schemas()
                                               {QStringLiteral("role"), enumOf({QStringLiteral("operator"), QStringLiteral("provider"), QStringLiteral("owner")})},
                                               {QStringLiteral("subject"), str()}, {QStringLiteral("created_at"), timestamp()},
                                               {QStringLiteral("revoked_at"), timestamp(true)},
+                                              {QStringLiteral("version"), integer()},
                                               {QStringLiteral("token"), str(QStringLiteral("the bearer token; only in the answer to create"))}},
                                              {QStringLiteral("id"), QStringLiteral("role"), QStringLiteral("subject")}));
     s.insert(QStringLiteral("TokenCreate"), object({{QStringLiteral("role"), enumOf({QStringLiteral("operator"), QStringLiteral("provider"), QStringLiteral("owner")})},

@@ -57,14 +57,14 @@ std::optional<TokenRecord> TokenActions::create(const Caller &who, Actor role, c
     }
     const auto t = m_tokens.create(role, subject, name, bearer, error);
     if (!t || !m_journal.audit(who, {QStringLiteral("create"), kToken, t->id, {}, {}, reason}, operatorsOnly(), error)
-        || !m_journal.event(kToken, t->id, 1, QStringLiteral("created"), t->toJson(), operatorsOnly(), error)
+        || !m_journal.event(kToken, t->id, t->version(), QStringLiteral("created"), t->toJson(), operatorsOnly(), error)
         || !tx.commit(error))
         return std::nullopt;
     return t;
 }
 
 std::optional<TokenRecord> TokenActions::revoke(const Caller &who, qint64 id, const QString &reason, bool *already,
-                                                Problem *error)
+                                                Problem *error, const TokenCheck &check)
 {
     *already = false;
     WriteTransaction tx(m_db);
@@ -75,6 +75,12 @@ std::optional<TokenRecord> TokenActions::revoke(const Caller &who, qint64 id, co
     const auto before = m_tokens.find(id, error);
     if (!before)
         return std::nullopt;
+    if (check) {
+        if (std::optional<Problem> refused = check(*before)) {
+            *error = *refused;
+            return std::nullopt;
+        }
+    }
     // Revoked already (a retry, another operator): the same answer, and nothing to record again.
     if (!before->revokedAt.isEmpty()) {
         *already = true;
@@ -82,7 +88,7 @@ std::optional<TokenRecord> TokenActions::revoke(const Caller &who, qint64 id, co
     }
     const auto t = m_tokens.revoke(id, error);
     if (!t || !m_journal.audit(who, {QStringLiteral("revoke"), kToken, t->id, {}, {}, reason}, operatorsOnly(), error)
-        || !m_journal.event(kToken, t->id, 2, QStringLiteral("updated"), t->toJson(), operatorsOnly(), error)
+        || !m_journal.event(kToken, t->id, t->version(), QStringLiteral("updated"), t->toJson(), operatorsOnly(), error)
         || !tx.commit(error))
         return std::nullopt;
     return t;

@@ -9,6 +9,7 @@
 
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace OpsDeck {
@@ -31,8 +32,11 @@ public:
                                       const QString &reason, QString *bearer, Problem *error);
     // The revoked record, with its audit entry and feed event in one transaction; a token revoked
     // before is answered as it is and nothing is recorded again (*already). nullopt with a null
-    // *error: no such token.
-    std::optional<TokenRecord> revoke(const Caller &who, qint64 id, const QString &reason, bool *already, Problem *error);
+    // *error: no such token. `check`, when given, sees the token as it is inside the transaction
+    // first and may refuse (an If-Match that no longer holds): nullopt with its problem.
+    using TokenCheck = std::function<std::optional<Problem>(const TokenRecord &token)>;
+    std::optional<TokenRecord> revoke(const Caller &who, qint64 id, const QString &reason, bool *already, Problem *error,
+                                      const TokenCheck &check = {});
 
 private:
     Database &m_db;

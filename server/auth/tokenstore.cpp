@@ -34,6 +34,7 @@ QJsonObject TokenRecord::toJson() const
             {QStringLiteral("role"), role},
             {QStringLiteral("subject"), subject},
             {QStringLiteral("created_at"), createdAt},
+            {QStringLiteral("version"), version()},
             {QStringLiteral("revoked_at"), revokedAt.isEmpty() ? QJsonValue() : QJsonValue(revokedAt)}};
 }
 

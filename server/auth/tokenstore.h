@@ -22,6 +22,8 @@ struct TokenRecord
     QString createdAt;
     QString revokedAt;
 
+    // A token changes once: 1 as created, 2 once revoked (its ETag, its feed events' version).
+    qint64 version() const { return revokedAt.isEmpty() ? 1 : 2; }
     QJsonObject toJson() const;
 };
 

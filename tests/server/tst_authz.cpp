@@ -193,8 +193,19 @@ void tst_Authz::revokedTokenIsRejected()
     QVERIFY(!token.isEmpty());
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances"), token).status, 200);
     const qint64 id = created.json().value(QStringLiteral("id")).toInteger();
-    const Reply revoked = m_server->request("DELETE", QStringLiteral("/api/v1/tokens/%1").arg(id), QByteArray(), m_server->operatorToken());
+    // A version and ETag as every object has, and If-Match on its one change.
+    QCOMPARE(created.json().value(QStringLiteral("version")).toInteger(), 1);
+    const Reply read = m_server->get(QStringLiteral("/api/v1/tokens/%1").arg(id), m_server->operatorToken());
+    QCOMPARE(read.header("ETag"), QByteArray("\"1\""));
+    const Reply stale = m_server->request("DELETE", QStringLiteral("/api/v1/tokens/%1").arg(id), QByteArray(),
+                                          m_server->operatorToken(), {{"If-Match", "\"42\""}});
+    QCOMPARE(stale.status, 412);
+    QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances"), token).status, 200); // not revoked
+    const Reply revoked = m_server->request("DELETE", QStringLiteral("/api/v1/tokens/%1").arg(id), QByteArray(),
+                                            m_server->operatorToken(), {{"If-Match", "\"1\""}});
     QCOMPARE(revoked.status, 200);
+    QCOMPARE(revoked.json().value(QStringLiteral("version")).toInteger(), 2);
+    QCOMPARE(revoked.header("ETag"), QByteArray("\"2\""));
     QVERIFY(!revoked.json().value(QStringLiteral("revoked_at")).isNull());
     QVERIFY(!revoked.json().contains(QStringLiteral("token")));
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances"), token).status, 401);
