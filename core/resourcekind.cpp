@@ -126,6 +126,7 @@ QList<ResourceKind> KindTable::build()
                    field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
                    field("body", QT_TR_NOOP("Body"), Type::Json, false, 300)},
                   "event_type", Delivery::machine().states());
+    kinds.last().newestFirst = true;
 
     kinds << kind("endpoints", "endpoint", QT_TR_NOOP("Endpoints"), QT_TR_NOOP("Endpoint"),
                   "state", &Endpoint::machine(),
@@ -161,6 +162,7 @@ QList<ResourceKind> KindTable::build()
                    field("to", QT_TR_NOOP("To"), Type::Text, true, 110),
                    field("reason", QT_TR_NOOP("Reason"), Type::Text, true, 260)},
                   "action", {});
+    kinds.last().newestFirst = true;
 
     return kinds;
 }

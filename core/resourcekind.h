@@ -57,6 +57,9 @@ struct ResourceKind
     QList<FieldSpec> fields;
     QString nameField;   // the field that names a row for humans ("name", "url", ...)
     QStringList states;  // known state values (from the machine when there is one)
+    // A log read from its newest entry (the audit trail, the callbacks): its views sort by id
+    // descending until the user sorts otherwise, so what just happened is at the top.
+    bool newestFirst = false;
 
     // Index into fields, or -1.
     int fieldIndex(QStringView key) const;

@@ -44,7 +44,7 @@ void ResourceView::applyDefaultLayout()
         const int target = header->visualIndex(nameColumn) + 1;
         header->moveSection(header->visualIndex(stateColumn), qMin(target, header->count() - 1));
     }
-    header->setSortIndicator(0, Qt::AscendingOrder);
+    header->setSortIndicator(0, m_kind.newestFirst ? Qt::DescendingOrder : Qt::AscendingOrder);
 }
 
 void ResourceView::restoreLayout()

@@ -88,6 +88,8 @@ private slots:
     void columnTitlesFit_data();
     void columnTitlesFit();
     void sorting();
+    void logsStartNewestFirst_data();
+    void logsStartNewestFirst();
     void selectionAndCsv();
     void tabLeavesTheTable();
     void queryThatDoesNotReadSaysWhatIsShown();
@@ -311,6 +313,35 @@ void tst_ResourceView::sorting()
     f.model.flush();
     view->table()->sortByColumn(0, Qt::DescendingOrder);
     QCOMPARE(f.proxy.index(0, 0).data(ResourceModel::IdRole).toLongLong(), 10);
+}
+
+void tst_ResourceView::logsStartNewestFirst_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<int>("order");
+    // What just happened is at the top of a log; a list of things is read from its first.
+    QTest::newRow("audit") << "audit" << int(Qt::DescendingOrder);
+    QTest::newRow("callbacks") << "deliveries" << int(Qt::DescendingOrder);
+    QTest::newRow("instances") << "instances" << int(Qt::AscendingOrder);
+    QTest::newRow("endpoints") << "endpoints" << int(Qt::AscendingOrder);
+}
+
+void tst_ResourceView::logsStartNewestFirst()
+{
+    QFETCH(QString, kind);
+    QFETCH(int, order);
+    const ResourceKind *k = resourceKindByName(kind);
+    QVERIFY(k);
+    ResourceModel model(*k);
+    FilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.replaceAll({QJsonObject{{"id", 1}}, QJsonObject{{"id", 3}}, QJsonObject{{"id", 2}}});
+    ResourceView view(*k);
+    view.setModel(&proxy, ResourceModel::ObjectRole);
+    QCOMPARE(int(view.table()->horizontalHeader()->sortIndicatorOrder()), order);
+    QCOMPARE(view.table()->horizontalHeader()->sortIndicatorSection(), 0);
+    QTRY_COMPARE(proxy.index(0, 0).data(ResourceModel::IdRole).toLongLong(), order == Qt::DescendingOrder ? 3 : 1);
 }
 
 void tst_ResourceView::selectionAndCsv()
