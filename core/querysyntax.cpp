@@ -56,7 +56,28 @@ QList<FieldName> fieldNames(const ResourceKind &kind)
         if (key.contains(u'.'))
             add(key.section(u'.', -1), i, false, false);
     }
+    // A column's title as the table shows it, in the console's language ("Object", "Objet"):
+    // what a user reads in the header is what they type.
+    for (int i = 0; i < kind.fields.size(); ++i) {
+        const QString alias = titleAsName(kind.fields.at(i).title);
+        if (!alias.isEmpty())
+            add(alias, i, false, false);
+    }
     return names;
+}
+
+QString titleAsName(const QString &title)
+{
+    QString name;
+    for (const QChar c : title.toLower()) {
+        if (isFieldChar(c) && c != u'.')
+            name += c;
+        else if (!name.isEmpty() && !name.endsWith(u'_'))
+            name += u'_';
+    }
+    while (name.endsWith(u'_'))
+        name.chop(1);
+    return name;
 }
 
 const FieldName *findField(const QList<FieldName> &names, const QString &typed)

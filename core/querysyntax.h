@@ -19,6 +19,9 @@ struct FieldName
 // The names a query may give the kind's fields: preferred forms in field order, then "age", then
 // the aliases that are accepted but not advertised.
 QList<FieldName> fieldNames(const ResourceKind &kind);
+// A column title as a field name: lower case, anything but letters and digits one "_" ("Next
+// attempt" -> "next_attempt").
+QString titleAsName(const QString &title);
 const FieldName *findField(const QList<FieldName> &names, const QString &typed);
 bool isFieldChar(QChar c);
 

@@ -1,5 +1,6 @@
 // Tests for the filter query line: parsing, error messages with columns, matching and completion.
 #include "core/query.h"
+#include "core/querysyntax.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -87,6 +88,8 @@ class tst_Query final : public QObject
     Q_OBJECT
 
 private slots:
+    void titleAsName_data();
+    void titleAsName();
     void parseValid_data();
     void parseValid();
     void parseInvalid_data();
@@ -185,6 +188,25 @@ void tst_Query::containsIgnoringCaseAsQt()
     QCOMPARE(containsIgnoringCase(QUtf8StringView(utf8.constData(), utf8.size()), needle, needle.toCaseFolded()), expected);
 }
 
+void tst_Query::titleAsName_data()
+{
+    QTest::addColumn<QString>("title");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("one word") << "Object" << "object";
+    QTest::newRow("two words") << "Next attempt" << "next_attempt";
+    QTest::newRow("French, accents kept") << QString::fromUtf8("Dernière réponse") << QString::fromUtf8("dernière_réponse");
+    QTest::newRow("punctuation and parentheses") << "Status (HTTP)" << "status_http";
+    QTest::newRow("an apostrophe") << QString::fromUtf8("Fin d’essai") << QString::fromUtf8("fin_d_essai");
+    QTest::newRow("nothing to name") << " — " << "";
+}
+
+void tst_Query::titleAsName()
+{
+    QFETCH(QString, title);
+    QFETCH(QString, name);
+    QCOMPARE(QuerySyntax::titleAsName(title), name);
+}
+
 void tst_Query::parseValid_data()
 {
     QTest::addColumn<QString>("kind");
@@ -221,6 +243,11 @@ void tst_Query::parseValid_data()
     QTest::newRow("full key alias") << "instances" << "provider_id=7" << "provider_id=7";
     QTest::newRow("number field") << "endpoints" << "failure_rate>0.5" << "failure_rate>0.5";
     QTest::newRow("age on audit is at") << "audit" << "age<1d" << "at<1d[age 86400000]";
+    // A column's title, as the header shows it, names its field too.
+    QTest::newRow("title: Object") << "audit" << "object:2" << "object_id:2";
+    QTest::newRow("title: Actor") << "audit" << "actor:alice" << "actor.subject:alice";
+    QTest::newRow("title of two words") << "deliveries" << "gives_up<1h" << "give_up_at<1h[age 3600000]";
+    QTest::newRow("title: Awaited delivery") << "instances" << "awaited_delivery:12" << "awaiting_ack.delivery_id:12";
     QTest::newRow("everything")
         << "instances"
         << "state:failed provider:acme -status:running age>1h updated<30m version>=3 \"quoted text\" free text"
