@@ -738,6 +738,10 @@
         <source>no</source>
         <translation>non</translation>
     </message>
+    <message>
+        <source>Lifecycle — offline: no action until the server answers again</source>
+        <translation>Cycle de vie — hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>

@@ -153,6 +153,7 @@ DetailPane::DetailPane(QWidget *parent)
     // label, instead of the form growing wider than the pane and clipping its values.
     m_form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     m_diagramTitle = new QLabel(overview);
+    m_diagramTitle->setObjectName(QStringLiteral("diagramTitle"));
     QFont sectionFont = m_diagramTitle->font();
     sectionFont.setBold(true);
     m_diagramTitle->setFont(sectionFont);
@@ -224,6 +225,7 @@ void DetailPane::setRole(Actor role)
 {
     m_role = role;
     m_diagram->setRole(role);
+    updateDiagramGate();
     rebuildActions();
 }
 
@@ -232,7 +234,22 @@ void DetailPane::setReadOnly(bool readOnly)
     if (m_readOnly == readOnly)
         return;
     m_readOnly = readOnly;
+    updateDiagramGate();
     rebuildActions();
+}
+
+void DetailPane::updateDiagramGate()
+{
+    // Offline every action is disabled: the diagram highlights none either, and says why.
+    QStringList held = m_hold.actions;
+    if (m_readOnly && m_kind && m_kind->machine) {
+        for (const Transition &t : m_kind->machine->transitions())
+            held.append(t.action);
+        held.removeDuplicates();
+    }
+    m_diagram->setHeldActions(held);
+    m_diagramTitle->setText(m_readOnly ? tr("Lifecycle — offline: no action until the server answers again")
+                                       : tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
 }
 
 qint64 DetailPane::objectId() const
@@ -248,7 +265,7 @@ bool DetailPane::updateHold()
     m_hold = hold;
     m_holdNote->setText(m_hold.reason);
     m_holdNote->setVisible(!m_hold.reason.isEmpty());
-    m_diagram->setHeldActions(m_hold.actions);
+    updateDiagramGate();
     return true;
 }
 
@@ -313,7 +330,7 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_diagram->setCurrentState(state);
     m_diagram->setVisible(kind->machine != nullptr);
     m_diagramTitle->setVisible(kind->machine != nullptr);
-    m_diagramTitle->setText(tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
+    updateDiagramGate();
 
     rebuildForm();
     updateHold();

@@ -92,6 +92,9 @@ private:
     void rebuildActions();
     // Asks the hold lookup for the shown object; true when what holds it changed.
     bool updateHold();
+    // What the diagram highlights and its title say: the hold's actions held back, and every one
+    // while offline.
+    void updateDiagramGate();
     // Kind-specific requests that are no transition (a test event, a new secret, a bulk retry).
     void addOperations();
     void updateCountdowns();

@@ -382,8 +382,16 @@ void tst_DetailPane::readOnlyDisablesEverything()
     QVERIFY(stop);
     QVERIFY(!stop->isEnabled());
     QVERIFY2(stop->toolTip().contains(QStringLiteral("Offline")), qPrintable(stop->toolTip()));
+    // Nor does the diagram offer what the buttons do not.
+    auto *diagram = pane.findChild<StateDiagramWidget *>();
+    auto *title = pane.findChild<QLabel *>(QStringLiteral("diagramTitle"));
+    QVERIFY(diagram && title);
+    QVERIFY(diagram->highlightedTransitions().isEmpty());
+    QVERIFY2(title->text().contains(QStringLiteral("offline")), qPrintable(title->text()));
     pane.setReadOnly(false);
     QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_stop"))->isEnabled());
+    QCOMPARE(diagram->highlightedTransitions().size(), 1);
+    QVERIFY2(title->text().contains(QStringLiteral("what the operator role may do now")), qPrintable(title->text()));
 }
 
 void tst_DetailPane::emptyHistorySaysWhoseItIs()
