@@ -1180,6 +1180,14 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>Being destroyed: %1. Its provider may have deleted it already, so it cannot start again; it becomes DESTROYED once callback #%2 is acknowledged. If that failed, retry it on the Callbacks page.</source>
         <translation>En cours de destruction&#xa0;: %1. Son fournisseur l&apos;a peut-être déjà supprimée, elle ne peut donc pas redémarrer&#xa0;; elle passera à DESTROYED dès que le rappel #%2 aura été acquitté. S&apos;il a échoué, relancez-le sur la page Rappels.</translation>
     </message>
+    <message>
+        <source>A callback URL starts with https:// or http://: %1</source>
+        <translation>Une URL de rappel commence par https:// ou http://&#xa0;: %1</translation>
+    </message>
+    <message>
+        <source>This callback URL names no host: %1</source>
+        <translation>Cette URL de rappel ne nomme aucun hôte&#xa0;: %1</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::Query</name>

@@ -27,6 +27,7 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QUrl>
 
 namespace OpsDeck {
 
@@ -268,13 +269,28 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
     const bool isRegistration = action == QLatin1String("register");
     QString callbackUrl;
     if (isRegistration) {
-        const std::optional<QString> url = MessageBox::getText(
-            this, tr("Register #%1").arg(objectId),
-            tr("Callback URL: where the provider receives this instance's notifications (https://…).\n"
-               "The server checks it; the signing secret is shown once, after."));
-        if (!url || url->trimmed().isEmpty())
-            return;
-        callbackUrl = url->trimmed();
+        // What can be told here is told before the reason is asked, and the URL is asked again as
+        // typed: a typo costs no retyping. The server checks the rest (its address, for one).
+        for (;;) {
+            const std::optional<QString> url = MessageBox::getText(
+                this, tr("Register #%1").arg(objectId),
+                tr("Callback URL: where the provider receives this instance's notifications (https://…).\n"
+                   "The server checks it; the signing secret is shown once, after."),
+                callbackUrl);
+            if (!url || url->trimmed().isEmpty())
+                return;
+            callbackUrl = url->trimmed();
+            const QUrl parsed(callbackUrl, QUrl::StrictMode);
+            const QString scheme = parsed.scheme().toLower();
+            QString problem;
+            if (!parsed.isValid() || (scheme != QLatin1String("http") && scheme != QLatin1String("https")))
+                problem = tr("A callback URL starts with https:// or http://: %1").arg(callbackUrl);
+            else if (parsed.host().isEmpty())
+                problem = tr("This callback URL names no host: %1").arg(callbackUrl);
+            if (problem.isEmpty())
+                break;
+            MessageBox::warning(this, tr("Register #%1").arg(objectId), problem);
+        }
     }
     const QString stateField = kind ? kind->stateField : QString();
     QString what = tr("%1: %2 #%3").arg(label, kind ? kind->itemTitle : kindName).arg(objectId);

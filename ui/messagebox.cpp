@@ -89,7 +89,8 @@ void MessageBox::notice(QMessageBox::Icon icon, QWidget *parent, const QString &
     box.exec();
 }
 
-std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title, const QString &label)
+std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title, const QString &label,
+                                           const QString &initial)
 {
     if (!s_nextTexts.isEmpty()) {
         s_lastText = label;
@@ -111,9 +112,10 @@ std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title
     edit->setAccessibleDescription(label);
     edit->setMinimumWidth(edit->fontMetrics().averageCharWidth() * 48);
     question->setBuddy(edit);
+    edit->setText(initial);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     QPushButton *ok = buttons->button(QDialogButtonBox::Ok);
-    ok->setEnabled(false);
+    ok->setEnabled(!initial.trimmed().isEmpty());
     ok->setToolTip(QMessageBox::tr("Type something first: it is required."));
     QObject::connect(edit, &QLineEdit::textChanged, ok, [ok](const QString &text) {
         ok->setEnabled(!text.trimmed().isEmpty());

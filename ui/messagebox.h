@@ -23,7 +23,8 @@ public:
     static void secret(QWidget *parent, const QString &title, const QString &text, const QString &secret);
     // Asks for one line of text (a reason, a URL): OK only once some is typed; the text without
     // the spaces around it, or nullopt when cancelled.
-    static std::optional<QString> getText(QWidget *parent, const QString &title, const QString &label);
+    static std::optional<QString> getText(QWidget *parent, const QString &title, const QString &label,
+                                          const QString &initial = {});
 
     // The next dialog returns this answer at once instead of showing itself (tests only).
     static void setNextAnswer(QMessageBox::StandardButton answer);

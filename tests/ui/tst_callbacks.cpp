@@ -537,6 +537,8 @@ void tst_Callbacks::registerAsksForTheCallbackUrl()
     QTest::qWait(200);
     QCOMPARE(status(), QStringLiteral("PENDING"));
 
+    // A URL that cannot be one is said so before the reason is asked, and asked for again.
+    MessageBox::setNextText(QStringLiteral("ftp://files.example/hook"));
     MessageBox::setNextText(m_receiver->url());
     MessageBox::setNextText(QStringLiteral("onboarding"));
     paneAction(QStringLiteral("register"))->trigger();
@@ -544,6 +546,13 @@ void tst_Callbacks::registerAsksForTheCallbackUrl()
     QTRY_VERIFY2(secret.match(MessageBox::lastText()).hasMatch(), qPrintable(MessageBox::lastText()));
     QVERIFY2(MessageBox::lastText().contains(QStringLiteral("verifies every callback")), qPrintable(MessageBox::lastText()));
     QCOMPARE(status(), QStringLiteral("RUNNING"));
+    const QJsonObject registered = m_server->get(QStringLiteral("/api/v1/instances/%1").arg(id), m_server->operatorToken()).json();
+    QCOMPARE(registered.value(QStringLiteral("callback")).toObject().value(QStringLiteral("url")).toString(), m_receiver->url());
+    // The reason recorded is the one typed for it, not the URL typed second.
+    const QJsonArray audit =
+        m_server->get(QStringLiteral("/api/v1/audit?kind=instance&object_id=%1").arg(id), m_server->operatorToken()).items();
+    QVERIFY(!audit.isEmpty());
+    QCOMPARE(audit.last().toObject().value(QStringLiteral("reason")).toString(), QStringLiteral("onboarding"));
 }
 
 void tst_Callbacks::bulkRetryCountsFirst()
