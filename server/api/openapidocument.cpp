@@ -106,7 +106,8 @@ QJsonObject schemas()
                                                                                               {QStringLiteral("properties"), QJsonObject{{QStringLiteral("reason"), str()}, {QStringLiteral("delivery_id"), integer()},
                                                                                                                                          {QStringLiteral("event_type"), enumOf({QStringLiteral("instance.status_changed"), QStringLiteral("instance.destroyed")})}}}}},
                                                  {QStringLiteral("destroy_after"), timestamp(true)},
-                                                 {QStringLiteral("secret"), str(QStringLiteral("whsec_…; only in the answer to register and rotate-secret"))}},
+                                                 {QStringLiteral("secret"), str(QStringLiteral("whsec_…; only in the answer to register and rotate-secret"))},
+                                                 {QStringLiteral("previous_secret_valid_until"), timestamp(true)}},
                                                 {QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("status"), QStringLiteral("version")}));
     s.insert(QStringLiteral("InstanceCreate"), object({{QStringLiteral("name"), str()}, {QStringLiteral("organization_id"), integer()},
                                                        {QStringLiteral("provider_id"), integer()}, {QStringLiteral("application"), str()},
@@ -152,8 +153,40 @@ QJsonObject schemas()
                                                  {QStringLiteral("last_status"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")}, {QStringLiteral("nullable"), true}}},
                                                  {QStringLiteral("last_error"), nullableStr()}, {QStringLiteral("created_at"), timestamp()},
                                                  {QStringLiteral("updated_at"), timestamp()}, {QStringLiteral("version"), integer()},
-                                                 {QStringLiteral("body"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}}}},
+                                                 {QStringLiteral("body"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}}},
+                                                 {QStringLiteral("attempt_log"), QJsonObject{{QStringLiteral("type"), QStringLiteral("array")},
+                                                                                             {QStringLiteral("description"), QStringLiteral("only in GET /deliveries/{id}")},
+                                                                                             {QStringLiteral("items"), ref(QStringLiteral("Attempt"))}}}},
                                                 {QStringLiteral("id"), QStringLiteral("state"), QStringLiteral("version")}));
+    s.insert(QStringLiteral("Attempt"), object({{QStringLiteral("attempt"), integer()}, {QStringLiteral("at"), timestamp()},
+                                                {QStringLiteral("request_headers"), QJsonObject{{QStringLiteral("type"), QStringLiteral("array")}, {QStringLiteral("description"), QStringLiteral("[name, value] pairs; signatures redacted")}}},
+                                                {QStringLiteral("request_body"), str()},
+                                                {QStringLiteral("response_status"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")}, {QStringLiteral("nullable"), true}}},
+                                                {QStringLiteral("response_headers"), QJsonObject{{QStringLiteral("type"), QStringLiteral("array")}, {QStringLiteral("nullable"), true}}},
+                                                {QStringLiteral("response_body"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}, {QStringLiteral("nullable"), true}, {QStringLiteral("description"), QStringLiteral("the first 4 KiB")}}},
+                                                {QStringLiteral("latency_ms"), integer()},
+                                                {QStringLiteral("error_class"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}, {QStringLiteral("nullable"), true},
+                                                                                          {QStringLiteral("enum"), QJsonArray{QStringLiteral("dns"), QStringLiteral("connect"), QStringLiteral("tls"), QStringLiteral("timeout"), QStringLiteral("http"), QStringLiteral("invalid-url"), QJsonValue()}}}},
+                                                {QStringLiteral("error"), nullableStr()}},
+                                               {QStringLiteral("attempt"), QStringLiteral("at")}));
+    s.insert(QStringLiteral("BulkRetry"), object({{QStringLiteral("state"), QJsonObject{{QStringLiteral("description"), QStringLiteral("a state or a list of states")}}},
+                                                  {QStringLiteral("provider"), QJsonObject{{QStringLiteral("description"), QStringLiteral("an id or a name")}}},
+                                                  {QStringLiteral("instance"), QJsonObject{{QStringLiteral("description"), QStringLiteral("an id")}}},
+                                                  {QStringLiteral("endpoint"), QJsonObject{{QStringLiteral("description"), QStringLiteral("an id")}}},
+                                                  {QStringLiteral("status"), QJsonObject{{QStringLiteral("description"), QStringLiteral("an HTTP status or class: 503, 5xx")}}},
+                                                  {QStringLiteral("created_after"), timestamp()}, {QStringLiteral("created_before"), timestamp()},
+                                                  {QStringLiteral("dry_run"), QJsonObject{{QStringLiteral("type"), QStringLiteral("boolean")}}},
+                                                  {QStringLiteral("reason"), str()}},
+                                                 {}));
+    s.insert(QStringLiteral("BulkRetryResult"), object({{QStringLiteral("dry_run"), QJsonObject{{QStringLiteral("type"), QStringLiteral("boolean")}}},
+                                                        {QStringLiteral("count"), integer()},
+                                                        {QStringLiteral("states"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}, {QStringLiteral("additionalProperties"), integer()}}},
+                                                        {QStringLiteral("held"), integer()},
+                                                        {QStringLiteral("retried"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")}, {QStringLiteral("description"), QStringLiteral("absent from a dry run")}}}},
+                                                       {QStringLiteral("dry_run"), QStringLiteral("count"), QStringLiteral("states"), QStringLiteral("held")}));
+    s.insert(QStringLiteral("Whoami"), object({{QStringLiteral("role"), enumOf({QStringLiteral("operator"), QStringLiteral("provider"), QStringLiteral("owner")})},
+                                               {QStringLiteral("subject"), str()}},
+                                              {QStringLiteral("role"), QStringLiteral("subject")}));
     s.insert(QStringLiteral("Endpoint"), object({{QStringLiteral("id"), integer()}, {QStringLiteral("url"), str()}, {QStringLiteral("provider_id"), integer()},
                                                  {QStringLiteral("state"), enumOf({QStringLiteral("ACTIVE"), QStringLiteral("PAUSED"), QStringLiteral("DISABLED")})},
                                                  {QStringLiteral("consecutive_failures"), integer()}, {QStringLiteral("last_success_at"), timestamp(true)},
@@ -232,14 +265,14 @@ const QList<Operation> &operations()
         {"post", "/api/v1/tokens", "Create a token (operator); the bearer token is shown once", "tokens", 201, "Token", "TokenCreate", {}},
         {"get", "/api/v1/tokens/{id}", "Get a token (operator)", "tokens", 200, "Token", nullptr, {}},
         {"delete", "/api/v1/tokens/{id}", "Revoke a token (operator)", "tokens", 200, "Token", "ReasonOnly", {}},
-        {"get", "/api/v1/whoami", "The caller's role and subject ({\"role\", \"subject\"})", "tokens", 200, "AnyObject", nullptr, {}},
+        {"get", "/api/v1/whoami", "The caller's role and subject ({\"role\", \"subject\"})", "tokens", 200, "Whoami", nullptr, {}},
         {"get", "/api/v1/audit", "Audit entries of objects visible to the caller", "audit", 200, "AuditEntryList", nullptr, {QStringLiteral("kind"), QStringLiteral("object_id")}, true},
         {"get", "/api/v1/events", "Change feed long-poll", "feed", 200, "EventPage", nullptr, {QStringLiteral("after"), QStringLiteral("wait"), QStringLiteral("limit")}},
         {"get", "/api/v1/watch", "Change feed WebSocket (Upgrade: websocket); one event per text message; close 4410 = cursor gone", "feed", 101, nullptr, nullptr, {QStringLiteral("after")}},
         {"get", "/api/v1/deliveries", "List callback deliveries", "deliveries", 200, "DeliveryList", nullptr,
          {QStringLiteral("state"), QStringLiteral("provider"), QStringLiteral("instance"), QStringLiteral("endpoint"), QStringLiteral("status"),
           QStringLiteral("created_after"), QStringLiteral("created_before")}, true},
-        {"post", "/api/v1/deliveries/retry", "Retry every delivery matching a filter (dry_run=true previews the count)", "deliveries", 200, "AnyObject", "AnyObject", {QStringLiteral("dry_run")}},
+        {"post", "/api/v1/deliveries/retry", "Retry every delivery matching a filter (dry_run=true previews the count)", "deliveries", 200, "BulkRetryResult", "BulkRetry", {QStringLiteral("dry_run")}},
         {"get", "/api/v1/deliveries/{id}", "Get a delivery with its attempts", "deliveries", 200, "Delivery", nullptr, {}},
         {"post", "/api/v1/deliveries/{id}/retry", "Retry a delivery now", "deliveries", 200, "Delivery", "ReasonOnly", {}},
         {"post", "/api/v1/deliveries/{id}/cancel", "Cancel a pending delivery", "deliveries", 200, "Delivery", "ReasonOnly", {}},
@@ -327,7 +360,9 @@ QJsonObject operation(const Operation &op)
         o.insert(QStringLiteral("parameters"), parameters);
     if (op.request)
         o.insert(QStringLiteral("requestBody"),
-                 QJsonObject{{QStringLiteral("required"), QString::fromLatin1(op.request) != QLatin1String("ReasonOnly") && method == QLatin1String("post")},
+                 QJsonObject{{QStringLiteral("required"), QString::fromLatin1(op.request) != QLatin1String("ReasonOnly")
+                                                              && QString::fromLatin1(op.request) != QLatin1String("BulkRetry")
+                                                              && method == QLatin1String("post")},
                              {QStringLiteral("content"), QJsonObject{{QStringLiteral("application/json"), QJsonObject{{QStringLiteral("schema"), ref(QLatin1String(op.request))}}}}}});
     if (!op.auth)
         o.insert(QStringLiteral("security"), QJsonArray());

@@ -20,8 +20,12 @@ private slots:
     void everyRouteIsDocumented();
     void everyDocumentedOperationExists();
     void referencesResolve();
+    void answersHoldOnlyDocumentedMembers();
 
 private:
+    // Every member of `object` (and of each object in its arrays that the schema refers to) is a
+    // property of the named schema; the first that is not, or empty.
+    QString undocumented(const QJsonObject &object, const QString &schema) const;
     std::unique_ptr<TestServer> m_server;
     QJsonObject m_doc;
 };
@@ -105,6 +109,56 @@ void tst_OpenApi::referencesResolve()
         ++checked;
     }
     QVERIFY(checked > 20);
+}
+
+QString tst_OpenApi::undocumented(const QJsonObject &object, const QString &schema) const
+{
+    const QJsonObject schemas = m_doc.value(QStringLiteral("components")).toObject().value(QStringLiteral("schemas")).toObject();
+    const QJsonObject properties = schemas.value(schema).toObject().value(QStringLiteral("properties")).toObject();
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        if (!properties.contains(it.key()))
+            return schema + QLatin1Char('.') + it.key();
+        const QString items = properties.value(it.key()).toObject().value(QStringLiteral("items")).toObject().value(QStringLiteral("$ref")).toString();
+        if (items.isEmpty() || !it.value().isArray())
+            continue;
+        for (const QJsonValue &v : it.value().toArray()) {
+            const QString inner = undocumented(v.toObject(), items.section(QLatin1Char('/'), -1));
+            if (!inner.isEmpty())
+                return inner;
+        }
+    }
+    return {};
+}
+
+void tst_OpenApi::answersHoldOnlyDocumentedMembers()
+{
+    // What the server answers is in its schema: a client generated from the document sees every
+    // member it gets. A delivery with its attempt log, a rotation's answer, who am I, a bulk retry.
+    const QString op = m_server->operatorToken();
+    qint64 org = 0;
+    qint64 provider = 0;
+    QVERIFY(m_server->createAcmeAndCrm(&org, &provider));
+    const qint64 instance = m_server->createInstance(QStringLiteral("documented"), org, provider, QStringLiteral("crm"),
+                                                     QStringLiteral("alice"));
+    QVERIFY(!m_server->registerInstance(instance).isEmpty());
+    const QJsonArray deliveries = m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), op).items();
+    QVERIFY(!deliveries.isEmpty());
+    const qint64 delivery = deliveries.first().toObject().value(QStringLiteral("id")).toInteger();
+    // Its first attempt (nothing listens there) is logged.
+    QTRY_VERIFY(!m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(delivery), op).json().value(QStringLiteral("attempt_log")).toArray().isEmpty());
+    const QJsonObject withLog = m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(delivery), op).json();
+    QCOMPARE(undocumented(withLog, QStringLiteral("Delivery")), QString());
+    const Reply rotated = m_server->post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(instance), {}, op);
+    QCOMPARE(rotated.status, 200);
+    QCOMPARE(undocumented(rotated.json(), QStringLiteral("Instance")), QString());
+    QCOMPARE(undocumented(m_server->get(QStringLiteral("/api/v1/whoami"), op).json(), QStringLiteral("Whoami")), QString());
+    const Reply counted = m_server->post(QStringLiteral("/api/v1/deliveries/retry?dry_run=true"), {}, op);
+    QCOMPARE(counted.status, 200);
+    QCOMPARE(undocumented(counted.json(), QStringLiteral("BulkRetryResult")), QString());
+    const Reply retried = m_server->post(QStringLiteral("/api/v1/deliveries/retry"),
+                                         {{QStringLiteral("instance"), instance}, {QStringLiteral("reason"), QStringLiteral("documented")}}, op);
+    QCOMPARE(retried.status, 200);
+    QCOMPARE(undocumented(retried.json(), QStringLiteral("BulkRetryResult")), QString());
 }
 
 QTEST_GUILESS_MAIN(tst_OpenApi)
