@@ -4,6 +4,7 @@
 #include "server/auth/tokenactions.h"
 
 #include "apisupport.h"
+#include "core/resourcekind.h"
 #include "server/auth/tokenstore.h"
 #include "server/feed/changefeed.h"
 #include "server/http/router.h"
@@ -125,6 +126,14 @@ Response AccessApi::listAudit(Request &req)
     if (!problem.isNull())
         return Response::problem(problem);
     const QString kind = req.queryValue(QStringLiteral("kind"));
+    // A kind no entry can have would answer an empty list that reads as "nothing happened".
+    // The kinds with a change feed (their descriptions in core/), and tokens.
+    QStringList kinds{QStringLiteral("token")};
+    for (const ResourceKind &k : resourceKinds())
+        if (!k.feedKind.isEmpty())
+            kinds.append(k.feedKind);
+    if (req.hasQuery(QStringLiteral("kind")) && !kinds.contains(kind))
+        return Response::problem(invalid(QStringLiteral("?kind"), QStringLiteral("expected one of %1").arg(kinds.join(QStringLiteral(", ")))));
     QString visible = QStringLiteral("(1 = 1 OR ? = '')");
     if (req.who().role == Actor::Provider)
         visible = QStringLiteral("provider_id = ?");

@@ -192,6 +192,10 @@ Response InstancesApi::list(Request &req)
         updatedAfter = timestamp(*at);
     }
     const QString owner = req.queryValue(QStringLiteral("owner"));
+    // An empty owner would read as no filter at all: every instance, where the caller asked for
+    // some owner's.
+    if (req.hasQuery(QStringLiteral("owner")) && owner.isEmpty())
+        return Response::problem(invalid(QStringLiteral("?owner"), QStringLiteral("expected an owner's name")));
 
     // One statement whatever the filters: unused ones compare against their neutral value.
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("SELECT ") + columns() + QStringLiteral(

@@ -175,6 +175,10 @@ void tst_BadInput::badRequest_data()
         {"revoke: unknown token", "DELETE", "/api/v1/tokens/99999", "", 404, "not-found", ""},
         // Query parameters.
         {"instances: bad status", "GET", "/api/v1/instances?status=BROKEN", "", 400, "invalid-request", "?status"},
+        // Empty, it would read as no filter: every instance where some owner's were asked for.
+        {"instances: empty owner", "GET", "/api/v1/instances?owner=", "", 400, "invalid-request", "?owner"},
+        // No entry has it: an empty list would read as "nothing happened".
+        {"audit: unknown kind", "GET", "/api/v1/audit?kind=bogus", "", 400, "invalid-request", "?kind"},
         {"instances: organization not a number", "GET", "/api/v1/instances?organization=abc", "", 400, "invalid-request", "?organization"},
         {"instances: provider zero", "GET", "/api/v1/instances?provider=0", "", 400, "invalid-request", "?provider"},
         {"instances: updated_after not a time", "GET", "/api/v1/instances?updated_after=yesterday", "", 400, "invalid-request", "?updated_after"},
