@@ -177,9 +177,11 @@ Response DeliveryApi::test(Request &req)
     if (!refused.isNull())
         return Response::problem(refused);
     // Signed with the secret of the newest instance registered on this URL: the provider checks
-    // it exactly as it checks real notifications.
+    // it exactly as it checks real notifications. Not a destroyed one's: nothing is signed for it
+    // any more (its secret cannot be rotated either), and its provider has forgotten it.
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
-        "SELECT id FROM instances WHERE provider_id = ? AND callback_url = ? AND secret IS NOT NULL ORDER BY id DESC LIMIT 1"));
+        "SELECT id FROM instances WHERE provider_id = ? AND callback_url = ? AND secret IS NOT NULL"
+        " AND status <> 'DESTROYED' ORDER BY id DESC LIMIT 1"));
     const qint64 provider = endpoint->value(QStringLiteral("provider_id")).toInteger();
     q.addBindValue(provider);
     q.addBindValue(url);
@@ -189,7 +191,7 @@ Response DeliveryApi::test(Request &req)
     q.finish();
     if (instance == 0)
         return Response::problem(Problem::make(409, QStringLiteral("no-registered-instance"), QStringLiteral("No registered instance"),
-                                               QStringLiteral("no instance is registered with %1, so there is no secret to sign with")
+                                               QStringLiteral("no instance that is not destroyed is registered with %1, so there is no secret to sign with")
                                                    .arg(url)));
     const QJsonObject body{{QStringLiteral("type"), DeliveryRepository::TestEvent},
                            {QStringLiteral("endpoint_id"), req.id()},

@@ -361,6 +361,11 @@ void tst_Destruction::acknowledgedThenDestroyed()
     const Reply rotated = m_server->post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(id), {}, m_server->operatorToken());
     QCOMPARE(rotated.status, 409);
     QCOMPARE(rotated.code(), QStringLiteral("instance-destroyed"));
+    // Nor a test event signed with its secret: it was the only instance on that endpoint.
+    const qint64 endpoint = deliveries(id).first().toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    const Reply test = m_server->post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint), {}, m_server->operatorToken());
+    QCOMPARE(test.status, 409);
+    QCOMPARE(test.code(), QStringLiteral("no-registered-instance"));
 }
 
 void tst_Destruction::awaitsStoppedAcknowledgement()
