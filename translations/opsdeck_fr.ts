@@ -1549,8 +1549,8 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <translation>%1 (%2)</translation>
     </message>
     <message>
-        <source>%1 (the last filter that read)</source>
-        <translation>%1 (dernier filtre lisible)</translation>
+        <source>%1 (by the last valid filter)</source>
+        <translation>%1 (selon le dernier filtre valide)</translation>
     </message>
     <message numerus="yes">
         <source>%n row(s)</source>

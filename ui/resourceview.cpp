@@ -385,7 +385,7 @@ void ResourceView::updateCounts()
         return;
     const int shown = m_model->rowCount();
     // While the line does not read, the rows shown are those of the last filter that did.
-    m_counts->setText(m_queryBroken ? tr("%1 (the last filter that read)").arg(tr("%n row(s)", nullptr, shown))
+    m_counts->setText(m_queryBroken ? tr("%1 (by the last valid filter)").arg(tr("%n row(s)", nullptr, shown))
                                     : tr("%n row(s)", nullptr, shown));
     if (shown == 0) {
         const QString empty = m_emptyText.isEmpty() ? tr("Nothing here yet.") : m_emptyText;

@@ -176,7 +176,7 @@ void tst_ResourceView::queries()
     QVERIFY(count);
     // While the line does not read, the rows are the last good filter's, and the count says so.
     const QString expected = rows == 1 ? QStringLiteral("1 row") : QStringLiteral("%1 rows").arg(rows);
-    QCOMPARE(count->text(), error.isEmpty() ? expected : expected + QStringLiteral(" (the last filter that read)"));
+    QCOMPARE(count->text(), error.isEmpty() ? expected : expected + QStringLiteral(" (by the last valid filter)"));
     if (error.isEmpty()) {
         QCOMPARE(view->queryError(), QString());
     } else {
@@ -414,7 +414,7 @@ void tst_ResourceView::queryThatDoesNotReadSaysWhatIsShown()
     QVERIFY(counts);
     QTRY_COMPARE(counts->text(), QStringLiteral("2 rows"));
     view->setQueryText(QStringLiteral("stte:failed"));
-    QTRY_COMPARE(counts->text(), QStringLiteral("2 rows (the last filter that read)"));
+    QTRY_COMPARE(counts->text(), QStringLiteral("2 rows (by the last valid filter)"));
     QVERIFY2(view->queryEdit()->toolTip().contains(QStringLiteral("unknown field")), qPrintable(view->queryEdit()->toolTip()));
     view->setQueryText(QStringLiteral("state:stopped"));
     QTRY_COMPARE(counts->text(), QStringLiteral("1 row"));
