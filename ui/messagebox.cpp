@@ -115,12 +115,13 @@ std::optional<QString> MessageBox::getText(QWidget *parent, const QString &title
     edit->setText(initial);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     QPushButton *ok = buttons->button(QDialogButtonBox::Ok);
-    ok->setEnabled(!initial.trimmed().isEmpty());
-    ok->setToolTip(QMessageBox::tr("Type something first: it is required."));
-    QObject::connect(edit, &QLineEdit::textChanged, ok, [ok](const QString &text) {
-        ok->setEnabled(!text.trimmed().isEmpty());
-        ok->setToolTip(text.trimmed().isEmpty() ? QMessageBox::tr("Type something first: it is required.") : QString());
-    });
+    const auto follow = [ok](const QString &text) {
+        const bool blank = text.trimmed().isEmpty();
+        ok->setEnabled(!blank);
+        ok->setToolTip(blank ? QMessageBox::tr("Type something first: it is required.") : QString());
+    };
+    follow(initial);
+    QObject::connect(edit, &QLineEdit::textChanged, ok, follow);
     QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
     QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     layout->addWidget(question);

@@ -128,10 +128,13 @@ Response AccessApi::listAudit(Request &req)
     const QString kind = req.queryValue(QStringLiteral("kind"));
     // A kind no entry can have would answer an empty list that reads as "nothing happened".
     // The kinds with a change feed (their descriptions in core/), and tokens.
-    QStringList kinds{QStringLiteral("token")};
-    for (const ResourceKind &k : resourceKinds())
-        if (!k.feedKind.isEmpty())
-            kinds.append(k.feedKind);
+    static const QStringList kinds = [] {
+        QStringList names{QStringLiteral("token")};
+        for (const ResourceKind &k : resourceKinds())
+            if (!k.feedKind.isEmpty())
+                names.append(k.feedKind);
+        return names;
+    }();
     if (req.hasQuery(QStringLiteral("kind")) && !kinds.contains(kind))
         return Response::problem(invalid(QStringLiteral("?kind"), QStringLiteral("expected one of %1").arg(kinds.join(QStringLiteral(", ")))));
     QString visible = QStringLiteral("(1 = 1 OR ? = '')");
