@@ -366,16 +366,15 @@ void MainWindow::onNavigation(int row)
     const Page &page = m_pages.at(row);
     // Only tables have a selection to detail; other pages get the whole width.
     m_detail->setVisible(page.view != nullptr);
-    // The detail pane follows the selection of the view being looked at.
-    if (page.view) {
-        const QJsonObject current = page.view->currentObject();
-        if (current.isEmpty())
-            m_detail->clear();
-        else
-            m_detail->showObject(page.kind, current);
-    } else {
-        m_detail->clear();
+    // The detail pane shows the row chosen in the page's tables (one at most has one).
+    for (const ResourceView *view : {page.view, page.secondary}) {
+        const QJsonObject chosen = view ? view->chosenObject() : QJsonObject();
+        if (const ResourceKind *kind = chosen.isEmpty() ? nullptr : resourceKindByName(view->kind().name)) {
+            m_detail->showObject(kind, chosen);
+            return;
+        }
     }
+    m_detail->clear();
 }
 
 void MainWindow::onCurrentObjectChanged(const QString &kindName, const QJsonObject &object)

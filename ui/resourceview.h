@@ -53,6 +53,8 @@ public:
     void setEmptyText(const QString &text);
 
     QJsonObject currentObject() const;
+    // The row chosen, which the detail pane shows: the current row once it is selected, else none.
+    QJsonObject chosenObject() const;
     // Makes the row of this id the current, selected and visible one; false when no row shows it
     // (not synced yet, or hidden by the filter).
     bool selectId(qint64 id);

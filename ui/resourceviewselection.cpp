@@ -144,4 +144,10 @@ QJsonObject ResourceView::currentObject() const
     return current.isValid() ? objectAt(current.row()) : QJsonObject();
 }
 
+QJsonObject ResourceView::chosenObject() const
+{
+    const QModelIndex current = m_table->currentIndex();
+    return current.isValid() && m_table->selectionModel()->isSelected(current) ? objectAt(current.row()) : QJsonObject();
+}
+
 } // namespace OpsDeck
