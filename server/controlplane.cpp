@@ -123,11 +123,11 @@ bool ControlPlane::start(Problem *error)
         tls.setLocalCertificate(cert);
         tls.setPrivateKey(key);
         tls.setProtocol(QSsl::SecureProtocols);
-        auto *server = new GuardedSslServer(m_options.maxBodyBytes, m_http);
+        auto *server = new GuardedSslServer(m_options.maxBodyBytes, m_options.idleTimeout, m_http);
         server->setSslConfiguration(tls);
         listener = server;
     } else {
-        listener = new GuardedTcpServer(m_options.maxBodyBytes, m_http);
+        listener = new GuardedTcpServer(m_options.maxBodyBytes, m_options.idleTimeout, m_http);
     }
     connect(m_http, &HttpServer::newWebSocketConnection, this, &ControlPlane::acceptWebSockets);
     QHostAddress address;

@@ -49,6 +49,7 @@ const char *const kUsageText =
     "                            [--instance-retention DURATION] [--auto-pause-window DURATION]\n"
     "                            [--delivery-concurrency N] [--endpoint-concurrency N]\n"
     "                            [--endpoint-stall-after DURATION] [--feed-retention N]\n"
+    "                            [--idle-timeout DURATION]\n"
     "       opsdeck-server migrate --database URL\n"
     "       opsdeck-server token create --database URL --role operator|provider|owner [--subject ID] [--name TEXT]\n"
     "       opsdeck-server token list --database URL\n"
@@ -76,6 +77,7 @@ const QList<Setting> &deliverySettings()
         {QStringLiteral("endpoint-concurrency"), QStringLiteral("endpoint_concurrency")},
         {QStringLiteral("endpoint-stall-after"), QStringLiteral("endpoint_stall_after")},
         {QStringLiteral("feed-retention"), QStringLiteral("feed_retention")},
+        {QStringLiteral("idle-timeout"), QStringLiteral("idle_timeout")},
     };
     return settings;
 }
@@ -130,7 +132,7 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
         return true;
     }
     if (flag == QLatin1String("instance-retention") || flag == QLatin1String("auto-pause-window")
-        || flag == QLatin1String("endpoint-stall-after")) {
+        || flag == QLatin1String("endpoint-stall-after") || flag == QLatin1String("idle-timeout")) {
         const auto d = parseDuration(value);
         if (!d) {
             *error = QStringLiteral("%1 expects a duration like 90s, 36h or 7d, got \"%2\"").arg(label, value);
@@ -145,6 +147,12 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
                 return false;
             }
             options->endpointStallAfter = *d;
+        } else if (flag == QLatin1String("idle-timeout")) {
+            if (d->count() < 1000) {
+                *error = QStringLiteral("%1 is at least 1s, got \"%2\"").arg(label, value);
+                return false;
+            }
+            options->idleTimeout = *d;
         } else if (d->count() < 1000) {
             *error = QStringLiteral("%1 is counted in whole seconds; at least 1s, got \"%2\"").arg(label, value);
             return false;
@@ -421,6 +429,7 @@ int main(int argc, char **argv)
         {QStringLiteral("endpoint-concurrency"), QStringLiteral("Callback attempts in flight per endpoint once it answers well (default 16)."), QStringLiteral("N")},
         {QStringLiteral("endpoint-stall-after"), QStringLiteral("Silence after which an endpoint that answered well, with attempts out, gets one at a time (default 5s)."), QStringLiteral("DURATION")},
         {QStringLiteral("feed-retention"), QStringLiteral("Change-feed events kept (default 100000)."), QStringLiteral("N")},
+        {QStringLiteral("idle-timeout"), QStringLiteral("How long a connection may wait for its next whole request (default 75s)."), QStringLiteral("DURATION")},
         {QStringLiteral("role"), QStringLiteral("Token role."), QStringLiteral("operator|provider|owner")},
         {QStringLiteral("subject"), QStringLiteral("Token subject: provider id or owner name."), QStringLiteral("ID")},
         {QStringLiteral("name"), QStringLiteral("Token name."), QStringLiteral("TEXT")},

@@ -19,6 +19,9 @@ struct ServerOptions
     std::chrono::seconds instanceRetention{std::chrono::hours(24 * 7)}; // STOPPED -> DESTROYED
     int maxBodyBytes = 1024 * 1024;    // larger bodies get 413
     int maxWaitSeconds = 60;           // long-poll ceiling
+    // A connection waits this long after its last answer (or its start) for a whole request:
+    // then it is closed, with 408 if part of one arrived. A long poll's wait is not counted.
+    std::chrono::milliseconds idleTimeout{std::chrono::seconds(75)};
     // Callback delivery (spec §3); tests shorten the times.
     bool deliveryWorker = true;        // false: deliveries are queued but never sent
     QString retrySchedule;             // "5s,5m,30m" (RetrySchedule::parseDelays); empty = the default

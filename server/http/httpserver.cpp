@@ -91,6 +91,8 @@ void HttpServer::write(QHttpServerResponder &responder, const Response &response
     for (const auto &h : r.headers)
         responder.writeHeader(h.first, h.second);
     responder.writeBody(withoutBody ? QByteArray() : r.body);
+    // After the answer's bytes: what the guard writes next (100 Continue) must follow them.
+    RequestGuard::answered(responder.socket());
 }
 
 bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket)
@@ -115,6 +117,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
             m_deferredFlush(socket);
     }
 
+    const bool http10 = RequestGuard::runs(socket);
     QElapsedTimer timer;
     timer.start();
     QHttpServerResponder responder = makeResponder(raw, socket);
@@ -132,8 +135,11 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     req.body = raw.body();
     req.raw = &raw;
     req.responder = &responder;
-    // The client asked for the connection to end with this answer (RFC 9112, 9.6).
-    req.closeAfter = hasToken(raw.value(QByteArrayLiteral("connection")), "close");
+    // The client asked for the connection to end with this answer (RFC 9112, 9.6); an HTTP/1.0
+    // client unless it asked to keep it (RFC 9112, 9.3).
+    const QByteArray connection = raw.value(QByteArrayLiteral("connection"));
+    const bool keepAlive10 = http10 && hasToken(connection, "keep-alive");
+    req.closeAfter = hasToken(connection, "close") || (http10 && !keepAlive10);
 
     const RouteMatch match = m_router.match(req.method, req.path);
     const Response r = dispatch(req, match);
@@ -144,8 +150,8 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     if (r.deferred)
         socket->setProperty(kDeferred, true);
     if (!r.deferred) {
-        write(responder, req.closeAfter ? Response(r).withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close")) : r,
-              head);
+        const QByteArray said = req.closeAfter ? QByteArrayLiteral("close") : keepAlive10 ? QByteArrayLiteral("keep-alive") : QByteArray();
+        write(responder, said.isEmpty() ? r : Response(r).withHeader(QByteArrayLiteral("Connection"), said), head);
         if (req.closeAfter)
             socket->disconnectFromHost();
     }

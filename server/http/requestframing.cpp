@@ -47,9 +47,9 @@ void RequestFraming::skip(qint64 n)
         requestEnds();
 }
 
-std::optional<qint64> RequestFraming::nextEnd(qint64 from)
+std::optional<RequestFraming::End> RequestFraming::nextEnd(qint64 from)
 {
-    while (!m_ends.isEmpty() && m_ends.first() <= from)
+    while (!m_ends.isEmpty() && m_ends.first().position <= from)
         m_ends.removeFirst();
     if (m_ends.isEmpty())
         return std::nullopt;
@@ -60,7 +60,9 @@ void RequestFraming::requestEnds()
 {
     m_state = State::RequestLine;
     m_headBytes = 0;
-    m_ends.append(m_position);
+    m_ends.append(End{m_position, m_http10});
+    m_headStart = m_position;
+    m_continue.reset();
 }
 
 std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes)
@@ -205,6 +207,14 @@ std::optional<RequestFraming::Refusal> RequestFraming::header(QByteArrayView tex
         if (value.compare("chunked", Qt::CaseInsensitive) != 0)
             return refuse(501, QStringLiteral("Transfer-Encoding \"%1\": only chunked is understood").arg(shown(value)));
         m_chunked = true;
+    } else if (name.compare("Host", Qt::CaseInsensitive) == 0) {
+        if (++m_hosts > 1)
+            return refuse(400, QStringLiteral("more than one Host"));
+    } else if (name.compare("Expect", Qt::CaseInsensitive) == 0) {
+        // An HTTP/1.0 client cannot have meant it (RFC 9110 10.1.1): ignored there.
+        if (value.compare("100-continue", Qt::CaseInsensitive) != 0 && !m_http10)
+            return refuse(417, QStringLiteral("Expect \"%1\": only 100-continue is met").arg(shown(value)));
+        m_expectContinue = !m_http10;
     }
     return {};
 }
@@ -216,7 +226,11 @@ std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
     // An HTTP/1.0 hop in between would not have taken the chunks apart (RFC 9112, 6.1).
     if (m_chunked && m_http10)
         return refuse(400, QStringLiteral("Transfer-Encoding in an HTTP/1.0 request"));
+    if (m_hosts == 0 && !m_http10)
+        return refuse(400, QStringLiteral("an HTTP/1.1 request without Host"));
     m_remaining = m_contentLength.value_or(0);
+    if (m_expectContinue && (m_chunked || m_remaining > 0))
+        m_continue = Continue{m_headStart, m_chunked ? std::nullopt : m_contentLength};
     if (m_chunked)
         m_state = State::ChunkSize;
     else if (m_remaining > 0)
@@ -225,6 +239,8 @@ std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
         requestEnds();
     m_contentLength.reset();
     m_chunked = false;
+    m_hosts = 0;
+    m_expectContinue = false;
     m_headBytes = 0;
     return {};
 }

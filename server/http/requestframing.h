@@ -16,7 +16,10 @@ namespace OpsDeck {
 // front that frames them as the standard says would pass those bytes as a body: a request hidden
 // there would reach the routes unseen (request smuggling). This follows the framing of RFC 9112
 // over the bytes as they arrive and refuses, before they are parsed, any request whose end is
-// not certain: the connection then ends with that answer.
+// not certain: the connection then ends with that answer. It also holds each request to what
+// HTTP/1.1 asks of its head that QHttpServer does not check (exactly one Host, RFC 9112 3.2; no
+// expectation but 100-continue, RFC 9110 10.1.1), and notes what the guard answers for QHttpServer:
+// each request's version, and a request waiting for 100 Continue before it sends its body.
 class RequestFraming final
 {
 public:
@@ -24,6 +27,20 @@ public:
     {
         int status = 400;
         QString detail;
+    };
+
+    // Where a whole request ends (a position) and what the guard needs to know of it.
+    struct End
+    {
+        qint64 position = 0;
+        bool http10 = false; // an HTTP/1.0 request: its connection ends with the answer unless it asks to keep it
+    };
+
+    // A request that asked for 100 Continue (RFC 9110 10.1.1) and whose body has not all arrived.
+    struct Continue
+    {
+        qint64 headStart = 0;                // where its head began
+        std::optional<qint64> contentLength; // none when chunked
     };
 
     // The head of one request (request line and header fields) may take at most this many bytes.
@@ -42,9 +59,13 @@ public:
 
     // How many bytes of the connection were fed (or skipped) so far.
     qint64 position() const { return m_position; }
-    // Where the first request that ends after `from` ends (a position), if it was fed; the ends
-    // up to `from` are forgotten.
-    std::optional<qint64> nextEnd(qint64 from);
+    // The first request that ends after `from` (a position), if it was fed; the ends up to `from`
+    // are forgotten.
+    std::optional<End> nextEnd(qint64 from);
+    // The request being read, once its head is whole, if it waits for 100 Continue.
+    const std::optional<Continue> &continueWanted() const { return m_continue; }
+    // Whether no byte of a next request has arrived since the last one ended (empty lines aside).
+    bool betweenRequests() const { return m_state == State::RequestLine && m_line.isEmpty(); }
 
 private:
     enum class State { RequestLine, Headers, Body, ChunkSize, ChunkData, ChunkEnd, Trailers };
@@ -65,8 +86,12 @@ private:
     std::optional<qint64> m_contentLength;
     bool m_chunked = false;
     bool m_http10 = false;
+    int m_hosts = 0;             // Host fields of the current head
+    bool m_expectContinue = false;
+    qint64 m_headStart = 0;      // where the current request began
+    std::optional<Continue> m_continue;
     qint64 m_position = 0;  // of the byte being looked at
-    QList<qint64> m_ends;   // where requests ended, in order
+    QList<End> m_ends;      // where requests ended, in order
     std::optional<Refusal> m_refused;
 };
 

@@ -23,24 +23,53 @@ constexpr int kLingerMs = 2000;
 
 } // namespace
 
-void RequestGuard::install(QTcpSocket *socket, qint64 maxBodyBytes)
+void RequestGuard::install(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout)
 {
     if (socket)
-        new RequestGuard(socket, maxBodyBytes + HeaderRoom);
+        new RequestGuard(socket, maxBodyBytes, idleTimeout);
+}
+
+RequestGuard *RequestGuard::of(QTcpSocket *socket)
+{
+    return socket ? socket->findChild<RequestGuard *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
 }
 
 void RequestGuard::remove(QTcpSocket *socket)
 {
-    if (RequestGuard *guard = socket ? socket->findChild<RequestGuard *>(QString(), Qt::FindDirectChildrenOnly) : nullptr) {
+    if (RequestGuard *guard = of(socket)) {
         if (!guard->m_refused)
             delete guard;
     }
 }
 
-RequestGuard::RequestGuard(QTcpSocket *socket, qint64 limit)
+bool RequestGuard::runs(QTcpSocket *socket)
+{
+    RequestGuard *guard = of(socket);
+    if (!guard)
+        return false;
+    ++guard->m_owed;
+    guard->m_idle.stop();
+    return guard->m_parsedHttp10;
+}
+
+void RequestGuard::answered(QTcpSocket *socket)
+{
+    RequestGuard *guard = of(socket);
+    if (!guard || guard->m_owed == 0)
+        return;
+    if (--guard->m_owed > 0)
+        return;
+    // Answered while QHttpServer runs the request: every request up to m_parsed has run.
+    guard->continueIfWaited(guard->m_parsed);
+    if (!guard->m_refused)
+        guard->m_idle.start();
+}
+
+RequestGuard::RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout)
     : QObject(socket)
     , m_socket(socket)
-    , m_limit(limit)
+    , m_maxBodyBytes(maxBodyBytes)
+    , m_limit(maxBodyBytes + HeaderRoom)
 {
     connect(socket, &QIODevice::readyRead, this, &RequestGuard::onReadyRead);
     // An answer written: what the client sends from now on is its next request.
@@ -48,6 +77,10 @@ RequestGuard::RequestGuard(QTcpSocket *socket, qint64 limit)
         if (!m_refused)
             m_unanswered = 0;
     });
+    m_idle.setSingleShot(true);
+    m_idle.setInterval(idleTimeout);
+    connect(&m_idle, &QTimer::timeout, this, &RequestGuard::onIdle);
+    m_idle.start();
 }
 
 void RequestGuard::onReadyRead()
@@ -82,16 +115,35 @@ void RequestGuard::onReadyRead()
         refuseOrRunTheNextWhole();
         return;
     }
+    if (const auto &wanted = m_framing.continueWanted(); wanted && wanted->contentLength.value_or(0) > m_maxBodyBytes) {
+        // Refused before the client sends the body it was going to wait to send.
+        m_pending = RequestFraming::Refusal{413, QStringLiteral("the body announced has %1 bytes; the limit is %2")
+                                                     .arg(*wanted->contentLength)
+                                                     .arg(m_maxBodyBytes)};
+        refuseOrRunTheNextWhole();
+        return;
+    }
+    const qint64 parsedBefore = m_parsed;
     // Where QHttpServer's pass now stops (the requests it ends at agree with the guard's, or the
     // guard would have refused them).
-    const std::optional<qint64> end = m_framing.nextEnd(m_parsed);
-    m_parsed = end && *end <= m_parsed + available ? *end : m_parsed + available;
+    const std::optional<RequestFraming::End> end = m_framing.nextEnd(m_parsed);
+    if (end && end->position <= m_parsed + available)
+        parsesTo(end->position, end->http10);
+    else
+        parsesTo(m_parsed + available);
+    continueIfWaited(parsedBefore);
     m_unanswered += fresh;
     if (m_unanswered > m_limit)
         refuse(413, QStringLiteral("payload-too-large"), QStringLiteral("Payload too large"),
                QStringLiteral("more than %1 bytes arrived for one request; the body limit is %2")
                    .arg(m_limit)
-                   .arg(m_limit - HeaderRoom));
+                   .arg(m_maxBodyBytes));
+}
+
+void RequestGuard::parsesTo(qint64 end, bool http10)
+{
+    m_parsed = end;
+    m_parsedHttp10 = http10;
 }
 
 void RequestGuard::refuseOrRunTheNextWhole()
@@ -101,12 +153,14 @@ void RequestGuard::refuseOrRunTheNextWhole()
     // one (and leaves the rest for a pass of its own), whose answer is written before the
     // refusal. A request among them that asks to close the connection ends it without a refusal
     // (the check at the top of onReadyRead()).
-    if (const std::optional<qint64> end = m_framing.nextEnd(m_parsed)) {
-        m_parsed = *end;
+    if (const std::optional<RequestFraming::End> end = m_framing.nextEnd(m_parsed)) {
+        parsesTo(end->position, end->http10);
         return;
     }
     static const QHash<int, std::pair<QString, QString>> names{
         {400, {QStringLiteral("malformed-request"), QStringLiteral("Malformed request")}},
+        {413, {QStringLiteral("payload-too-large"), QStringLiteral("Payload too large")}},
+        {417, {QStringLiteral("expectation-failed"), QStringLiteral("Expectation failed")}},
         {431, {QStringLiteral("headers-too-large"), QStringLiteral("Request header fields too large")}},
         {501, {QStringLiteral("not-implemented"), QStringLiteral("Not implemented")}},
         {505, {QStringLiteral("http-version-not-supported"), QStringLiteral("HTTP version not supported")}}};
@@ -114,9 +168,32 @@ void RequestGuard::refuseOrRunTheNextWhole()
     refuse(m_pending->status, name.first, name.second, m_pending->detail);
 }
 
+void RequestGuard::continueIfWaited(qint64 parsed)
+{
+    const auto &wanted = m_framing.continueWanted();
+    if (!wanted || m_owed > 0 || m_refused || m_pending || wanted->headStart > parsed || m_continued == wanted->headStart)
+        return;
+    m_continued = wanted->headStart;
+    m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+void RequestGuard::onIdle()
+{
+    if (m_refused || m_owed > 0)
+        return;
+    if (m_framing.betweenRequests() && m_framing.position() == m_parsed) {
+        // Nothing owed and nothing begun: a kept-alive connection nobody uses.
+        m_socket->disconnectFromHost();
+        return;
+    }
+    refuse(408, QStringLiteral("request-timeout"), QStringLiteral("Request timeout"),
+           QStringLiteral("no whole request arrived within %1 ms").arg(m_idle.interval()));
+}
+
 void RequestGuard::refuse(int status, const QString &code, const QString &title, const QString &detail)
 {
     m_refused = true;
+    m_idle.stop();
     m_socket->readAll();
     const Response r = Response::problem(Problem::make(status, code, title, detail));
     m_socket->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + title.toLatin1() + "\r\nContent-Type: "

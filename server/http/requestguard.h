@@ -5,6 +5,9 @@
 
 #include <QObject>
 #include <QTcpServer>
+#include <QTimer>
+
+#include <chrono>
 
 #if QT_CONFIG(ssl)
 #include <QSslServer>
@@ -23,7 +26,14 @@ namespace OpsDeck {
 //   could answer. Bodies just over the limit still reach the route's own 413;
 // - a request's end is not certain (RequestFraming: 400, 431, 501 or 505), which QHttpServer
 //   would guess, taking the rest of a body for a request of its own. Whole requests that arrived
-//   before it are run and answered first.
+//   before it are run and answered first;
+// - a request asks for 100 Continue with a Content-Length over the body limit (413, at once);
+// - no whole request arrived within the idle timeout of the connection's last answer (or of its
+//   start) while part of one did (408). A connection that is simply idle that long is closed.
+// It also does for QHttpServer 6.4 what HTTP/1.1 asks and that version does not: it writes
+// "100 Continue" to a client that waits for it before sending a body (once every earlier answer
+// is written), and tells the server each request's version (an HTTP/1.0 connection ends with its
+// answer unless the client asked to keep it).
 class RequestGuard final : public QObject
 {
     Q_OBJECT
@@ -38,22 +48,39 @@ public:
 
     // Guards `socket` (and is its child). Install it before anything else connects to the
     // socket's readyRead: it must see the bytes first.
-    static void install(QTcpSocket *socket, qint64 maxBodyBytes);
+    static void install(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout);
     // A connection upgraded to a WebSocket is no longer HTTP requests: stop guarding it.
     static void remove(QTcpSocket *socket);
+    // QHttpServer runs the next request of `socket`; an answer is owed until answered(). Whether
+    // that request is HTTP/1.0.
+    static bool runs(QTcpSocket *socket);
+    // An answer to a request of `socket` was written (deferred ones too).
+    static void answered(QTcpSocket *socket);
 
 private:
-    RequestGuard(QTcpSocket *socket, qint64 limit);
+    RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout);
+    static RequestGuard *of(QTcpSocket *socket);
     void onReadyRead();
+    // QHttpServer's pass parses up to `end` (a request's end, or all that arrived).
+    void parsesTo(qint64 end, bool http10 = false);
     // A refusal found: the whole requests before it are run first, one a pass.
     void refuseOrRunTheNextWhole();
+    // Writes 100 Continue when a request waits for it and every request before it was run (all of
+    // them parsed up to `parsed`) and answered.
+    void continueIfWaited(qint64 parsed);
+    void onIdle();
     void refuse(int status, const QString &code, const QString &title, const QString &detail);
 
     QTcpSocket *m_socket;
+    qint64 m_maxBodyBytes;
     qint64 m_limit;
     qint64 m_unanswered = 0;
     RequestFraming m_framing{HeaderRoom};
     qint64 m_parsed = 0; // position in the connection's bytes up to which QHttpServer has parsed
+    bool m_parsedHttp10 = false; // the request ending at m_parsed, which QHttpServer runs
+    int m_owed = 0;              // requests run and not yet answered
+    std::optional<qint64> m_continued; // the head start of the request told 100 Continue
+    QTimer m_idle;
     std::optional<RequestFraming::Refusal> m_pending; // found, to be answered after the whole requests before it
     bool m_refused = false;
 };
@@ -64,21 +91,23 @@ template <typename Server>
 class GuardedServer final : public Server
 {
 public:
-    explicit GuardedServer(qint64 maxBodyBytes, QObject *parent = nullptr)
+    GuardedServer(qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout, QObject *parent = nullptr)
         : Server(parent)
         , m_maxBodyBytes(maxBodyBytes)
+        , m_idleTimeout(idleTimeout)
     {
     }
 
     QTcpSocket *nextPendingConnection() override
     {
         QTcpSocket *socket = Server::nextPendingConnection();
-        RequestGuard::install(socket, m_maxBodyBytes);
+        RequestGuard::install(socket, m_maxBodyBytes, m_idleTimeout);
         return socket;
     }
 
 private:
     qint64 m_maxBodyBytes;
+    std::chrono::milliseconds m_idleTimeout;
 };
 
 using GuardedTcpServer = GuardedServer<QTcpServer>;

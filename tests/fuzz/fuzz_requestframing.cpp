@@ -17,7 +17,7 @@ constexpr qint64 kMaxHead = 512; // small, so inputs of a few KiB reach the head
 struct Verdict
 {
     std::optional<int> status;
-    QList<qint64> ends;
+    QList<std::pair<qint64, bool>> ends; // position, HTTP/1.0
     qint64 position = 0;
 };
 
@@ -25,16 +25,20 @@ Verdict collect(RequestFraming &framing, const std::optional<RequestFraming::Ref
 {
     Verdict v;
     if (refusal) {
-        FUZZ_CHECK(refusal->status == 400 || refusal->status == 431 || refusal->status == 501 || refusal->status == 505);
+        FUZZ_CHECK(refusal->status == 400 || refusal->status == 417 || refusal->status == 431 || refusal->status == 501
+                   || refusal->status == 505);
         FUZZ_CHECK(!refusal->detail.isEmpty());
         v.status = refusal->status;
     }
     v.position = framing.position();
-    for (std::optional<qint64> end = framing.nextEnd(0); end; end = framing.nextEnd(*end)) {
-        FUZZ_CHECK(*end > 0 && *end <= v.position);
-        FUZZ_CHECK(v.ends.isEmpty() || *end > v.ends.last());
-        v.ends.append(*end);
+    for (auto end = framing.nextEnd(0); end; end = framing.nextEnd(end->position)) {
+        FUZZ_CHECK(end->position > 0 && end->position <= v.position);
+        FUZZ_CHECK(v.ends.isEmpty() || end->position > v.ends.last().first);
+        v.ends.append({end->position, end->http10});
     }
+    // A request waiting for 100 Continue began where the last one ended (or at the start).
+    if (const auto &wanted = framing.continueWanted())
+        FUZZ_CHECK(wanted->headStart == (v.ends.isEmpty() ? 0 : v.ends.last().first));
     return v;
 }
 

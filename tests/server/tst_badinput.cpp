@@ -26,6 +26,10 @@ private slots:
     void pipelinedRequestsAcrossReads();
     void headAnswersWithoutABody();
     void connectionCloseIsHonoured();
+    void http10EndsUnlessKeptAlive();
+    void hostIsRequired();
+    void continueIsSentWhenAwaited();
+    void idleConnectionsEnd();
     void stillHealthyAndUnchanged();
 
 private:
@@ -44,11 +48,19 @@ private:
     QByteArray exchange(const QByteArray &bytes) { return exchange(QByteArrayList{bytes}); }
 };
 
+namespace {
+
+// The test server's idle timeout: longer than exchange()'s pauses between segments.
+constexpr int kIdleMs = 2000;
+
+} // namespace
+
 void tst_BadInput::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
     ServerOptions options;
     options.deliveryWorker = false; // the delivery keeps its version unless a request changes it
+    options.idleTimeout = std::chrono::milliseconds(kIdleMs);
     m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
     m_org = m_server->createOrganization(QStringLiteral("Customer"));
@@ -526,6 +538,90 @@ void tst_BadInput::connectionCloseIsHonoured()
     const qsizetype second = inOrder.indexOf("HTTP/1.1 200", 1);
     QVERIFY2(inOrder.indexOf("\"events\"") < second, inOrder.constData());
     QVERIFY2(inOrder.indexOf("delivery_worker", second) > second, inOrder.constData());
+}
+
+void tst_BadInput::http10EndsUnlessKeptAlive()
+{
+    // An HTTP/1.0 request ends its connection with the answer (RFC 9112, 9.3): the request after
+    // it is not run.
+    const QByteArray get = "GET /healthz HTTP/1.0\r\n\r\n";
+    const QByteArray closed = exchange(get + get);
+    QVERIFY2(closed.startsWith("HTTP/1.1 200"), closed.left(300).constData());
+    QVERIFY2(closed.contains("Connection: close"), closed.constData());
+    QCOMPARE(closed.count("HTTP/1.1 "), 1);
+
+    // Unless it asks to keep it: then the next one is run, and the answer says it is kept.
+    const QByteArray kept = exchange("GET /healthz HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n" + get + get);
+    QCOMPARE(kept.count("HTTP/1.1 200"), 2);
+    QVERIFY2(kept.indexOf("Connection: keep-alive") < kept.indexOf("HTTP/1.1 200", 1), kept.constData());
+    QVERIFY2(kept.indexOf("Connection: close") > kept.indexOf("HTTP/1.1 200", 1), kept.constData());
+}
+
+void tst_BadInput::hostIsRequired()
+{
+    // RFC 9112, 3.2: an HTTP/1.1 request without Host, or with two, is answered 400.
+    for (const QByteArray &head : {QByteArray("GET /healthz HTTP/1.1\r\n\r\n"),
+                                   QByteArray("GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n")}) {
+        const QByteArray answer = exchange(head);
+        QVERIFY2(answer.startsWith("HTTP/1.1 400"), answer.left(300).constData());
+        QVERIFY2(answer.contains("Host"), answer.constData());
+        QVERIFY(answer.contains("application/problem+json"));
+    }
+}
+
+void tst_BadInput::continueIsSentWhenAwaited()
+{
+    // A client that waits for 100 Continue before sending its body (curl does for bodies over
+    // 1 MiB) gets it as soon as its head arrives; ahead of it, the answers to what it sent before.
+    const QUrl base = m_server->baseUrl();
+    const QByteArray body = R"({"role": "owner", "subject": "continued"})";
+    const QByteArray head = "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + m_server->operatorToken().toUtf8() + "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                            "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n";
+    for (const QByteArray &before : {QByteArray(), QByteArray("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")}) {
+        QTcpSocket socket;
+        socket.connectToHost(base.host(), quint16(base.port()));
+        QVERIFY(socket.waitForConnected(10000));
+        QByteArray answer;
+        connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
+        socket.write(before + head);
+        // The client sends nothing more until it hears 100 Continue.
+        QTRY_VERIFY_WITH_TIMEOUT(answer.contains("HTTP/1.1 100 Continue\r\n\r\n"), kIdleMs);
+        QVERIFY2(answer.endsWith("HTTP/1.1 100 Continue\r\n\r\n"), answer.constData());
+        if (!before.isEmpty())
+            QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.constData());
+        socket.write(body);
+        QTRY_VERIFY_WITH_TIMEOUT(answer.contains("HTTP/1.1 201") && answer.endsWith("}"), 10000);
+        QCOMPARE(answer.count("100 Continue"), 1);
+    }
+
+    // A body announced over the limit is refused at once, before the client sends it.
+    const QByteArray tooLarge = exchange("POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
+                                         + QByteArray::number(64 * 1024 * 1024) + "\r\n\r\n");
+    QVERIFY2(tooLarge.startsWith("HTTP/1.1 413"), tooLarge.left(300).constData());
+    QVERIFY(!tooLarge.contains("100 Continue"));
+
+    // An expectation the server cannot meet (RFC 9110, 10.1.1).
+    const QByteArray unmet = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: the-moon\r\n\r\n");
+    QVERIFY2(unmet.startsWith("HTTP/1.1 417"), unmet.left(300).constData());
+}
+
+void tst_BadInput::idleConnectionsEnd()
+{
+    // A connection that sends nothing is closed after the idle timeout, without an answer.
+    QCOMPARE(exchange(QByteArrayList{}), QByteArray());
+    // One that sent part of a request hears 408 (RFC 9110, 15.5.9) and is closed.
+    const QByteArray partial = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    QVERIFY2(partial.startsWith("HTTP/1.1 408"), partial.left(300).constData());
+    QVERIFY(partial.contains("request-timeout"));
+    // The timeout counts from the last answer: a long poll longer than it is answered in full,
+    // and its connection is closed only after the same idle time again.
+    const QByteArray token = "Authorization: Bearer " + m_server->operatorToken().toUtf8() + "\r\n";
+    const QByteArray polled = exchange("GET /api/v1/events?wait=" + QByteArray::number(2 * kIdleMs / 1000) + " HTTP/1.1\r\nHost: x\r\n"
+                                       + token + "\r\n");
+    QVERIFY2(polled.startsWith("HTTP/1.1 200"), polled.left(300).constData());
+    QVERIFY(polled.contains("\"events\""));
+    QCOMPARE(polled.count("HTTP/1.1 "), 1);
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()

@@ -7,6 +7,7 @@
 
 #include <QRegularExpression>
 #include <QSqlQuery>
+#include <QTcpSocket>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -158,7 +159,8 @@ void tst_Cli::serveFromConfigFile()
     QVERIFY(config.open(QIODevice::WriteOnly));
     config.write(QJsonDocument(QJsonObject{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
                                            {QStringLiteral("database"), db.url()},
-                                           {QStringLiteral("feed_retention"), 3}})
+                                           {QStringLiteral("feed_retention"), 3},
+                                           {QStringLiteral("idle_timeout"), QStringLiteral("1s")}})
                      .toJson());
     config.close();
     ServerProcess server;
@@ -169,6 +171,11 @@ void tst_Cli::serveFromConfigFile()
                                   QStringLiteral(R"({"name": "O%1"})").arg(i).toUtf8(), bearer).status, 201);
     // The retention of the file applies: the oldest cursors are gone.
     QTRY_COMPARE(TestServer::send(server.baseUrl(), "GET", QStringLiteral("/api/v1/events?after=1"), {}, bearer).status, 410);
+    // So does its idle timeout (of 1 s, where the default is 75 s): a silent connection is closed.
+    QTcpSocket idle;
+    idle.connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
+    QVERIFY(idle.waitForConnected(10000));
+    QTRY_COMPARE_WITH_TIMEOUT(idle.state(), QAbstractSocket::UnconnectedState, 30000);
     QCOMPARE(server.terminate(), 0);
 }
 
@@ -245,6 +252,7 @@ void tst_Cli::badConfigValues_data()
     QTest::newRow("endpoint concurrency") << QStringLiteral("endpoint_concurrency") << QJsonValue(0);
     QTest::newRow("endpoint stall") << QStringLiteral("endpoint_stall_after") << QJsonValue(QStringLiteral("soon"));
     QTest::newRow("feed retention") << QStringLiteral("feed_retention") << QJsonValue(QStringLiteral("all"));
+    QTest::newRow("idle timeout") << QStringLiteral("idle_timeout") << QJsonValue(QStringLiteral("500ms"));
     // The keys outside the table: a wrong type or an unusable value is refused the same way.
     QTest::newRow("retention in seconds, negative") << QStringLiteral("instance_retention_seconds") << QJsonValue(-100);
     QTest::newRow("retention in seconds, zero") << QStringLiteral("instance_retention_seconds") << QJsonValue(0);
@@ -330,6 +338,7 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("endpoint stall zero") << serve("--endpoint-stall-after", "0s");
     QTest::newRow("endpoint stall under the floor") << serve("--endpoint-stall-after", "100ms");
     QTest::newRow("feed retention negative") << serve("--feed-retention", "-1");
+    QTest::newRow("idle timeout under a second") << serve("--idle-timeout", "200ms");
 }
 
 void tst_Cli::usageErrors()
