@@ -18,6 +18,9 @@ const StateMachine &machine()
             // provider has the notification, whatever the cancel meant to spare it.
             {Cancelled, QStringLiteral("deliver"), Delivered, worker,
              QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Delivered (in flight when cancelled)"))},
+            // The same for an attempt in flight when a newer notification superseded it.
+            {Superseded, QStringLiteral("deliver"), Delivered, worker,
+             QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Delivered (in flight when superseded)"))},
             {Pending, QStringLiteral("exhaust"), Failed, worker,
              QStringLiteral(QT_TRANSLATE_NOOP("OpsDeck::StateMachine", "Give up"))},
             {Pending, supersede, Superseded, worker,

@@ -1711,6 +1711,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>Restore</source>
         <translation>Restaurer</translation>
     </message>
+    <message>
+        <source>Delivered (in flight when superseded)</source>
+        <translation>Livrée (partie avant d&apos;être remplacée)</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::SyncEngine</name>

@@ -368,8 +368,9 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
             return result;
     } else {
         // Another worker owns it now, or it was superseded or cancelled meanwhile: the attempt is
-        // logged and counted, the state stays. Except that a cancelled one this worker still held
-        // and the provider acknowledged was delivered: the cancel came too late to spare it.
+        // logged and counted, the state stays. Except that one this worker still held and the
+        // provider acknowledged was delivered: the provider has it, whatever the cancel meant to
+        // spare it or the newer notification made of it (that one waited for this attempt).
         QSqlQuery &cur = m_db.query(QStringLiteral("SELECT state, lease_owner FROM deliveries WHERE id = ?"));
         cur.addBindValue(target.id);
         if (!cur.exec() || !cur.next()) {
@@ -380,8 +381,8 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         const QString state = cur.value(0).toString();
         result.leaseLost = cur.value(1).toString() != owner;
         cur.finish();
-        const bool deliveredAfterCancel = !result.leaseLost && state == Delivery::Cancelled
-                                          && outcome.verdict == AttemptOutcome::Verdict::Delivered;
+        const bool deliveredAnyway = !result.leaseLost && (state == Delivery::Cancelled || state == Delivery::Superseded)
+                                     && outcome.verdict == AttemptOutcome::Verdict::Delivered;
         QSqlQuery &upd = m_db.query(QStringLiteral(
             "UPDATE deliveries SET attempts = attempts + 1, logged_attempts = logged_attempts + 1, last_status = ?,"
             " last_error = ?, lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,"
@@ -392,7 +393,7 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         upd.addBindValue(textOrNull(lastError));
         upd.addBindValue(!result.leaseLost);
         upd.addBindValue(!result.leaseLost);
-        upd.addBindValue(deliveredAfterCancel);
+        upd.addBindValue(deliveredAnyway);
         upd.addBindValue(now);
         upd.addBindValue(target.id);
         if (!upd.exec() || !upd.next()) {
@@ -402,11 +403,14 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
         }
         result.attempt = upd.value(0).toInt();
         upd.finish();
-        if (deliveredAfterCancel
+        if (deliveredAnyway
             && !m_journal.audit(workerCaller(),
-                                {QStringLiteral("deliver"), kDelivery, target.id, Delivery::Cancelled, Delivery::Delivered,
-                                 QStringLiteral("the provider acknowledged an attempt that was in flight when the delivery "
-                                                "was cancelled")},
+                                {QStringLiteral("deliver"), kDelivery, target.id, state, Delivery::Delivered,
+                                 state == Delivery::Cancelled
+                                     ? QStringLiteral("the provider acknowledged an attempt that was in flight when the "
+                                                      "delivery was cancelled")
+                                     : QStringLiteral("the provider acknowledged an attempt that was in flight when a "
+                                                      "newer notification superseded the delivery")},
                                 Audience{target.providerId, {}, false}, error))
             return result;
         if (!emitDelivery(target.id, QStringLiteral("updated"), error))

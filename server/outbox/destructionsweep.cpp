@@ -222,11 +222,15 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
     if (!latest(m_db, id, Instance::DestroyedEvent, &destroyed, error))
         return false;
     if (destroyed.id == 0) {
+        // The version the instance will have once DESTROYED: this transaction's setAwaiting() takes
+        // the next one, the destruction the one after. (Should the callback fail and be retried,
+        // the awaiting_ack bookkeeping meanwhile takes versions too, and DESTROYED comes later than
+        // the body says; it is never earlier than a version the provider was told before.)
         const QJsonObject body{{QStringLiteral("type"), Instance::DestroyedEvent},
                                {QStringLiteral("instance_id"), id},
                                {QStringLiteral("status"), Instance::Destroyed},
                                {QStringLiteral("previous_status"), Instance::Stopped},
-                               {QStringLiteral("version"), version + 1},
+                               {QStringLiteral("version"), version + 2},
                                {QStringLiteral("changed_at"), nowTimestamp()},
                                {QStringLiteral("organization_id"), organization}};
         const auto d = m_repository.enqueue(id, Instance::DestroyedEvent, body, error);

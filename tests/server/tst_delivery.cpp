@@ -35,6 +35,7 @@ private slots:
     void redirectIsFailure();
     void supersededWhilePaused();
     void supersedeKeepsInFlightLease();
+    void supersededInFlightAcknowledgedIsDelivered();
     void giveUpAtSetAtCreation();
     void cancelPending();
     void retryNow();
@@ -349,6 +350,33 @@ void tst_Delivery::supersedeKeepsInFlightLease()
             seen = true;
     }
     QVERIFY2(seen, r.body.constData());
+}
+
+void tst_Delivery::supersededInFlightAcknowledgedIsDelivered()
+{
+    // The provider answers 2xx after a newer notification superseded the one on the wire: it has
+    // that one, which is DELIVERED, not SUPERSEDED; the newer one follows it.
+    DemoProvider provider;
+    const qint64 instance = newInstance(QStringLiteral("slowack"));
+    const QString secret = registerOn(instance, &provider, QStringLiteral("/slow/700/s"));
+    startProvider(&provider, {secret});
+    const qint64 first = deliveries(instance).at(0).toObject().value(QStringLiteral("id")).toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(!leaseOwner(first).isEmpty(), Patience);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
+    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+
+    QTRY_COMPARE_WITH_TIMEOUT(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
+    QCOMPARE(delivery(first).value(QStringLiteral("last_status")).toInt(), 200);
+    const QJsonArray audit = m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1").arg(first), m_server->operatorToken()).items();
+    QVERIFY2(!audit.isEmpty(), "no audit entry");
+    const QJsonObject entry = audit.first().toObject();
+    QCOMPARE(entry.value(QStringLiteral("action")).toString(), QStringLiteral("deliver"));
+    QCOMPARE(entry.value(QStringLiteral("from")).toString(), QStringLiteral("SUPERSEDED"));
+    const QJsonArray list = deliveries(instance);
+    const qint64 newest = list.at(list.size() - 1).toObject().value(QStringLiteral("id")).toInteger();
+    QTRY_COMPARE_WITH_TIMEOUT(delivery(newest).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
+    const QList<QJsonObject> lines = logLines(provider);
+    QCOMPARE(lines.last().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
 }
 
 void tst_Delivery::giveUpAtSetAtCreation()

@@ -313,8 +313,9 @@ void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight_data()
 void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight()
 {
     // A notification queued while an older one of its instance is on the wire (a destruction
-    // callback) supersedes it at once, lease kept: the newer one waits for that attempt, and
-    // recording it leaves the state as it is, so nothing stale is left for the poll's pass.
+    // callback) supersedes it at once, lease kept: the newer one waits for that attempt. Recording
+    // it leaves nothing stale for the poll's pass: acknowledged, the older one was delivered (the
+    // provider has it); otherwise it stays superseded.
     QFETCH(QString, eventType);
     QFETCH(QChar, answer);
     const bool replaces = eventType != DeliveryRepository::TestEvent;
@@ -341,8 +342,13 @@ void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight()
     QList<RecordResult> results;
     QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(first.at(0), answer)}, kOwner, std::chrono::hours(24), &results, &problem),
              qPrintable(problem.detail));
-    QCOMPARE(text(*m_db, state), replaces ? QStringLiteral("SUPERSEDED")
-                                          : answer == QLatin1Char('D') ? QStringLiteral("DELIVERED") : QStringLiteral("PENDING"));
+    QCOMPARE(text(*m_db, state), answer == QLatin1Char('D') ? QStringLiteral("DELIVERED")
+                                 : replaces                 ? QStringLiteral("SUPERSEDED")
+                                                            : QStringLiteral("PENDING"));
+    if (replaces && answer == QLatin1Char('D'))
+        QCOMPARE(text(*m_db, QStringLiteral("SELECT from_state FROM audit WHERE action = 'deliver' AND object_id = %1")
+                                  .arg(first.at(0).id)),
+                 QStringLiteral("SUPERSEDED"));
     QCOMPARE(m_repo->supersedeStale(&problem), 0);
     const QList<DeliveryTarget> next = m_rig->claimAll(10);
     QCOMPARE(next.size(), 1);

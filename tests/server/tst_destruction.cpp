@@ -357,6 +357,10 @@ void tst_Destruction::acknowledgedThenDestroyed()
     QCOMPARE(lines.last().value(QStringLiteral("type")).toString(), QStringLiteral("instance.destroyed"));
     QCOMPARE(lines.last().value(QStringLiteral("signature_valid")).toBool(), true);
     QCOMPARE(lines.at(lines.size() - 2).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
+    // The destruction callback names the version the instance has as DESTROYED, after the one of
+    // the STOPPED notification.
+    QCOMPARE(lines.last().value(QStringLiteral("version")).toInteger(), instance(id).value(QStringLiteral("version")).toInteger());
+    QVERIFY(lines.last().value(QStringLiteral("version")).toInteger() > lines.at(lines.size() - 2).value(QStringLiteral("version")).toInteger());
     // Nothing is signed for it any more: no new secret.
     const Reply rotated = m_server->post(QStringLiteral("/api/v1/instances/%1/rotate-secret").arg(id), {}, m_server->operatorToken());
     QCOMPARE(rotated.status, 409);
