@@ -2,6 +2,7 @@
 #include "requestframing.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace OpsDeck {
 
@@ -9,6 +10,11 @@ namespace {
 
 // A chunk-size line or a trailer field longer than this is no client's.
 constexpr qsizetype kMaxBodyLine = 4096;
+
+// Header fields that take one value: a request with two is refused, not read as their join. Host
+// first (its bit is checked at the end of the head).
+constexpr const char *kSingletons[] = {"Host", "Authorization", "Content-Type", "Idempotency-Key", "X-OpsDeck-Reason"};
+constexpr quint32 kHostBit = 1;
 
 bool isTokenChar(char c)
 {
@@ -207,14 +213,18 @@ std::optional<RequestFraming::Refusal> RequestFraming::header(QByteArrayView tex
         if (value.compare("chunked", Qt::CaseInsensitive) != 0)
             return refuse(501, QStringLiteral("Transfer-Encoding \"%1\": only chunked is understood").arg(shown(value)));
         m_chunked = true;
-    } else if (name.compare("Host", Qt::CaseInsensitive) == 0) {
-        if (++m_hosts > 1)
-            return refuse(400, QStringLiteral("more than one Host"));
     } else if (name.compare("Expect", Qt::CaseInsensitive) == 0) {
         // An HTTP/1.0 client cannot have meant it (RFC 9110 10.1.1): ignored there.
         if (value.compare("100-continue", Qt::CaseInsensitive) != 0 && !m_http10)
             return refuse(417, QStringLiteral("Expect \"%1\": only 100-continue is met").arg(shown(value)));
         m_expectContinue = !m_http10;
+    }
+    for (quint32 i = 0; i < std::size(kSingletons); ++i) {
+        if (name.compare(kSingletons[i], Qt::CaseInsensitive) != 0)
+            continue;
+        if (m_singletons & (1u << i))
+            return refuse(400, QStringLiteral("more than one %1").arg(QLatin1String(kSingletons[i])));
+        m_singletons |= 1u << i;
     }
     return {};
 }
@@ -226,7 +236,7 @@ std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
     // An HTTP/1.0 hop in between would not have taken the chunks apart (RFC 9112, 6.1).
     if (m_chunked && m_http10)
         return refuse(400, QStringLiteral("Transfer-Encoding in an HTTP/1.0 request"));
-    if (m_hosts == 0 && !m_http10)
+    if (!(m_singletons & kHostBit) && !m_http10)
         return refuse(400, QStringLiteral("an HTTP/1.1 request without Host"));
     m_remaining = m_contentLength.value_or(0);
     if (m_expectContinue && (m_chunked || m_remaining > 0))
@@ -239,7 +249,7 @@ std::optional<RequestFraming::Refusal> RequestFraming::endOfHead()
         requestEnds();
     m_contentLength.reset();
     m_chunked = false;
-    m_hosts = 0;
+    m_singletons = 0;
     m_expectContinue = false;
     m_headBytes = 0;
     return {};

@@ -18,7 +18,8 @@ namespace OpsDeck {
 // over the bytes as they arrive and refuses, before they are parsed, any request whose end is
 // not certain: the connection then ends with that answer. It also holds each request to what
 // HTTP/1.1 asks of its head that QHttpServer does not check (exactly one Host, RFC 9112 3.2; no
-// expectation but 100-continue, RFC 9110 10.1.1), and notes what the guard answers for QHttpServer:
+// expectation but 100-continue, RFC 9110 10.1.1; no field that takes one value repeated, which
+// QHttpServer would join into one "a, b"), and notes what the guard answers for QHttpServer:
 // each request's version, and a request waiting for 100 Continue before it sends its body.
 class RequestFraming final
 {
@@ -86,7 +87,7 @@ private:
     std::optional<qint64> m_contentLength;
     bool m_chunked = false;
     bool m_http10 = false;
-    int m_hosts = 0;             // Host fields of the current head
+    quint32 m_singletons = 0;    // the fields of kSingletons the current head has had (bits)
     bool m_expectContinue = false;
     qint64 m_headStart = 0;      // where the current request began
     std::optional<Continue> m_continue;

@@ -411,6 +411,7 @@ void tst_BadInput::unsureFramingIsRefused_data()
     QTest::newRow("length -5") << QByteArray("Content-Length: -5\r\n") << 400;
     QTest::newRow("two lengths") << QByteArray("Content-Length: 0\r\nContent-Length: 12\r\n") << 400;
     QTest::newRow("gzip") << QByteArray("Transfer-Encoding: gzip\r\n") << 501;
+    QTest::newRow("two Idempotency-Keys") << QByteArray("Idempotency-Key: a\r\nIdempotency-Key: b\r\n") << 400;
     QTest::newRow("header of 200 KB") << "X-Big: " + QByteArray(200 * 1024, 'a') + "\r\n" << 431;
 }
 

@@ -86,6 +86,12 @@ void tst_RequestFraming::framing_data()
         << QByteArray("POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") << 400;
     QTest::newRow("no Host") << QByteArray("GET / HTTP/1.1\r\nX-A: 1\r\n\r\n") << 400;
     QTest::newRow("two Hosts") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nhost: y\r\n\r\n") << 400;
+    QTest::newRow("two Authorizations") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n") << 400;
+    QTest::newRow("two Idempotency-Keys") << QByteArray("POST /a HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\n\r\n") << 400;
+    QTest::newRow("two reasons") << QByteArray("POST /a HTTP/1.1\r\nHost: x\r\nX-OpsDeck-Reason: a\r\nX-OpsDeck-Reason: b\r\n\r\n") << 400;
+    QTest::newRow("two Content-Types") << QByteArray("POST /a HTTP/1.1\r\nHost: x\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\n") << 400;
+    QTest::newRow("list fields may repeat") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nAccept: a/b\r\nAccept: c/d\r\nIf-Match: \"1\"\r\nIf-Match: \"2\"\r\n\r\n") << 0;
+    QTest::newRow("one of each, in two requests") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n\r\n") << 0;
     QTest::newRow("two Hosts in HTTP/1.0") << QByteArray("GET / HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n") << 400;
     QTest::newRow("Expect 100-continue") << QByteArray("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 2\r\n\r\n{}") << 0;
     QTest::newRow("Expect something else") << QByteArray("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n") << 417;
