@@ -4,6 +4,7 @@
 #include "core/endpoint.h"
 #include "core/instance.h"
 #include "core/organization.h"
+#include "core/problem.h"
 #include "core/webhooksignature.h"
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
@@ -71,6 +72,24 @@ DemoSeeder::DemoSeeder(Database &db)
 bool DemoSeeder::seed(int instanceCount, Problem *error)
 {
     Transaction tx(m_db);
+    // Demo data goes into an empty database only: a second run would add every organization,
+    // provider and instance again beside the first ones (and into a real one, beside real data).
+    {
+        QSqlQuery q(m_db.connection());
+        if (!q.exec(QStringLiteral("SELECT COUNT(*) FROM organizations")) || !q.next()) {
+            if (error)
+                *error = Database::sqlProblem(q);
+            return false;
+        }
+        if (const qint64 n = q.value(0).toLongLong(); n > 0) {
+            if (error)
+                *error = Problem::make(409, QStringLiteral("not-empty"), QStringLiteral("Not empty"),
+                                       QStringLiteral("the database already holds %1 organizations: demo data is seeded "
+                                                      "into an empty database only")
+                                           .arg(n));
+            return false;
+        }
+    }
     const QDateTime now = QDateTime::currentDateTimeUtc();
     const QString at = timestamp(now);
     QList<qint64> orgIds;

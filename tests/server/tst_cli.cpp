@@ -145,6 +145,14 @@ void tst_Cli::seedDemo()
     QVERIFY(q.next());
     QVERIFY(q.value(1).toInt() > 0);
     QCOMPARE(q.value(0).toInt(), q.value(1).toInt());
+
+    // A second run adds nothing beside the first: demo data goes into an empty database only.
+    const CommandResult again = ServerProcess::run({QStringLiteral("seed"), QStringLiteral("--database"), db.url(), QStringLiteral("--demo")});
+    QCOMPARE(again.exitCode, 1);
+    QVERIFY2(again.err.contains("empty database"), again.err.constData());
+    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM instances")));
+    QVERIFY(q.next());
+    QCOMPARE(q.value(0).toInt(), 1500);
 }
 
 void tst_Cli::serveFromConfigFile()
