@@ -85,10 +85,12 @@ const QList<Expected> &expectations()
         {&Delivery::machine(), QStringLiteral("PENDING"),
          {QStringLiteral("PENDING"), QStringLiteral("DELIVERED"), QStringLiteral("FAILED"), QStringLiteral("SUPERSEDED"),
           QStringLiteral("CANCELLED")},
-         {QStringLiteral("DELIVERED"), QStringLiteral("SUPERSEDED")},
+         {QStringLiteral("DELIVERED")},
          {
              {QStringLiteral("PENDING"), QStringLiteral("deliver"), QStringLiteral("DELIVERED"), QStringLiteral("controller")},
              {QStringLiteral("CANCELLED"), QStringLiteral("deliver"), QStringLiteral("DELIVERED"), QStringLiteral("controller")},
+             // An attempt on the wire when a newer notification came, acknowledged.
+             {QStringLiteral("SUPERSEDED"), QStringLiteral("deliver"), QStringLiteral("DELIVERED"), QStringLiteral("controller")},
              {QStringLiteral("PENDING"), QStringLiteral("exhaust"), QStringLiteral("FAILED"), QStringLiteral("controller")},
              {QStringLiteral("PENDING"), QStringLiteral("supersede"), QStringLiteral("SUPERSEDED"), QStringLiteral("controller")},
              {QStringLiteral("FAILED"), QStringLiteral("supersede"), QStringLiteral("SUPERSEDED"), QStringLiteral("controller")},
