@@ -148,8 +148,8 @@ bool applySetting(const QString &flag, const QString &label, const QString &valu
             }
             options->endpointStallAfter = *d;
         } else if (flag == QLatin1String("idle-timeout")) {
-            if (d->count() < 1000) {
-                *error = QStringLiteral("%1 is at least 1s, got \"%2\"").arg(label, value);
+            if (d->count() < 1000 || *d > std::chrono::hours(24)) {
+                *error = QStringLiteral("%1 is from 1s to 1d, got \"%2\"").arg(label, value);
                 return false;
             }
             options->idleTimeout = *d;

@@ -97,27 +97,30 @@ void HttpServer::write(QHttpServerResponder &responder, const Response &response
 
 bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket)
 {
+    // Requests that came after one asking to close the connection, in the same read, are not run.
+    if (socket->property(kClosing).toBool())
+        return true;
     // WebSocket upgrades: claiming the request (true, nothing written) lets QAbstractHttpServer
     // 6.4 complete the handshake and emit newWebSocketConnection; the feed checks path and token.
     // Only a request that QHttpServer takes for an upgrade (Connection names it): a plain one with
     // an Upgrade header is answered as any other, and keeps its guard.
-    if (raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0
-        && hasToken(raw.value(QByteArrayLiteral("connection")), "upgrade")) {
-        RequestGuard::remove(socket);
-        return true;
-    }
-
-    // Requests that came after one asking to close the connection, in the same read, are not run.
-    if (socket->property(kClosing).toBool())
-        return true;
-    // An answer still owed to an earlier request goes first.
+    const bool upgrade = raw.value(QByteArrayLiteral("upgrade")).compare("websocket", Qt::CaseInsensitive) == 0
+                         && hasToken(raw.value(QByteArrayLiteral("connection")), "upgrade");
+    // Counted as owed before an earlier answer is flushed: what the guard writes once nothing is
+    // owed (100 Continue for a request after this one) must wait for this one's answer too.
+    const bool http10 = upgrade ? false : RequestGuard::runs(socket);
+    // An answer still owed to an earlier request goes first (before a WebSocket's 101, too: after
+    // it the connection speaks WebSocket frames).
     if (socket->property(kDeferred).toBool()) {
         socket->setProperty(kDeferred, false);
         if (m_deferredFlush)
             m_deferredFlush(socket);
     }
+    if (upgrade) {
+        RequestGuard::remove(socket);
+        return true;
+    }
 
-    const bool http10 = RequestGuard::runs(socket);
     QElapsedTimer timer;
     timer.start();
     QHttpServerResponder responder = makeResponder(raw, socket);

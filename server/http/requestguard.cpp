@@ -14,6 +14,8 @@
 
 #include <sys/socket.h>
 
+#include <utility>
+
 namespace OpsDeck {
 
 namespace {
@@ -59,6 +61,10 @@ void RequestGuard::answered(QTcpSocket *socket)
         return;
     if (--guard->m_owed > 0)
         return;
+    if (guard->m_refused) {
+        guard->writeRefusal(); // held back for this answer
+        return;
+    }
     // Answered while QHttpServer runs the request: every request up to m_parsed has run.
     guard->continueIfWaited(guard->m_parsed);
     if (!guard->m_refused)
@@ -196,28 +202,38 @@ void RequestGuard::refuse(int status, const QString &code, const QString &title,
     m_idle.stop();
     m_socket->readAll();
     const Response r = Response::problem(Problem::make(status, code, title, detail));
-    m_socket->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + title.toLatin1() + "\r\nContent-Type: "
-                    + r.contentType + "\r\nContent-Length: " + QByteArray::number(r.body.size())
-                    + "\r\nConnection: close\r\n\r\n" + r.body);
+    m_refusal = "HTTP/1.1 " + QByteArray::number(status) + ' ' + title.toLatin1() + "\r\nContent-Type: " + r.contentType
+                + "\r\nContent-Length: " + QByteArray::number(r.body.size()) + "\r\nConnection: close\r\n\r\n" + r.body;
+    // An answer still owed to an earlier request (a long poll) goes first: the client would take
+    // the refusal for it. What arrives meanwhile is dropped.
+    if (m_owed == 0)
+        writeRefusal();
+}
+
+void RequestGuard::writeRefusal()
+{
+    const QByteArray answer = std::exchange(m_refusal, QByteArray());
+    if (answer.isEmpty() || m_socket->state() != QAbstractSocket::ConnectedState)
+        return;
+    m_socket->write(answer);
     // Closing with the client's bytes still coming would reset the connection and could lose the
     // answer: send it, stop writing, drop what still arrives, and close after a grace period.
     QTimer::singleShot(kLingerMs, m_socket, [socket = m_socket] { socket->abort(); });
-    connect(m_socket, &QIODevice::bytesWritten, this, [this] {
 #if QT_CONFIG(ssl)
-        // Over TLS the answer is on the wire once it is encrypted and written, not before.
-        if (const auto *tls = qobject_cast<QSslSocket *>(m_socket); tls && tls->encryptedBytesToWrite() > 0)
-            return;
-#endif
-        if (m_socket->bytesToWrite() == 0 && m_socket->socketDescriptor() != -1)
-            ::shutdown(int(m_socket->socketDescriptor()), SHUT_WR);
-    });
-#if QT_CONFIG(ssl)
-    if (auto *tls = qobject_cast<QSslSocket *>(m_socket))
+    // Over TLS the answer is on the wire once it is encrypted and written to the connection, which
+    // encryptedBytesWritten says; bytesWritten comes before that, and a shutdown then loses it.
+    if (auto *tls = qobject_cast<QSslSocket *>(m_socket)) {
         connect(tls, &QSslSocket::encryptedBytesWritten, this, [tls] {
             if (tls->bytesToWrite() == 0 && tls->encryptedBytesToWrite() == 0 && tls->socketDescriptor() != -1)
                 ::shutdown(int(tls->socketDescriptor()), SHUT_WR);
         });
+        return;
+    }
 #endif
+    connect(m_socket, &QIODevice::bytesWritten, this, [this] {
+        if (m_socket->bytesToWrite() == 0 && m_socket->socketDescriptor() != -1)
+            ::shutdown(int(m_socket->socketDescriptor()), SHUT_WR);
+    });
 }
 
 } // namespace OpsDeck

@@ -69,7 +69,9 @@ private:
     // them parsed up to `parsed`) and answered.
     void continueIfWaited(qint64 parsed);
     void onIdle();
+    // Answers `status` and ends the connection, once every answer owed before it is written.
     void refuse(int status, const QString &code, const QString &title, const QString &detail);
+    void writeRefusal();
 
     QTcpSocket *m_socket;
     qint64 m_maxBodyBytes;
@@ -83,6 +85,7 @@ private:
     QTimer m_idle;
     std::optional<RequestFraming::Refusal> m_pending; // found, to be answered after the whole requests before it
     bool m_refused = false;
+    QByteArray m_refusal; // written once nothing is owed
 };
 
 // The listening socket of the HTTP front (QTcpServer, or QSslServer over TLS): each connection

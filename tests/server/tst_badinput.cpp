@@ -30,6 +30,7 @@ private slots:
     void hostIsRequired();
     void continueIsSentWhenAwaited();
     void idleConnectionsEnd();
+    void upgradeAfterALongPoll();
     void stillHealthyAndUnchanged();
 
 private:
@@ -560,6 +561,14 @@ void tst_BadInput::http10EndsUnlessKeptAlive()
 
 void tst_BadInput::hostIsRequired()
 {
+    // Refused behind a long poll still owed: the poll's answer comes first, then the refusal (the
+    // client would take a refusal that came first for the poll's answer).
+    const QByteArray token = "Authorization: Bearer " + m_server->operatorToken().toUtf8() + "\r\n";
+    const QByteArray behind = exchange({"GET /api/v1/events?wait=1 HTTP/1.1\r\nHost: x\r\n" + token + "\r\n",
+                                        "GET /healthz HTTP/1.1\r\n\r\n"});
+    QVERIFY2(behind.startsWith("HTTP/1.1 200"), behind.left(300).constData());
+    QVERIFY2(behind.indexOf("HTTP/1.1 400") > behind.indexOf("\"events\""), behind.constData());
+
     // RFC 9112, 3.2: an HTTP/1.1 request without Host, or with two, is answered 400.
     for (const QByteArray &head : {QByteArray("GET /healthz HTTP/1.1\r\n\r\n"),
                                    QByteArray("GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n")}) {
@@ -596,6 +605,26 @@ void tst_BadInput::continueIsSentWhenAwaited()
         QCOMPARE(answer.count("100 Continue"), 1);
     }
 
+    // Behind a long poll still owed, the 100 Continue waits for the poll's answer and for the
+    // answers of what came after it.
+    {
+        QTcpSocket socket;
+        socket.connectToHost(base.host(), quint16(base.port()));
+        QVERIFY(socket.waitForConnected(10000));
+        QByteArray answer;
+        connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
+        socket.write("GET /api/v1/events?wait=20 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + m_server->operatorToken().toUtf8()
+                     + "\r\n\r\n");
+        QTest::qWait(300); // the poll waits
+        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + head);
+        QTRY_VERIFY_WITH_TIMEOUT(answer.contains("100 Continue"), kIdleMs);
+        const qsizetype poll = answer.indexOf("\"events\"");
+        const qsizetype health = answer.indexOf("delivery_worker");
+        QVERIFY2(poll > 0 && health > poll && answer.endsWith("HTTP/1.1 100 Continue\r\n\r\n"), answer.constData());
+        socket.write(body);
+        QTRY_VERIFY_WITH_TIMEOUT(answer.contains("HTTP/1.1 201") && answer.endsWith("}"), 10000);
+    }
+
     // A body announced over the limit is refused at once, before the client sends it.
     const QByteArray tooLarge = exchange("POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
                                          + QByteArray::number(64 * 1024 * 1024) + "\r\n\r\n");
@@ -623,6 +652,26 @@ void tst_BadInput::idleConnectionsEnd()
     QVERIFY2(polled.startsWith("HTTP/1.1 200"), polled.left(300).constData());
     QVERIFY(polled.contains("\"events\""));
     QCOMPARE(polled.count("HTTP/1.1 "), 1);
+}
+
+void tst_BadInput::upgradeAfterALongPoll()
+{
+    // A WebSocket handshake behind a long poll still owed: the poll is answered first, then the
+    // 101; after it the connection speaks WebSocket frames, where an HTTP answer has no place.
+    const QUrl base = m_server->baseUrl();
+    const QByteArray token = "Authorization: Bearer " + m_server->operatorToken().toUtf8() + "\r\n";
+    QTcpSocket socket;
+    socket.connectToHost(base.host(), quint16(base.port()));
+    QVERIFY(socket.waitForConnected(10000));
+    QByteArray answer;
+    connect(&socket, &QTcpSocket::readyRead, this, [&] { answer += socket.readAll(); });
+    socket.write("GET /api/v1/events?wait=20 HTTP/1.1\r\nHost: x\r\n" + token + "\r\n");
+    QTest::qWait(300); // the poll waits
+    socket.write("GET /api/v1/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + token + "\r\n");
+    QTRY_VERIFY_WITH_TIMEOUT(answer.contains("HTTP/1.1 101"), kIdleMs);
+    QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.constData());
+    QVERIFY2(answer.indexOf("\"events\"") < answer.indexOf("HTTP/1.1 101"), answer.constData());
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()

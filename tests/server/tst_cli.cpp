@@ -347,6 +347,7 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("endpoint stall under the floor") << serve("--endpoint-stall-after", "100ms");
     QTest::newRow("feed retention negative") << serve("--feed-retention", "-1");
     QTest::newRow("idle timeout under a second") << serve("--idle-timeout", "200ms");
+    QTest::newRow("idle timeout over a day") << serve("--idle-timeout", "30d");
 }
 
 void tst_Cli::usageErrors()

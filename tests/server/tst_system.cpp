@@ -5,6 +5,7 @@
 
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QSslSocket>
 #include <QtTest>
 
 using namespace OpsDeck;
@@ -123,12 +124,34 @@ void tst_System::servesTls()
     ServerOptions options;
     options.tlsCert = dir.filePath(QStringLiteral("cert.pem"));
     options.tlsKey = dir.filePath(QStringLiteral("key.pem"));
+    options.idleTimeout = std::chrono::seconds(1);
     TestServer tls(options);
     QVERIFY2(tls.isRunning(), qPrintable(tls.error()));
     QCOMPARE(tls.baseUrl().scheme(), QStringLiteral("https"));
     const Reply r = tls.get(QStringLiteral("/healthz"), {});
     QVERIFY2(r.status == 200, qPrintable(r.networkError));
     QCOMPARE(tls.get(QStringLiteral("/api/v1/organizations"), tls.operatorToken()).status, 200);
+
+    // The answers the HTTP front writes itself before it ends a connection reach a TLS client
+    // whole: a refused head, and the 408 of a request that never ended.
+    const QList<std::pair<QByteArray, QByteArray>> refusals{{"GET /healthz HTTP/1.1\r\n\r\n", "HTTP/1.1 400"},
+                                                            {"GET /healthz HTTP/1.1\r\nHost: x\r\n", "HTTP/1.1 408"}};
+    for (const auto &[sent, expected] : refusals) {
+        QSslSocket client;
+        client.setPeerVerifyMode(QSslSocket::VerifyNone);
+        QByteArray answer;
+        bool closed = false;
+        connect(&client, &QSslSocket::readyRead, this, [&] { answer += client.readAll(); });
+        connect(&client, &QSslSocket::disconnected, this, [&] { closed = true; });
+        connect(&client, &QSslSocket::errorOccurred, this, [&] { closed = true; });
+        client.connectToHostEncrypted(tls.baseUrl().host(), quint16(tls.baseUrl().port()));
+        // The server runs in this thread: wait on the event loop, not in waitForEncrypted().
+        QTRY_VERIFY2_WITH_TIMEOUT(client.isEncrypted(), qPrintable(client.errorString()), 10000);
+        client.write(sent);
+        QTRY_VERIFY_WITH_TIMEOUT(closed, 20000);
+        answer += client.readAll();
+        QVERIFY2(answer.startsWith(expected), answer.constData());
+    }
 
     ServerOptions broken;
     broken.tlsCert = dir.filePath(QStringLiteral("missing.pem"));
