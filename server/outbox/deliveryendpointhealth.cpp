@@ -238,7 +238,8 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
         for (const Outcome &o : std::as_const(outcomes)) {
             if (!o.shown)
                 continue;
-            if (!emitEndpoint(o.endpointId, QStringLiteral("updated"), error))
+            qint64 version = 0;
+            if (!emitEndpoint(o.endpointId, QStringLiteral("updated"), error, &version))
                 return false;
             for (const Action &a : o.actions) {
                 const bool disable = a.action == QLatin1String("disable");
@@ -247,7 +248,7 @@ bool DeliveryRepository::updateEndpoints(const QList<AttemptRecord> &records, st
                 if (!m_journal.audit(workerCaller(), {a.action, kEndpoint, o.endpointId, a.from, a.to, why},
                                      Audience{o.providerId, {}, false}, error)
                     || !alert(disable ? QStringLiteral("endpoint-disabled") : QStringLiteral("endpoint-paused"),
-                              o.endpointId, 0, o.providerId,
+                              o.endpointId, version, o.providerId,
                               {{QStringLiteral("endpoint_id"), o.endpointId},
                                {QStringLiteral("url"), o.url},
                                {QStringLiteral("message"),

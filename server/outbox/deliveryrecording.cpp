@@ -423,7 +423,7 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
                               QStringLiteral("retry schedule exhausted; last error: %1").arg(lastError)},
                              Audience{target.providerId, {}, false}, error))
             return result;
-        if (!alert(QStringLiteral("delivery-failed"), target.id, 0, target.providerId,
+        if (!alert(QStringLiteral("delivery-failed"), target.id, updated->version, target.providerId,
                    {{QStringLiteral("delivery_id"), target.id},
                     {QStringLiteral("instance_id"), target.instanceId},
                     {QStringLiteral("endpoint_id"), target.endpointId},

@@ -149,12 +149,14 @@ bool DeliveryRepository::emitDelivery(qint64 id, const QString &op, Problem *err
         != 0;
 }
 
-bool DeliveryRepository::emitEndpoint(qint64 id, const QString &op, Problem *error)
+bool DeliveryRepository::emitEndpoint(qint64 id, const QString &op, Problem *error, qint64 *version)
 {
     const auto o = endpoint(id, error);
     if (!o)
         return false;
     const qint64 provider = o->value(QStringLiteral("provider_id")).toInteger();
+    if (version)
+        *version = o->value(QStringLiteral("version")).toInteger();
     return m_journal.event(kEndpoint, id, o->value(QStringLiteral("version")).toInteger(), op, *o,
                            Audience{provider, {}, false}, error)
         != 0;

@@ -212,7 +212,8 @@ public:
 
     // Appends the delivery's feed event ("delivery", op) inside the caller's transaction.
     bool emitDelivery(qint64 id, const QString &op, Problem *error);
-    bool emitEndpoint(qint64 id, const QString &op, Problem *error);
+    // The endpoint's event; its version into *version when asked.
+    bool emitEndpoint(qint64 id, const QString &op, Problem *error, qint64 *version = nullptr);
 
     static Caller workerCaller();
     static QString newWebhookId();

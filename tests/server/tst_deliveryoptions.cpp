@@ -442,8 +442,12 @@ void tst_DeliveryOptions::exhaustedBecomesFailedWithAlert()
         const QJsonObject o = e.toObject();
         if (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
             && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("delivery_id")).toInteger()
-                   == d.value(QStringLiteral("id")).toInteger())
+                   == d.value(QStringLiteral("id")).toInteger()) {
             alerted = true;
+            // The alert is about the delivery as its failure left it: its id and FAILED version.
+            QCOMPARE(o.value(QStringLiteral("id")).toInteger(), d.value(QStringLiteral("id")).toInteger());
+            QCOMPARE(o.value(QStringLiteral("version")).toInteger(), d.value(QStringLiteral("version")).toInteger());
+        }
     }
     QVERIFY(alerted);
 

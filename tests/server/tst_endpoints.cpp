@@ -290,12 +290,19 @@ void tst_Endpoints::autoPauseAfterWindow()
                                   .value(QStringLiteral("events"))
                                   .toArray();
     bool alerted = false;
+    qint64 pausedVersion = -1;
     for (const QJsonValue &v : events) {
         const QJsonObject o = v.toObject();
-        alerted = alerted
-                  || (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
-                      && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("type")).toString()
-                             == QLatin1String("endpoint-paused"));
+        if (o.value(QStringLiteral("kind")).toString() == QLatin1String("endpoint") && o.value(QStringLiteral("id")).toInteger() == endpointId
+            && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("PAUSED"))
+            pausedVersion = o.value(QStringLiteral("version")).toInteger();
+        if (o.value(QStringLiteral("kind")).toString() == QLatin1String("alert")
+            && o.value(QStringLiteral("object")).toObject().value(QStringLiteral("type")).toString() == QLatin1String("endpoint-paused")) {
+            alerted = true;
+            // About the endpoint as the pause left it: its id and PAUSED version.
+            QCOMPARE(o.value(QStringLiteral("id")).toInteger(), endpointId);
+            QCOMPARE(o.value(QStringLiteral("version")).toInteger(), pausedVersion);
+        }
     }
     QVERIFY(alerted);
     // Resumed, its failure streak starts over: the count with it, not only the window.
