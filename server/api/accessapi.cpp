@@ -202,7 +202,7 @@ Response AccessApi::events(Request &req)
         return Response::problem(problem);
     if (!feedPage->events.isEmpty() || wait == 0 || !req.responder)
         return Response::text(200, ChangeFeed::pageBody(*feedPage), QByteArrayLiteral("application/json"));
-    m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder), req.closeAfter);
+    m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder), req.connection);
     return Response::later();
 }
 

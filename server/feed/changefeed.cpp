@@ -21,7 +21,7 @@ struct ChangeFeed::Waiter
     QDeadlineTimer deadline;
     std::unique_ptr<QHttpServerResponder> responder;
     QPointer<QTcpSocket> socket;
-    bool close = false; // the client asked for the connection to end with the answer
+    QByteArray connection; // the answer's Connection header: "close" ends the connection with it
 };
 
 struct ChangeFeed::Watcher
@@ -142,7 +142,8 @@ QByteArray ChangeFeed::pageBody(const FeedPage &page)
     return body;
 }
 
-void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder, bool close)
+void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder,
+                      const QByteArray &connection)
 {
     auto w = std::make_unique<Waiter>();
     w->caller = who;
@@ -151,7 +152,7 @@ void ChangeFeed::wait(const Caller &who, qint64 after, int limit, int waitMs, QH
     w->deadline = QDeadlineTimer(waitMs);
     w->responder = std::make_unique<QHttpServerResponder>(std::move(responder));
     w->socket = w->responder->socket();
-    w->close = close;
+    w->connection = connection;
     m_waiters.push_back(std::move(w));
 }
 
@@ -211,10 +212,10 @@ void ChangeFeed::respond(Waiter &w, Response response)
 {
     if (!w.socket || w.socket->state() != QAbstractSocket::ConnectedState)
         return;
-    if (w.close)
-        response.withHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close"));
+    if (!w.connection.isEmpty())
+        response.withHeader(QByteArrayLiteral("Connection"), w.connection);
     HttpServer::write(*w.responder, response);
-    if (w.close)
+    if (w.connection == "close")
         w.socket->disconnectFromHost();
 }
 

@@ -50,9 +50,11 @@ public:
     static QString readSql(const Caller &who);
     static const QString &pruneSql();
 
-    // Answers the responder as soon as an event visible to `who` exists, or after waitMs; with
-    // `close`, says Connection: close and ends the connection once that answer is written.
-    void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder, bool close);
+    // Answers the responder as soon as an event visible to `who` exists, or after waitMs, with
+    // `connection` as its Connection header when not empty; "close" ends the connection once that
+    // answer is written.
+    void wait(const Caller &who, qint64 after, int limit, int waitMs, QHttpServerResponder &&responder,
+              const QByteArray &connection);
     // Answers the long poll parked on this connection now (with the events there are, often
     // none), as when its wait ends: another request came after it on the connection.
     void answerNow(QTcpSocket *socket);

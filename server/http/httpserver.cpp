@@ -143,6 +143,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     const QByteArray connection = raw.value(QByteArrayLiteral("connection"));
     const bool keepAlive10 = http10 && hasToken(connection, "keep-alive");
     req.closeAfter = hasToken(connection, "close") || (http10 && !keepAlive10);
+    req.connection = req.closeAfter ? QByteArrayLiteral("close") : keepAlive10 ? QByteArrayLiteral("keep-alive") : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
     const Response r = dispatch(req, match);
@@ -153,8 +154,8 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     if (r.deferred)
         socket->setProperty(kDeferred, true);
     if (!r.deferred) {
-        const QByteArray said = req.closeAfter ? QByteArrayLiteral("close") : keepAlive10 ? QByteArrayLiteral("keep-alive") : QByteArray();
-        write(responder, said.isEmpty() ? r : Response(r).withHeader(QByteArrayLiteral("Connection"), said), head);
+        write(responder, req.connection.isEmpty() ? r : Response(r).withHeader(QByteArrayLiteral("Connection"), req.connection),
+              head);
         if (req.closeAfter)
             socket->disconnectFromHost();
     }

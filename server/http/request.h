@@ -28,6 +28,9 @@ struct Request
     // The client asked for the connection to end with this answer (Connection: close): a route
     // that defers its answer says so when it writes it, and ends the connection then.
     bool closeAfter = false;
+    // What the answer's Connection header says: "close" with closeAfter, "keep-alive" to an
+    // HTTP/1.0 client that asked to keep the connection, else nothing.
+    QByteArray connection;
 
     QByteArray header(const QByteArray &name) const;
     // Whether the request carries the header at all, even with an empty value.

@@ -101,6 +101,10 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView bytes
         if (newline < 0) {
             m_line += bytes.sliced(i);
             m_position = start + bytes.size();
+            // QHttpServer 6.4 ends the request at the first byte of a trailer field, before its
+            // line is whole: refused at that byte (only the CR of the last line may come alone).
+            if (m_state == State::Trailers && std::any_of(m_line.cbegin(), m_line.cend(), [](char c) { return c != '\r'; }))
+                return refuse(400, QStringLiteral("a trailer field after the chunked body: none is accepted"));
             break;
         }
         // A line within these bytes is read where it is; one begun in earlier bytes, from m_line.

@@ -177,7 +177,9 @@ void RequestGuard::refuseOrRunTheNextWhole()
 void RequestGuard::continueIfWaited(qint64 parsed)
 {
     const auto &wanted = m_framing.continueWanted();
-    if (!wanted || m_owed > 0 || m_refused || m_pending || wanted->headStart > parsed || m_continued == wanted->headStart)
+    // Not for a request after one that ended the connection: it is never run.
+    if (!wanted || m_owed > 0 || m_refused || m_pending || wanted->headStart > parsed || m_continued == wanted->headStart
+        || m_socket->property(ClosingProperty).toBool())
         return;
     m_continued = wanted->headStart;
     m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");

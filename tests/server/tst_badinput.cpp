@@ -557,6 +557,10 @@ void tst_BadInput::http10EndsUnlessKeptAlive()
     QCOMPARE(kept.count("HTTP/1.1 200"), 2);
     QVERIFY2(kept.indexOf("Connection: keep-alive") < kept.indexOf("HTTP/1.1 200", 1), kept.constData());
     QVERIFY2(kept.indexOf("Connection: close") > kept.indexOf("HTTP/1.1 200", 1), kept.constData());
+    // A long poll's answer, written later, says so too.
+    const QByteArray polled = exchange("GET /api/v1/events?wait=1 HTTP/1.0\r\nConnection: keep-alive\r\nAuthorization: Bearer "
+                                       + m_server->operatorToken().toUtf8() + "\r\n\r\n");
+    QVERIFY2(polled.startsWith("HTTP/1.1 200") && polled.contains("Connection: keep-alive"), polled.constData());
 }
 
 void tst_BadInput::hostIsRequired()
@@ -624,6 +628,11 @@ void tst_BadInput::continueIsSentWhenAwaited()
         socket.write(body);
         QTRY_VERIFY_WITH_TIMEOUT(answer.contains("HTTP/1.1 201") && answer.endsWith("}"), 10000);
     }
+
+    // Nor after an answer that ended the connection: the request waiting for it is never run.
+    const QByteArray afterClose = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + head);
+    QVERIFY2(afterClose.startsWith("HTTP/1.1 200"), afterClose.constData());
+    QVERIFY2(!afterClose.contains("100 Continue"), afterClose.constData());
 
     // A body announced over the limit is refused at once, before the client sends it.
     const QByteArray tooLarge = exchange("POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "

@@ -15,6 +15,7 @@ private slots:
     void requestEndsAreKnown();
     void bodiesAreCountedNotRead();
     void aWaitForContinueIsKnown();
+    void aTrailerIsRefusedAtItsFirstByte();
 };
 
 namespace {
@@ -195,6 +196,21 @@ void tst_RequestFraming::aWaitForContinueIsKnown()
     RequestFraming old(kHead);
     QVERIFY(!old.feed("POST /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
     QVERIFY(!old.continueWanted());
+}
+
+void tst_RequestFraming::aTrailerIsRefusedAtItsFirstByte()
+{
+    // QHttpServer 6.4 ends a chunked request at the first byte of a trailer field: the guard must
+    // refuse it then, not once the field's line is whole (by then the request has run).
+    RequestFraming f(kHead);
+    QVERIFY(!f.feed("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"));
+    QVERIFY(!f.feed("\r")); // the CR of the empty line that ends the request may come alone
+    RequestFraming g(kHead);
+    QVERIFY(!g.feed("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"));
+    const auto refusal = g.feed("X");
+    QVERIFY(refusal);
+    QCOMPARE(refusal->status, 400);
+    QVERIFY(!g.nextEnd(0));
 }
 
 QTEST_GUILESS_MAIN(tst_RequestFraming)
