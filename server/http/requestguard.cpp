@@ -50,7 +50,6 @@ bool RequestGuard::runs(QTcpSocket *socket)
     if (!guard)
         return false;
     ++guard->m_owed;
-    guard->m_idle.stop();
     return guard->m_parsedHttp10;
 }
 
@@ -67,8 +66,9 @@ void RequestGuard::answered(QTcpSocket *socket)
     }
     // Answered while QHttpServer runs the request: every request up to m_parsed has run.
     guard->continueIfWaited(guard->m_parsed);
-    if (!guard->m_refused)
-        guard->m_idle.start();
+    // The idle time counts from here; the timer, armed once, checks it when it fires (restarting
+    // a timer for every request would cost more than the request's own routing).
+    guard->m_idleSince = std::chrono::steady_clock::now();
 }
 
 RequestGuard::RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono::milliseconds idleTimeout)
@@ -83,10 +83,11 @@ RequestGuard::RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono:
         if (!m_refused)
             m_unanswered = 0;
     });
+    m_idleTimeout = idleTimeout;
+    m_idleSince = std::chrono::steady_clock::now();
     m_idle.setSingleShot(true);
-    m_idle.setInterval(idleTimeout);
     connect(&m_idle, &QTimer::timeout, this, &RequestGuard::onIdle);
-    m_idle.start();
+    m_idle.start(idleTimeout);
 }
 
 void RequestGuard::onReadyRead()
@@ -187,15 +188,26 @@ void RequestGuard::continueIfWaited(qint64 parsed)
 
 void RequestGuard::onIdle()
 {
-    if (m_refused || m_owed > 0)
+    if (m_refused)
         return;
+    // An answer owed (a long poll) is not idle time: look again a whole timeout later, by when it
+    // has been written or the time since it counts.
+    if (m_owed > 0) {
+        m_idle.start(m_idleTimeout);
+        return;
+    }
+    const auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - m_idleSince);
+    if (idle < m_idleTimeout) {
+        m_idle.start(m_idleTimeout - idle);
+        return;
+    }
     if (m_framing.betweenRequests() && m_framing.position() == m_parsed) {
         // Nothing owed and nothing begun: a kept-alive connection nobody uses.
         m_socket->disconnectFromHost();
         return;
     }
     refuse(408, QStringLiteral("request-timeout"), QStringLiteral("Request timeout"),
-           QStringLiteral("no whole request arrived within %1 ms").arg(m_idle.interval()));
+           QStringLiteral("no whole request arrived within %1 ms").arg(m_idleTimeout.count()));
 }
 
 void RequestGuard::refuse(int status, const QString &code, const QString &title, const QString &detail)

@@ -82,7 +82,9 @@ private:
     bool m_parsedHttp10 = false; // the request ending at m_parsed, which QHttpServer runs
     int m_owed = 0;              // requests run and not yet answered
     std::optional<qint64> m_continued; // the head start of the request told 100 Continue
-    QTimer m_idle;
+    QTimer m_idle; // armed for when the connection may have been idle for m_idleTimeout
+    std::chrono::milliseconds m_idleTimeout;
+    std::chrono::steady_clock::time_point m_idleSince; // the last answer (or the start)
     std::optional<RequestFraming::Refusal> m_pending; // found, to be answered after the whole requests before it
     bool m_refused = false;
     QByteArray m_refusal; // written once nothing is owed
