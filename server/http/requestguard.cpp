@@ -75,7 +75,8 @@ RequestGuard::RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono:
     : QObject(socket)
     , m_socket(socket)
     , m_maxBodyBytes(maxBodyBytes)
-    , m_limit(maxBodyBytes + HeaderRoom)
+    , m_idleTimeout(idleTimeout)
+    , m_idleSince(std::chrono::steady_clock::now())
 {
     connect(socket, &QIODevice::readyRead, this, &RequestGuard::onReadyRead);
     // An answer written: what the client sends from now on is its next request.
@@ -83,8 +84,6 @@ RequestGuard::RequestGuard(QTcpSocket *socket, qint64 maxBodyBytes, std::chrono:
         if (!m_refused)
             m_unanswered = 0;
     });
-    m_idleTimeout = idleTimeout;
-    m_idleSince = std::chrono::steady_clock::now();
     m_idle.setSingleShot(true);
     connect(&m_idle, &QTimer::timeout, this, &RequestGuard::onIdle);
     m_idle.start(idleTimeout);
@@ -140,10 +139,12 @@ void RequestGuard::onReadyRead()
         parsesTo(m_parsed + available);
     continueIfWaited(parsedBefore);
     m_unanswered += fresh;
-    if (m_unanswered > m_limit)
+    // The body limit plus room for the head: a body just over the limit still reaches the route's 413.
+    const qint64 limit = m_maxBodyBytes + HeaderRoom;
+    if (m_unanswered > limit)
         refuse(413, QStringLiteral("payload-too-large"), QStringLiteral("Payload too large"),
                QStringLiteral("more than %1 bytes arrived for one request; the body limit is %2")
-                   .arg(m_limit)
+                   .arg(limit)
                    .arg(m_maxBodyBytes));
 }
 

@@ -75,7 +75,6 @@ private:
 
     QTcpSocket *m_socket;
     qint64 m_maxBodyBytes;
-    qint64 m_limit;
     qint64 m_unanswered = 0;
     RequestFraming m_framing{HeaderRoom};
     qint64 m_parsed = 0; // position in the connection's bytes up to which QHttpServer has parsed

@@ -146,7 +146,7 @@ void tst_HttpFront::unsureFramingIsRefused_data()
     QTest::addColumn<QByteArray>("headers");
     QTest::addColumn<int>("status");
     // A GET whose body QHttpServer 6.4 would read as empty, taking it for a request: a pause of
-    // the endpoint, which stillHealthyAndUnchanged() finds ACTIVE at version 1.
+    // the endpoint, which hiddenRequestsNeverRan() finds ACTIVE at version 1.
     QTest::newRow("length abc") << QByteArray("Content-Length: abc\r\n") << 400;
     QTest::newRow("length -5") << QByteArray("Content-Length: -5\r\n") << 400;
     QTest::newRow("two lengths") << QByteArray("Content-Length: 0\r\nContent-Length: 12\r\n") << 400;
