@@ -164,9 +164,9 @@ QJsonObject schemas()
                                                 {QStringLiteral("response_status"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")}, {QStringLiteral("nullable"), true}}},
                                                 {QStringLiteral("response_headers"), QJsonObject{{QStringLiteral("type"), QStringLiteral("array")}, {QStringLiteral("nullable"), true}}},
                                                 {QStringLiteral("response_body"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}, {QStringLiteral("nullable"), true}, {QStringLiteral("description"), QStringLiteral("the first 4 KiB")}}},
-                                                {QStringLiteral("latency_ms"), integer()},
+                                                {QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("type"), QStringLiteral("integer")}, {QStringLiteral("nullable"), true}}},
                                                 {QStringLiteral("error_class"), QJsonObject{{QStringLiteral("type"), QStringLiteral("string")}, {QStringLiteral("nullable"), true},
-                                                                                          {QStringLiteral("enum"), QJsonArray{QStringLiteral("dns"), QStringLiteral("connect"), QStringLiteral("tls"), QStringLiteral("timeout"), QStringLiteral("http"), QStringLiteral("invalid-url"), QJsonValue()}}}},
+                                                                                          {QStringLiteral("enum"), QJsonArray{QStringLiteral("dns"), QStringLiteral("connect"), QStringLiteral("tls"), QStringLiteral("timeout"), QStringLiteral("http"), QStringLiteral("invalid-url"), QStringLiteral("signing"), QStringLiteral("interrupted"), QJsonValue()}}}},
                                                 {QStringLiteral("error"), nullableStr()}},
                                                {QStringLiteral("attempt"), QStringLiteral("at")}));
     s.insert(QStringLiteral("BulkRetry"), object({{QStringLiteral("state"), QJsonObject{{QStringLiteral("description"), QStringLiteral("a state or a list of states")}}},

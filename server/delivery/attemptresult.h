@@ -26,6 +26,9 @@ struct AttemptResult
     static inline const QString InvalidUrl = QStringLiteral("invalid-url");
     // A secret that does not decode; the attempt was not sent.
     static inline const QString Signing = QStringLiteral("signing");
+    // Logged by the outbox, not the sender: the worker that held the delivery stopped (or lost
+    // its storage) before recording the attempt's outcome, so nobody knows it.
+    static inline const QString Interrupted = QStringLiteral("interrupted");
 
     bool delivered = false;   // a 2xx within the timeout
     int httpStatus = 0;       // 0 when no response arrived

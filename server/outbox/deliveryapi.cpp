@@ -299,7 +299,7 @@ Response DeliveryApi::get(Request &req)
             {QStringLiteral("response_status"), q.value(4).isNull() ? QJsonValue() : QJsonValue(q.value(4).toInt())},
             {QStringLiteral("response_headers"), q.value(5).isNull() ? QJsonValue() : QJsonValue(headersJson(q.value(5).toString()))},
             {QStringLiteral("response_body"), q.value(6).isNull() ? QJsonValue() : QJsonValue(q.value(6).toString())},
-            {QStringLiteral("latency_ms"), q.value(7).toLongLong()},
+            {QStringLiteral("latency_ms"), q.value(7).isNull() ? QJsonValue() : QJsonValue(q.value(7).toLongLong())},
             {QStringLiteral("error_class"), q.value(8).isNull() ? QJsonValue() : QJsonValue(q.value(8).toString())},
             {QStringLiteral("error"), q.value(9).isNull() ? QJsonValue() : QJsonValue(q.value(9).toString())}});
     }

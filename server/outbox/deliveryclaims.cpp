@@ -82,8 +82,12 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
     }
     if (postgres)
         select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
-    return QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id IN (") + select
-           + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id");
+    // A row still naming a lease owner was neither recorded nor released by it (both clear the
+    // owner): its lease expired. Both backends evaluate SET from the row as it was, so the owner
+    // taken over is returned beside the id.
+    return QStringLiteral("UPDATE deliveries SET lease_owner = ?, lease_until = ?, previous_lease_owner = lease_owner"
+                          " WHERE id IN (")
+           + select + QStringLiteral(") AND (lease_until IS NULL OR lease_until < ?) RETURNING id, previous_lease_owner");
 }
 
 bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
@@ -98,7 +102,8 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     const EndpointClause clause = !endpoints.names()                              ? EndpointClause::None
                                   : endpoints.mode == EndpointFilter::Mode::Only ? EndpointClause::Only
                                                                                   : EndpointClause::Except;
-    Statement q(m_db, leaseSql(postgres, clause, after.has_value()));
+    std::optional<Statement> statement;
+    Statement &q = statement.emplace(m_db, leaseSql(postgres, clause, after.has_value()));
     q.bindText(owner).bindText(timestamp(leaseUntil));
     const QString named = QLatin1Char('[') + idList(endpoints.ids) + QLatin1Char(']');
     // The parameters of leaseSql()'s due rows: now twice, then the endpoints if any.
@@ -118,14 +123,20 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     q.bindText(now).bind(limit).bindText(now);
     if (!q.exec(error))
         return false;
-    while (q.next())
+    QList<std::pair<qint64, QString>> takenOver;
+    while (q.next()) {
         ids->append(q.integer(0));
+        if (!q.isNull(1))
+            takenOver.append({q.integer(0), q.string(1)});
+    }
     if (q.failed()) {
         if (error)
             *error = q.problem();
         return false;
     }
-    return true;
+    statement.reset(); // before the log's statements run on the same connection
+    Problem ignored;
+    return takenOver.isEmpty() || logInterrupted(takenOver, now, error ? error : &ignored);
 }
 
 QString DeliveryRepository::leasedTargetsSql(qsizetype count)

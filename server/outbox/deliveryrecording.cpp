@@ -5,6 +5,7 @@
 #include "writetransaction.h"
 
 #include "core/delivery.h"
+#include "server/delivery/attemptresult.h"
 #include "server/http/jsonwriter.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
@@ -437,6 +438,44 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     }
     result.ok = true;
     return result;
+}
+
+bool DeliveryRepository::logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now,
+                                        Problem *error)
+{
+    // The holder may have sent the request, and the provider may have processed it: the attempt
+    // is logged so that a second arrival of its webhook-id has an entry to match. It does not
+    // count towards the retry schedule (`attempts`): the stop was the control plane's, not the
+    // endpoint's. Rare (once per lease a holder left behind): a few statements per delivery.
+    for (const auto &[id, holder] : takenOver) {
+        const QString message =
+            QStringLiteral("worker %1 held this delivery until its lease expired and recorded no outcome;"
+                           " the request may have reached the endpoint")
+                .arg(holder);
+        qint64 attempt = 0;
+        {
+            Statement upd(m_db, QStringLiteral(
+                "UPDATE deliveries SET logged_attempts = logged_attempts + 1, last_status = NULL, last_error = ?,"
+                " updated_at = ?, version = version + 1 WHERE id = ? RETURNING logged_attempts"));
+            upd.bindText(AttemptResult::Interrupted + QStringLiteral(": ") + message).bindText(now).bind(id);
+            if (!upd.exec(error))
+                return false;
+            if (!upd.next()) {
+                *error = upd.failed() ? upd.problem()
+                                      : Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
+                                                      QStringLiteral("delivery %1 vanished while leased").arg(id));
+                return false;
+            }
+            attempt = upd.integer(0);
+        }
+        Statement log(m_db, QStringLiteral(
+            "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, latency_ms, error_class, error)"
+            " VALUES (?, ?, ?, '[]', NULL, ?, ?)"));
+        log.bind(id).bind(attempt).bindText(now).bindText(AttemptResult::Interrupted).bindText(message);
+        if (!log.exec(error) || !emitDelivery(id, QStringLiteral("updated"), error))
+            return false;
+    }
+    return true;
 }
 
 bool DeliveryRepository::alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId,

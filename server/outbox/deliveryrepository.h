@@ -232,6 +232,9 @@ private:
                          Problem *error);
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                            const QString &owner, Problem *error);
+    // Logs an attempt of unknown outcome (error class "interrupted") for each claimed delivery
+    // whose lease was taken over from the holder named beside it, in the caller's transaction.
+    bool logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now, Problem *error);
     // Applies the outcomes of the records (sorted by endpoint) to their endpoints' health: each
     // endpoint read once and written once per batch, all of them by a few statements.
     bool updateEndpoints(const QList<AttemptRecord> &records, std::chrono::milliseconds autoPauseWindow,

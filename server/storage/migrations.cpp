@@ -171,6 +171,14 @@ const QList<Migration> &migrations()
              QStringLiteral("UPDATE instances SET awaiting_ack_event = (SELECT d.event_type FROM deliveries d"
                             " WHERE d.id = instances.awaiting_ack_delivery) WHERE awaiting_ack_delivery IS NOT NULL"),
          }},
+        // A claim notes whose lease it took over: a holder that neither recorded nor released
+        // its delivery (a server killed mid-attempt, or one that lost its storage) left an
+        // attempt whose outcome nobody knows, and the new holder logs it as interrupted. The
+        // claim writes the row anyway; no index holds the column.
+        {10,
+         {
+             QStringLiteral("ALTER TABLE deliveries ADD COLUMN previous_lease_owner TEXT"),
+         }},
     };
     return list;
 }

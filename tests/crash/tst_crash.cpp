@@ -10,6 +10,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
@@ -17,6 +18,8 @@
 #include <QSet>
 #include <QSqlQuery>
 #include <QtTest>
+
+#include <algorithm>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -26,7 +29,13 @@ namespace {
 const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-demo-provider/opsdeck-demo-provider");
 constexpr int Instances = 10000;
 constexpr int Endpoints = 10;
-constexpr int Patience = 150000; // leases of the killed server expire after 2 x 15 s + 5 s
+constexpr int Patience = 150000;
+// Each answer takes 300 ms: the ten endpoints' 16 attempts in flight each carry at most ~530
+// deliveries a second, fewer than the stops make, so attempts are in flight whenever the server is
+// killed. The killed server's leases expire after 2 x 5 s + 5 s.
+const QString AnswerPath = QStringLiteral("/slow/300/endpoint-%1");
+const QStringList ServerArguments = {QStringLiteral("--allow-private-callbacks"), QStringLiteral("--delivery-timeout"),
+                                     QStringLiteral("5")};
 
 } // namespace
 
@@ -77,7 +86,6 @@ void tst_Crash::startProvider()
     m_logPath = scratchDir() + QStringLiteral("/received-%1.jsonl").arg(QDateTime::currentMSecsSinceEpoch());
     m_provider = std::make_unique<QProcess>();
     m_provider->setProgram(ProviderPath);
-    // A few milliseconds per answer keep attempts in flight when the server is killed.
     m_provider->setArguments({QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), m_secret,
                               QStringLiteral("--log"), m_logPath, QStringLiteral("--flush-ms"), QStringLiteral("50"),
                               QStringLiteral("--delay-ms"), QStringLiteral("3")});
@@ -108,7 +116,7 @@ QList<qint64> tst_Crash::seed(Database &db, int n)
                .arg(now));
     QStringList urls;
     for (int e = 0; e < Endpoints; ++e) {
-        urls.append(m_providerUrl + QStringLiteral("/slow/3/endpoint-%1").arg(e));
+        urls.append(m_providerUrl + AnswerPath.arg(e));
         QSqlQuery ins(db.connection());
         ins.prepare(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
                                    " VALUES ((SELECT MAX(id) FROM providers), ?, 'ACTIVE', 1, ?, ?)"));
@@ -198,6 +206,7 @@ void tst_Crash::checkProviderLog(Database &db, qint64 inFlightAtKill)
     QFile file(m_logPath);
     QVERIFY(file.open(QIODevice::ReadOnly));
     QSet<QString> received;
+    QHash<QString, qint64> requests;
     qint64 lines = 0;
     qint64 invalid = 0;
     for (const QByteArray &line : file.readAll().split('\n')) {
@@ -205,10 +214,26 @@ void tst_Crash::checkProviderLog(Database &db, qint64 inFlightAtKill)
             continue;
         const QJsonObject o = QJsonDocument::fromJson(line).object();
         ++lines;
-        received.insert(o.value(QStringLiteral("webhook_id")).toString());
+        const QString webhookId = o.value(QStringLiteral("webhook_id")).toString();
+        received.insert(webhookId);
+        ++requests[webhookId];
         if (!o.value(QStringLiteral("signature_valid")).toBool())
             ++invalid;
     }
+    // Every request the provider received is in its delivery's attempt log: one cut short by the
+    // kill as an interrupted attempt, logged by the server that took its lease over.
+    QVERIFY(q.exec(QStringLiteral("SELECT d.webhook_id, COUNT(a.id) FROM deliveries d"
+                                  " LEFT JOIN delivery_attempts a ON a.delivery_id = d.id GROUP BY d.webhook_id")));
+    qint64 unlogged = 0;
+    while (q.next())
+        unlogged += std::max<qint64>(0, requests.value(q.value(0).toString()) - q.value(1).toLongLong());
+    const qint64 interrupted =
+        count(db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'"));
+    qInfo("%lld attempts logged as interrupted", interrupted);
+    QVERIFY2(unlogged == 0, qPrintable(QStringLiteral("%1 requests the provider received are not in the attempt log").arg(unlogged)));
+    QVERIFY2(interrupted <= inFlightAtKill,
+             qPrintable(QStringLiteral("%1 interrupted attempts but only %2 leases held at the kill").arg(interrupted).arg(inFlightAtKill)));
+    QVERIFY2(interrupted > 0, "no attempt was logged as interrupted, as if no lease was held at the kill");
     const QSet<QString> missing = expected - received;
     QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("%1 notifications never arrived").arg(missing.size())));
     const qint64 duplicates = lines - received.size();
@@ -234,7 +259,7 @@ void tst_Crash::killedServerLosesNothing()
     QElapsedTimer clock;
     clock.start();
     ServerProcess server;
-    QVERIFY2(server.start(testDb.url(), {QStringLiteral("--allow-private-callbacks")}), qPrintable(server.error()));
+    QVERIFY2(server.start(testDb.url(), ServerArguments), qPrintable(server.error()));
     const int half = Instances / 2;
     QCOMPARE(stopAll(server.baseUrl(), token, ids.mid(0, half)), half);
     qInfo("%d stops answered after %lld ms", half, clock.elapsed());
@@ -243,15 +268,27 @@ void tst_Crash::killedServerLosesNothing()
     const qint64 leased = count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL"));
     qInfo("killed with %lld of %d notifications delivered, %lld leased",
           count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")), half, leased);
+    QVERIFY2(leased > 0, "the server was killed with no delivery in flight");
 
     ServerProcess restarted;
-    QVERIFY2(restarted.start(testDb.url(), {QStringLiteral("--allow-private-callbacks")}), qPrintable(restarted.error()));
+    QVERIFY2(restarted.start(testDb.url(), ServerArguments), qPrintable(restarted.error()));
     QCOMPARE(stopAll(restarted.baseUrl(), token, ids.mid(half)), Instances - half);
     qInfo("all stops answered after %lld ms", clock.elapsed());
     QTRY_COMPARE_WITH_TIMEOUT(count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state <> 'DELIVERED'")), qint64(0),
                               Patience);
     qInfo("all delivered after %lld ms", clock.elapsed());
     QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries")), qint64(Instances));
+    // The API shows an interrupted attempt as the server logged it: no latency, no answer.
+    const qint64 cut =
+        count(db, QStringLiteral("SELECT MIN(delivery_id) FROM delivery_attempts WHERE error_class = 'interrupted'"));
+    QVERIFY(cut > 0);
+    const Reply shown = TestServer::send(restarted.baseUrl(), "GET", QStringLiteral("/api/v1/deliveries/%1").arg(cut), {}, token);
+    QCOMPARE(shown.status, 200);
+    const QJsonObject first = shown.json().value(QStringLiteral("attempt_log")).toArray().at(0).toObject();
+    QCOMPARE(first.value(QStringLiteral("error_class")).toString(), QStringLiteral("interrupted"));
+    QVERIFY(first.value(QStringLiteral("latency_ms")).isNull());
+    QVERIFY(first.value(QStringLiteral("response_status")).isNull());
+    QCOMPARE(shown.json().value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"));
     restarted.terminate();
     checkProviderLog(db, leased);
 }
@@ -274,8 +311,8 @@ void tst_Crash::twoReplicasOnPostgres()
 
     ServerProcess first;
     ServerProcess second;
-    QVERIFY2(first.start(testDb.url(), {QStringLiteral("--allow-private-callbacks")}), qPrintable(first.error()));
-    QVERIFY2(second.start(testDb.url(), {QStringLiteral("--allow-private-callbacks")}), qPrintable(second.error()));
+    QVERIFY2(first.start(testDb.url(), ServerArguments), qPrintable(first.error()));
+    QVERIFY2(second.start(testDb.url(), ServerArguments), qPrintable(second.error()));
     const int half = Instances / 2;
     // Both replicas take requests and both deliver from the one outbox.
     QCOMPARE(stopAll(first.baseUrl(), token, ids.mid(0, half / 2)), half / 2);
@@ -283,6 +320,7 @@ void tst_Crash::twoReplicasOnPostgres()
     QTRY_VERIFY_WITH_TIMEOUT(count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) > 500, Patience);
     first.kill();
     const qint64 leased = count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL"));
+    QVERIFY2(leased > 0, "the replica was killed with no delivery in flight");
     QCOMPARE(stopAll(second.baseUrl(), token, ids.mid(half)), Instances - half);
     QTRY_COMPARE_WITH_TIMEOUT(count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state <> 'DELIVERED'")), qint64(0),
                               Patience);

@@ -39,6 +39,7 @@ private slots:
     void onlyNamedEndpointsAreClaimed();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
+    void expiredLeaseLogsAnInterruptedAttempt();
     void enqueueSupersedesTheOlderInFlight_data();
     void enqueueSupersedesTheOlderInFlight();
     void supersedeLeavesWhatSettledMeanwhile_data();
@@ -299,6 +300,62 @@ void tst_DeliveryClaims::failedLeaseRollsTheBatchBack()
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 2);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner = '%1'").arg(kOwner)), 1);
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery'")), 0);
+}
+
+void tst_DeliveryClaims::expiredLeaseLogsAnInterruptedAttempt()
+{
+    // A worker claims two notifications and stops: it releases one (a worker shutting down gives
+    // back what it has not sent) and leaves the other's lease to expire, as a killed server does.
+    m_rig->seed(2);
+    const QString dead = QStringLiteral("w-stopped");
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    const QList<DeliveryTarget> held = m_repo->claim(dead, now, now.addSecs(60), 10, {}, &problem);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(held.size(), 2);
+    const qint64 released = held.at(0).id;
+    const qint64 interrupted = held.at(1).id;
+    m_repo->release(released, dead);
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET lease_until = '%1' WHERE id = %2")
+                       .arg(timestamp(now.addSecs(-1)))
+                       .arg(interrupted)));
+    const qint64 versionBefore = scalar(*m_db, QStringLiteral("SELECT version FROM deliveries WHERE id = %1").arg(interrupted));
+
+    // The next claim takes both; the expired lease's attempt is logged, of unknown outcome.
+    const QList<DeliveryTarget> again = m_rig->claimAll(10);
+    QCOMPARE(again.size(), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE delivery_id = %1").arg(released)), 0);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts")), 1);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT error_class FROM delivery_attempts WHERE delivery_id = %1 AND attempt = 1")
+                             .arg(interrupted)),
+             QStringLiteral("interrupted"));
+    QVERIFY(text(*m_db, QStringLiteral("SELECT error FROM delivery_attempts WHERE delivery_id = %1").arg(interrupted))
+                .contains(dead));
+    QVERIFY(text(*m_db, QStringLiteral("SELECT last_error FROM deliveries WHERE id = %1").arg(interrupted))
+                .startsWith(QLatin1String("interrupted: ")));
+    // Counted in the log, not against the retry schedule; a new version on the feed.
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = %1").arg(interrupted)), 1);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT attempts FROM deliveries WHERE id = %1").arg(interrupted)), 0);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT version FROM deliveries WHERE id = %1").arg(interrupted)), versionBefore + 1);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'delivery' AND object_id = %1 AND version = %2")
+                               .arg(interrupted)
+                               .arg(versionBefore + 1)),
+             1);
+
+    // The new holder's own attempt is the next one; a later claim finds no lease to take over.
+    const auto target = std::find_if(again.cbegin(), again.cend(), [&](const DeliveryTarget &t) { return t.id == interrupted; });
+    QVERIFY(target != again.cend());
+    QList<RecordResult> results;
+    QVERIFY2(m_repo->recordBatch({RecordingRig::outcome(*target, QLatin1Char('D'))}, kOwner, std::chrono::hours(24), &results,
+                                 &problem),
+             qPrintable(problem.detail));
+    QCOMPARE(results.size(), 1);
+    QCOMPARE(results.at(0).attempt, 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT response_status FROM delivery_attempts WHERE delivery_id = %1 AND attempt = 2")
+                               .arg(interrupted)),
+             200);
+    QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(interrupted)), QStringLiteral("DELIVERED"));
 }
 
 void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight_data()
