@@ -106,6 +106,20 @@
         <translation>Pas de réponse après %1&#xa0;ms
 %2</translation>
     </message>
+    <message>
+        <source>unknown</source>
+        <translation>inconnu</translation>
+    </message>
+    <message>
+        <source>(headers not recorded)</source>
+        <translation>(en-têtes non enregistrés)</translation>
+    </message>
+    <message>
+        <source>Outcome unknown: the request may have reached the endpoint
+%1</source>
+        <translation>Issue inconnue&#xa0;: la requête a pu atteindre le point de terminaison
+%1</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::BulkRetryDialog</name>

@@ -53,6 +53,13 @@ QString bodyText(const QJsonValue &body)
     return text;
 }
 
+// Logged by the server that took over the delivery from one that stopped mid-attempt: whether the
+// request went out, and what came back, nobody knows.
+bool interrupted(const QJsonObject &attempt)
+{
+    return attempt.value(QStringLiteral("error_class")).toString() == QLatin1String("interrupted");
+}
+
 QString errorText(const QJsonObject &attempt)
 {
     const QString errorClass = attempt.value(QStringLiteral("error_class")).toString();
@@ -145,7 +152,9 @@ void AttemptLogView::setAttempts(const QJsonArray &attempts)
         auto *item = new QTreeWidgetItem(
             {QString::number(a.value(QStringLiteral("attempt")).toInteger()),
              displayTimestamp(a.value(QStringLiteral("at")).toString()),
-             status.isDouble() ? QString::number(status.toInteger()) : tr("no answer"),
+             status.isDouble()  ? QString::number(status.toInteger())
+             : interrupted(a)   ? tr("unknown")
+                                : tr("no answer"),
              latency.isDouble() ? tr("%1 ms").arg(latency.toInteger()) : tr("—"), errorText(a)});
         item->setToolTip(ErrorColumn, errorText(a));
         item->setTextAlignment(AttemptColumn, Qt::AlignRight | Qt::AlignVCenter);
@@ -210,7 +219,8 @@ void AttemptLogView::showAttempt(int row)
         return;
     }
     const QJsonObject a = m_attempts.at(row).toObject();
-    m_request->setPlainText(headerLines(a.value(QStringLiteral("request_headers"))) + QStringLiteral("\n\n")
+    const QString headers = headerLines(a.value(QStringLiteral("request_headers")));
+    m_request->setPlainText((headers.isEmpty() ? tr("(headers not recorded)") : headers) + QStringLiteral("\n\n")
                             + bodyText(a.value(QStringLiteral("request_body"))));
     const QJsonValue status = a.value(QStringLiteral("response_status"));
     QString response;
@@ -224,6 +234,8 @@ void AttemptLogView::showAttempt(int row)
         // The server keeps the first 4 KiB of a response: a body that long was cut there.
         if (body.toString().toUtf8().size() >= kKeptResponseBytes)
             response += tr("\n… (only the first 4 KiB of the response are kept)");
+    } else if (interrupted(a)) {
+        response = tr("Outcome unknown: the request may have reached the endpoint\n%1").arg(errorText(a));
     } else {
         // No answer: what went wrong is all there is to show.
         response = tr("No response after %1 ms\n%2")

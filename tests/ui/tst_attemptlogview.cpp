@@ -39,6 +39,7 @@ private slots:
     void sides_data();
     void sides();
     void choosingAnotherAttempt();
+    void interruptedAttemptSaysNobodyKnows();
     void choiceKeptWhenTheAttemptsComeAgain();
     void cutResponseSaysSo();
     void paneSaysWhyThereIsNone_data();
@@ -95,6 +96,26 @@ void tst_AttemptLogView::choosingAnotherAttempt()
     QCOMPARE(view.attemptCount(), 0);
     QVERIFY(view.requestText().isEmpty());
     QVERIFY(view.responseText().isEmpty());
+}
+
+void tst_AttemptLogView::interruptedAttemptSaysNobodyKnows()
+{
+    // As the server logs it: no headers, no response, no latency.
+    QJsonObject cut = attempt(1, QJsonValue::Null, "interrupted", "worker w-1 held this delivery until its lease expired");
+    cut.insert("request_headers", QJsonArray());
+    cut.insert("latency_ms", QJsonValue::Null);
+    AttemptLogView view;
+    view.setAttempts({cut, attempt(2, 200, QString(), QString())});
+    auto *list = view.findChild<QTreeWidget *>(QStringLiteral("attemptList"));
+    QVERIFY(list);
+    QTreeWidgetItem *first = list->topLevelItem(0);
+    QCOMPARE(first->text(2), QStringLiteral("unknown"));
+    QCOMPARE(first->text(3), QStringLiteral("—"));
+    list->setCurrentItem(first);
+    QVERIFY2(view.requestText().startsWith(QStringLiteral("(headers not recorded)\n\n{")), qPrintable(view.requestText()));
+    QCOMPARE(view.responseText(), QStringLiteral("Outcome unknown: the request may have reached the endpoint\n"
+                                                 "interrupted: worker w-1 held this delivery until its lease expired"));
+    QCOMPARE(list->topLevelItem(1)->text(2), QStringLiteral("200"));
 }
 
 void tst_AttemptLogView::choiceKeptWhenTheAttemptsComeAgain()
