@@ -273,6 +273,34 @@ QString JsonReader::string(const QString &key, int maxLength)
     return optString(key, maxLength).value_or(QString());
 }
 
+QString JsonReader::name(const QString &key, int maxLength)
+{
+    const qsizetype errorsBefore = m_errors->size();
+    const QString value = string(key, maxLength).trimmed();
+    if (m_errors->size() != errorsBefore)
+        return value;
+    if (value.isEmpty()) {
+        addError(key, QStringLiteral("must not be empty"));
+        return value;
+    }
+    const QString unreadable = controlCharacterError(value);
+    if (!unreadable.isEmpty())
+        addError(key, unreadable);
+    return value;
+}
+
+QString JsonReader::controlCharacterError(const QString &text)
+{
+    for (const QChar c : text) {
+        const QChar::Category category = c.category();
+        if (category == QChar::Other_Control || category == QChar::Separator_Line || category == QChar::Separator_Paragraph) {
+            const QString code = QStringLiteral("%1").arg(c.unicode(), 4, 16, QLatin1Char('0')).toUpper();
+            return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(code);
+        }
+    }
+    return {};
+}
+
 qint64 JsonReader::integer(const QString &key, qint64 min, qint64 max)
 {
     if (!has(key)) {

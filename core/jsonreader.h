@@ -52,6 +52,12 @@ public:
     qint64 integer(const QString &key, qint64 min = 0, qint64 max = std::numeric_limits<qint32>::max());
     bool boolean(const QString &key);
     QString oneOf(const QString &key, const QStringList &allowed);
+    // A name people read, type and match (an organization's, an instance's, its owner's): a
+    // string without the white space around it, not empty, with no control character or line
+    // separator (a NUL, a line break or a tab would break one-line lists, logs and tokens).
+    QString name(const QString &key, int maxLength = 200);
+    // Why `text` may not be such a name (its first control character or line separator), or empty.
+    static QString controlCharacterError(const QString &text);
 
     // Optional fields: std::nullopt when absent or null; a type error when present and wrong.
     std::optional<QString> optString(const QString &key, int maxLength = 1024);

@@ -273,17 +273,13 @@ Response InstancesApi::get(Request &req)
 Response InstancesApi::create(Request &req)
 {
     JsonReader r = bodyReader(req);
-    const QString name = r.string(QStringLiteral("name"), 200);
+    const QString name = r.name(QStringLiteral("name"));
     const qint64 orgId = r.integer(QStringLiteral("organization_id"), 1, std::numeric_limits<qint64>::max() / 2);
     const qint64 providerId = r.integer(QStringLiteral("provider_id"), 1, std::numeric_limits<qint64>::max() / 2);
     const QString application = r.string(QStringLiteral("application"), 200);
-    const QString owner = r.string(QStringLiteral("owner"), 200);
+    const QString owner = r.name(QStringLiteral("owner"));
     const QString reason = readReason(r, req);
     r.rejectUnknown();
-    if (r.ok() && name.trimmed().isEmpty())
-        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
-    if (r.ok() && owner.trimmed().isEmpty())
-        r.addError(QStringLiteral("owner"), QStringLiteral("must not be empty"));
     if (!r.ok())
         return Response::problem(r.problem());
     if (req.who().role == Actor::Owner && owner != req.who().subject)
@@ -317,7 +313,7 @@ Response InstancesApi::create(Request &req)
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
         "INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version, created_at,"
         " updated_at, status_changed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id"));
-    q.addBindValue(name.trimmed());
+    q.addBindValue(name);
     q.addBindValue(orgId);
     q.addBindValue(providerId);
     q.addBindValue(application);

@@ -117,11 +117,9 @@ Response OrganizationsApi::get(Request &req)
 Response OrganizationsApi::create(Request &req)
 {
     JsonReader r = bodyReader(req);
-    const QString name = r.string(QStringLiteral("name"), 200);
+    const QString name = r.name(QStringLiteral("name"));
     const QString reason = readReason(r, req);
     r.rejectUnknown();
-    if (r.ok() && name.trimmed().isEmpty())
-        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
     if (!r.ok())
         return Response::problem(r.problem());
 
@@ -131,7 +129,7 @@ Response OrganizationsApi::create(Request &req)
     const QString now = nowTimestamp();
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
                                                  " VALUES (?, ?, 1, ?, ?) RETURNING id"));
-    q.addBindValue(name.trimmed());
+    q.addBindValue(name);
     q.addBindValue(Organization::Available);
     q.addBindValue(now);
     q.addBindValue(now);
@@ -257,13 +255,11 @@ Response OrganizationsApi::getProvider(Request &req)
 Response OrganizationsApi::createProvider(Request &req)
 {
     JsonReader r = bodyReader(req);
-    const QString name = r.string(QStringLiteral("name"), 200);
+    const QString name = r.name(QStringLiteral("name"));
     const qint64 orgId = r.integer(QStringLiteral("organization_id"), 1, std::numeric_limits<qint64>::max() / 2);
     const auto apps = r.optStringList(QStringLiteral("applications"), 100, 200);
     const QString reason = readReason(r, req);
     r.rejectUnknown();
-    if (r.ok() && name.trimmed().isEmpty())
-        r.addError(QStringLiteral("name"), QStringLiteral("must not be empty"));
     // Instances name their application exactly: a blank one could never be chosen well, a
     // padded one would look like another, and a second copy says nothing new.
     const QStringList listed = apps.value_or(QStringList());
@@ -276,6 +272,8 @@ Response OrganizationsApi::createProvider(Request &req)
             r.addErrorAt(path, QStringLiteral("must not be empty"));
         else if (app.trimmed() != app)
             r.addErrorAt(path, QStringLiteral("must not begin or end with white space"));
+        else if (const QString unreadable = JsonReader::controlCharacterError(app); !unreadable.isEmpty())
+            r.addErrorAt(path, unreadable);
         else if (first < i)
             r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(listPath).arg(first));
     }
@@ -296,7 +294,7 @@ Response OrganizationsApi::createProvider(Request &req)
     const QStringList applications = apps.value_or(QStringList());
     QSqlQuery &q = m_ctx.db.query(QStringLiteral("INSERT INTO providers (name, organization_id, applications, version,"
                                                  " created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?) RETURNING id"));
-    q.addBindValue(name.trimmed());
+    q.addBindValue(name);
     q.addBindValue(orgId);
     q.addBindValue(QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(applications)).toJson(QJsonDocument::Compact)));
     q.addBindValue(now);
@@ -306,7 +304,7 @@ Response OrganizationsApi::createProvider(Request &req)
         return Response::problem(problem);
     const qint64 id = *inserted;
     const QJsonObject o{{QStringLiteral("id"), id},
-                        {QStringLiteral("name"), name.trimmed()},
+                        {QStringLiteral("name"), name},
                         {QStringLiteral("organization_id"), orgId},
                         {QStringLiteral("applications"), QJsonArray::fromStringList(applications)},
                         {QStringLiteral("version"), 1},

@@ -19,6 +19,7 @@ private slots:
     void listsAreFilteredByRole();
     void revokedTokenIsRejected();
     void bearerSchemeInAnyCase();
+    void ownerNamedWithSpaceAroundIsTheOwner();
 
 private:
     QString tokenFor(const QString &who);
@@ -235,6 +236,26 @@ void tst_Authz::bearerSchemeInAnyCase()
                                           {{QByteArrayLiteral("Authorization"), other}});
         QVERIFY2(r.status == 401, other.constData());
     }
+}
+
+void tst_Authz::ownerNamedWithSpaceAroundIsTheOwner()
+{
+    // The owner is stored as the name without the white space around it: the owner's own token
+    // may create it, and sees it.
+    const QString carol = m_server->token(QStringLiteral("owner"), QStringLiteral("carol"));
+    const Reply created = m_server->post(QStringLiteral("/api/v1/instances"),
+                                         {{QStringLiteral("name"), QStringLiteral("  board ")},
+                                          {QStringLiteral("organization_id"), m_org},
+                                          {QStringLiteral("provider_id"), m_provider},
+                                          {QStringLiteral("application"), QStringLiteral("dataviz")},
+                                          {QStringLiteral("owner"), QStringLiteral(" carol\t")}},
+                                         carol);
+    QCOMPARE(created.status, 201);
+    QCOMPARE(created.json().value(QStringLiteral("owner")).toString(), QStringLiteral("carol"));
+    QCOMPARE(created.json().value(QStringLiteral("name")).toString(), QStringLiteral("board"));
+    const QJsonArray mine = m_server->get(QStringLiteral("/api/v1/instances"), carol).items();
+    QCOMPARE(mine.size(), 1);
+    QCOMPARE(mine.first().toObject().value(QStringLiteral("id")), created.json().value(QStringLiteral("id")));
 }
 
 QTEST_GUILESS_MAIN(tst_Authz)
