@@ -92,8 +92,6 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     QSqlQuery &q = m_ctx.db.query(QStringLiteral(
         "UPDATE deliveries SET state = ?, next_attempt_at = ?,"
         " attempts = CASE WHEN ? THEN 0 ELSE attempts END, give_up_at = CASE WHEN ? THEN ? ELSE give_up_at END,"
-        " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
-        " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
         " version = version + 1, updated_at = ? WHERE id = ? AND version = ?"));
     const bool fresh = from != Delivery::Pending; // FAILED/CANCELLED start a fresh schedule
     const QVariant noText(QMetaType::fromType<QString>());
@@ -102,14 +100,15 @@ bool DeliveryApi::applyDelivery(const Caller &who, const QJsonObject &before, co
     q.addBindValue(fresh);
     q.addBindValue(fresh || t->to != Delivery::Pending);
     q.addBindValue(t->to == Delivery::Pending ? QVariant(m_repository->giveUpAt(nowAt)) : noText);
-    // A lease whose worker is gone (expired: abandoned at shutdown, or a crash) is let go: the row
-    // then leaves the claim's in-flight index. A live one stays, its attempt still on the wire.
-    q.addBindValue(now);
-    q.addBindValue(now);
     q.addBindValue(now);
     q.addBindValue(id);
     q.addBindValue(version);
     if (!updateVersioned(q, kDelivery, error))
+        return false;
+    // A lease whose worker is gone (expired: abandoned at shutdown, or a crash) is let go, its
+    // attempt logged as interrupted: the row then leaves the claim's in-flight index. A live one
+    // stays, its attempt still on the wire.
+    if (!m_repository->letGoOfExpiredLease(id, now, error))
         return false;
     // Retry is refused while a newer notification of the instance exists (retrySuperseded()), so
     // this one is the newest again, and the older ones still undelivered (left while this one

@@ -71,17 +71,16 @@ bool DeliveryRepository::supersedeOlder(qint64 instanceId, const QString &eventT
     for (const qint64 id : std::as_const(rows)) {
         // A live lease stays: its attempt is on the wire, and the claim holds the newer
         // notification back until that attempt is recorded, so no replica overtakes it (recording
-        // leaves a settled row's state as it is). An expired one is let go, so the row leaves the
-        // claim's in-flight index. The state is checked again: on PostgreSQL the row may have
-        // been recorded DELIVERED or cancelled since it was read, by a transaction that held its
-        // lock, and a settled row stays as it is.
+        // leaves a settled row's state as it is). An expired one is let go (its attempt logged as
+        // interrupted), so the row leaves the claim's in-flight index. The state is checked
+        // again: on PostgreSQL the row may have been recorded DELIVERED or cancelled since it was
+        // read, by a transaction that held its lock, and a settled row stays as it is.
+        bool letGo = false;
+        if (!letGoOfExpiredLease(id, now, error, &letGo))
+            return false;
         QSqlQuery &u = m_db.query(QStringLiteral(
             "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL,"
-            " lease_owner = CASE WHEN lease_until < ? THEN NULL ELSE lease_owner END,"
-            " lease_until = CASE WHEN lease_until < ? THEN NULL ELSE lease_until END,"
             " version = version + 1, updated_at = ? WHERE id = ? AND state IN ('PENDING', 'FAILED')"));
-        u.addBindValue(now);
-        u.addBindValue(now);
         u.addBindValue(now);
         u.addBindValue(id);
         const bool ok = u.exec();
@@ -89,7 +88,7 @@ bool DeliveryRepository::supersedeOlder(qint64 instanceId, const QString &eventT
         if (!ok)
             *error = failed(u);
         u.finish();
-        if (!ok || (superseded && !emitDelivery(id, QStringLiteral("updated"), error)))
+        if (!ok || ((superseded || letGo) && !emitDelivery(id, QStringLiteral("updated"), error)))
             return false;
     }
     return true;
@@ -112,15 +111,10 @@ int DeliveryRepository::supersedeStale(Problem *error)
             rows.append(q.value(0).toLongLong());
         q.finish();
     }
-    if (rows.isEmpty())
-        return 0;
-    WriteTransaction tx(m_db);
-    if (!tx.isActive()) {
-        *error = tx.problem();
-        return -1;
-    }
-    int count = 0;
-    for (qint64 id : std::as_const(rows)) {
+    return eachInOneTransaction(rows, error, [&](qint64 id, Problem *problem) {
+        bool letGo = false;
+        if (!letGoOfExpiredLease(id, now, problem, &letGo))
+            return -1;
         QSqlQuery &u = m_db.query(QStringLiteral(
             "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL, lease_owner = NULL,"
             " lease_until = NULL,"
@@ -132,19 +126,12 @@ int DeliveryRepository::supersedeStale(Problem *error)
         const bool ok = u.exec();
         const int n = u.numRowsAffected();
         if (!ok)
-            *error = failed(u);
+            *problem = failed(u);
         u.finish();
-        if (!ok)
+        if (!ok || ((n == 1 || letGo) && !emitDelivery(id, QStringLiteral("updated"), problem)))
             return -1;
-        if (n == 1) {
-            if (!emitDelivery(id, QStringLiteral("updated"), error))
-                return -1;
-            ++count;
-        }
-    }
-    if (!tx.commit(error))
-        return -1;
-    return count;
+        return n;
+    });
 }
 
 std::optional<QJsonObject> DeliveryRepository::enqueue(qint64 instanceId, const QString &eventType,

@@ -441,7 +441,7 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
 }
 
 bool DeliveryRepository::logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now,
-                                        Problem *error)
+                                        Problem *error, bool emitEvents)
 {
     // The holder may have sent the request, and the provider may have processed it: the attempt
     // is logged so that a second arrival of its webhook-id has an entry to match. It does not
@@ -472,10 +472,87 @@ bool DeliveryRepository::logInterrupted(const QList<std::pair<qint64, QString>> 
             "INSERT INTO delivery_attempts (delivery_id, attempt, at, request_headers, latency_ms, error_class, error)"
             " VALUES (?, ?, ?, '[]', NULL, ?, ?)"));
         log.bind(id).bind(attempt).bindText(now).bindText(AttemptResult::Interrupted).bindText(message);
-        if (!log.exec(error) || !emitDelivery(id, QStringLiteral("updated"), error))
+        if (!log.exec(error) || (emitEvents && !emitDelivery(id, QStringLiteral("updated"), error)))
             return false;
     }
     return true;
+}
+
+bool DeliveryRepository::letGoOfExpiredLease(qint64 id, const QString &now, Problem *error, bool *letGo)
+{
+    QString holder;
+    {
+        Statement q(m_db, QStringLiteral(
+            "UPDATE deliveries SET previous_lease_owner = lease_owner, lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ? AND lease_owner IS NOT NULL AND lease_until < ? RETURNING previous_lease_owner"));
+        q.bind(id).bindText(now);
+        if (!q.exec(error))
+            return false;
+        if (q.next())
+            holder = q.string(0);
+        else if (q.failed()) {
+            *error = q.problem();
+            return false;
+        }
+    }
+    if (letGo)
+        *letGo = !holder.isNull();
+    return holder.isNull() || logInterrupted({{id, holder}}, now, error, false);
+}
+
+const QString &DeliveryRepository::expiredSettledLeasesSql()
+{
+    // deliveries_in_flight's condition term for term (the form in which SQLite takes a partial
+    // index): the index holds only settled rows still leased, a handful.
+    static const QString sql = QStringLiteral(
+        "SELECT id FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND event_type <> 'opsdeck.test'"
+        " AND lease_until < ? LIMIT %1").arg(StalePassLimit);
+    return sql;
+}
+
+int DeliveryRepository::letGoOfExpiredSettledLeases(Problem *error)
+{
+    const QString now = nowTimestamp();
+    QList<qint64> rows;
+    {
+        Statement q(m_db, expiredSettledLeasesSql());
+        q.bindText(now);
+        if (!q.exec(error))
+            return -1;
+        while (q.next())
+            rows.append(q.integer(0));
+        if (q.failed()) {
+            *error = q.problem();
+            return -1;
+        }
+    }
+    return eachInOneTransaction(rows, error, [&](qint64 id, Problem *problem) {
+        // Another replica's pass may have let go of it since it was read.
+        bool letGo = false;
+        if (!letGoOfExpiredLease(id, now, problem, &letGo) || (letGo && !emitDelivery(id, QStringLiteral("updated"), problem)))
+            return -1;
+        return letGo ? 1 : 0;
+    });
+}
+
+int DeliveryRepository::eachInOneTransaction(const QList<qint64> &rows, Problem *error,
+                                             const std::function<int(qint64, Problem *)> &each)
+{
+    if (rows.isEmpty())
+        return 0;
+    WriteTransaction tx(m_db);
+    if (!tx.isActive()) {
+        *error = tx.problem();
+        return -1;
+    }
+    int count = 0;
+    for (const qint64 id : rows) {
+        const int n = each(id, error);
+        if (n < 0)
+            return -1;
+        count += n;
+    }
+    return tx.commit(error) ? count : -1;
 }
 
 bool DeliveryRepository::alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId,

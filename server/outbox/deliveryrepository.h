@@ -210,6 +210,18 @@ public:
     std::optional<QJsonObject> enqueue(qint64 instanceId, const QString &eventType, const QJsonObject &body,
                                        Problem *error);
 
+    // Lets go of the delivery's lease if it expired before `now` (its worker gone), logging the
+    // attempt it held as interrupted (logInterrupted(), without a feed event: the caller changes
+    // the row and appends one), inside the caller's transaction. Every path that clears another
+    // worker's lease goes through here, so no such attempt goes unlogged.
+    // `letGo` (when given) says whether there was such a lease.
+    bool letGoOfExpiredLease(qint64 id, const QString &now, Problem *error, bool *letGo = nullptr);
+    // The same for the settled deliveries (cancelled or superseded while in flight) whose
+    // worker's lease expired, which no claim takes: at most StalePassLimit of them, in one
+    // transaction, each with its feed event. How many (-1 on failure). Part of the store's upkeep.
+    int letGoOfExpiredSettledLeases(Problem *error);
+    static const QString &expiredSettledLeasesSql(); // binds now
+
     // Appends the delivery's feed event ("delivery", op) inside the caller's transaction.
     bool emitDelivery(qint64 id, const QString &op, Problem *error);
     // The endpoint's event; its version into *version when asked.
@@ -233,14 +245,19 @@ private:
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                            const QString &owner, Problem *error);
     // Logs an attempt of unknown outcome (error class "interrupted") for each claimed delivery
-    // whose lease was taken over from the holder named beside it, in the caller's transaction.
-    bool logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now, Problem *error);
+    // whose lease was taken over from the holder named beside it, in the caller's transaction,
+    // each with a new version and (with `emitEvents`) its feed event.
+    bool logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now, Problem *error,
+                        bool emitEvents = true);
     // Applies the outcomes of the records (sorted by endpoint) to their endpoints' health: each
     // endpoint read once and written once per batch, all of them by a few statements.
     bool updateEndpoints(const QList<AttemptRecord> &records, std::chrono::milliseconds autoPauseWindow,
                          QList<RecordResult> *results, Problem *error);
     bool alert(const QString &type, qint64 objectId, qint64 version, qint64 providerId, const QJsonObject &details,
                Problem *error);
+    // Runs `each` on every row in one transaction: the sum of what it returned, or -1 as soon as
+    // one returns -1 (with the problem set), when all is rolled back.
+    int eachInOneTransaction(const QList<qint64> &rows, Problem *error, const std::function<int(qint64, Problem *)> &each);
     // A new version and feed event for each endpoint, with `set` ("column = ?, " each, bound to
     // `values` in order) applied, in one transaction.
     bool touchEndpoints(QList<qint64> ids, const QString &set, const QStringList &values, Problem *error);

@@ -6,6 +6,8 @@
 
 #include "server/delivery/callbacksender.h"
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QThread>
 #include <QUuid>
 
@@ -104,12 +106,33 @@ void DeliveryWorker::shutdown()
     m_retryTimes.clear();
     m_stallTimer.stop();
     if (m_sender) {
-        // Their leases expire and they are sent again: at least once, never lost.
+        // Their leases expire and they are sent again: at least once, never lost. The server
+        // that takes a lease over logs its attempt as interrupted.
         delete m_sender;
         m_sender = nullptr;
     }
+    releaseUnsent();
     // What finished before is recorded before the store closes.
     stopStore();
+}
+
+void DeliveryWorker::releaseUnsent()
+{
+    // What was claimed and never sent goes back now, so that no worker later logs an attempt
+    // of it as interrupted: a claim still on its way (its answer is posted here once the store
+    // has run it) and what waits for a slot of its endpoint.
+    if ((m_claimPending || m_othersClaimPending) && m_store && m_storeThread && m_storeThread->isRunning()) {
+        QMetaObject::invokeMethod(m_store, [] {}, Qt::BlockingQueuedConnection);
+        QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+    }
+    QList<qint64> unsent;
+    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
+        for (const Claimed &c : it.value())
+            unsent.append(c.target.id);
+    }
+    m_queued.clear();
+    if (!unsent.isEmpty() && m_store)
+        m_store->release(unsent);
 }
 
 void DeliveryWorker::stopStore()
@@ -165,7 +188,9 @@ void DeliveryWorker::poll()
             reportFailure(upkeep.sweepProblem.detail);
         if (upkeep.healthShown < 0)
             reportFailure(upkeep.healthProblem.detail);
-        if (upkeep.superseded > 0 || upkeep.swept > 0 || upkeep.healthShown > 0)
+        if (upkeep.leasesLetGo < 0)
+            reportFailure(upkeep.leasesProblem.detail);
+        if (upkeep.superseded > 0 || upkeep.swept > 0 || upkeep.healthShown > 0 || upkeep.leasesLetGo > 0)
             Q_EMIT committed();
         pump();
         // The cycle ends with its claim's answer when one is on its way.
@@ -449,8 +474,15 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
                                const Problem &problem)
 {
     m_claimPending = false;
-    if (!m_running)
-        return; // their leases expire
+    if (!m_running) {
+        // Answered while shutting down (releaseUnsent()): none of them was sent.
+        QList<qint64> unsent;
+        for (const DeliveryTarget &t : targets)
+            unsent.append(t.id);
+        if (!unsent.isEmpty() && m_store)
+            m_store->release(unsent);
+        return;
+    }
     if (std::exchange(m_othersClaimPending, false)) {
         // One that finds nothing read the whole due backlog of the endpoints it left out: while
         // they keep finding nothing, they come less often (a new endpoint then waits that long).

@@ -84,6 +84,7 @@ private:
     // Times the retries of `records` fall due, and the timer for the earliest one still ahead.
     void armRetryTimer(const QList<AttemptRecord> &records = {});
     void stopStore();
+    void releaseUnsent();
     int endpointLimit(qint64 endpointId) const;
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;

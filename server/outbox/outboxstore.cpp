@@ -196,6 +196,9 @@ void OutboxStore::maintain(QObject *context, MaintainDone done)
                     m_lastSupersede.start();
             }
             upkeep.swept = m_destruction->run(&upkeep.sweepProblem);
+            // Cancelled or superseded while in flight on a worker that is gone: no claim takes
+            // them, so their expired leases are let go here, their attempts logged as interrupted.
+            upkeep.leasesLetGo = m_repository->letGoOfExpiredSettledLeases(&upkeep.leasesProblem);
             // Health counters a batch changed without showing: shown now, a poll later at most.
             upkeep.healthShown = m_repository->showHealth(&upkeep.healthProblem);
             QMetaObject::invokeMethod(target.data(), [done, upkeep] { done(upkeep); }, Qt::QueuedConnection);

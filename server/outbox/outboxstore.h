@@ -55,6 +55,8 @@ public:
         Problem sweepProblem;
         int healthShown = 0;
         Problem healthProblem;
+        int leasesLetGo = 0;
+        Problem leasesProblem;
     };
     using MaintainDone = std::function<void(const Upkeep &upkeep)>;
 

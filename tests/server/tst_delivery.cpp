@@ -44,6 +44,7 @@ private slots:
     void rotationSendsBothSignatures();
     void testEvent();
     void hubSignature();
+    void shutdownGivesBackWhatItNeverSent();
 
 private:
     qint64 newInstance(const QString &name);
@@ -564,6 +565,45 @@ void tst_Delivery::hubSignature()
                                    .toJson();
     QVERIFY2(headers.toLower().contains("x-hub-signature"), headers.constData());
     QVERIFY(!headers.toLower().contains("webhook-signature"));
+}
+
+void tst_Delivery::shutdownGivesBackWhatItNeverSent()
+{
+    // An endpoint that answers in 2 s: once it has answered well, 4 attempts go out at a time and
+    // more wait, claimed, for a slot. A server stopped then leaves the leases of the 4 on the
+    // wire to expire (the next holder logs those attempts as interrupted) and gives the waiting
+    // ones back: they were never sent, and no attempt of theirs may be logged.
+    ServerOptions options;
+    options.endpointConcurrency = 4;
+    options.endpointStallAfter = std::chrono::minutes(1);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const qint64 org = server.createOrganization(QStringLiteral("shutdown"));
+    const qint64 provider = server.createProvider(QStringLiteral("slow"), org, {QStringLiteral("crm")});
+    DemoProvider slow;
+    startProvider(&slow, {});
+    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
+    for (int i = 0; i < 12; ++i) {
+        const qint64 instance = server.createInstance(QStringLiteral("slow%1").arg(i), org, provider, QStringLiteral("crm"),
+                                                      QStringLiteral("alice"));
+        QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                             {{QStringLiteral("callback_url"), slow.url(QStringLiteral("/slow/2000/x"))}}, token)
+                     .status,
+                 200);
+    }
+    Database db(server.databaseUrl());
+    QVERIFY(db.open());
+    const auto count = [&](const QString &sql) {
+        QSqlQuery q(db.connection());
+        return q.exec(sql) && q.next() ? q.value(0).toInt() : -1;
+    };
+    const QString leased = QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL");
+    // The first answer came: 4 of the other 11 are on the wire for the next 2 s, the rest claimed.
+    QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) >= 1, Patience);
+    QTRY_VERIFY_WITH_TIMEOUT(count(leased) > 4, Patience);
+    server.controlPlane().stop();
+    QCOMPARE(count(leased), 4);
+    QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'")), 0);
 }
 
 QTEST_MAIN(tst_Delivery)

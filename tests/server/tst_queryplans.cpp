@@ -60,6 +60,7 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     const bool postgres = TestDatabase::wantsPostgres();
     QTest::newRow("outbox poll: supersede stale") << DeliveryRepository::staleSql();
     QTest::newRow("enqueue: older siblings") << DeliveryRepository::olderSiblingsSql();
+    QTest::newRow("outbox poll: expired settled leases") << DeliveryRepository::expiredSettledLeasesSql();
     QTest::newRow("claim: newest id") << DeliveryRepository::newestIdSql();
     for (const auto &[name, sql] : leaseStatements(postgres, "claim: lease"))
         QTest::newRow(name.constData()) << sql;
