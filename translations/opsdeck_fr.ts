@@ -144,10 +144,6 @@
         <translation>Chaque rappel des états et de la portée choisis repart sur un nouveau calendrier&#xa0;; ceux en attente sont tentés tout de suite. Le serveur les compte d&apos;abord, puis de nouveau à chaque changement de choix.</translation>
     </message>
     <message>
-        <source>Retry %1 callbacks</source>
-        <translation>Relancer les rappels à l&apos;état %1</translation>
-    </message>
-    <message>
         <source>Scope</source>
         <translation>Portée</translation>
     </message>
@@ -252,6 +248,10 @@
     <message>
         <source>Retry</source>
         <translation>Relancer</translation>
+    </message>
+    <message>
+        <source>Retry the callbacks in state: %1</source>
+        <translation>Relancer les rappels à l&apos;état&#xa0;: %1</translation>
     </message>
 </context>
 <context>

@@ -74,7 +74,8 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     for (const QString &state : states) {
         auto *box = new QCheckBox(stateLabel(state), this);
         box->setObjectName(QStringLiteral("bulkRetryState_") + state);
-        box->setAccessibleName(tr("Retry %1 callbacks").arg(state.toLower()));
+        // The label as read, in the console's language (not the state's code), without its mnemonic.
+        box->setAccessibleName(tr("Retry the callbacks in state: %1").arg(QString(stateLabel(state)).remove(QLatin1Char('&'))));
         box->setChecked(state == initial);
         connect(box, &QCheckBox::toggled, this, &BulkRetryDialog::recount);
         statesRow->addWidget(box);

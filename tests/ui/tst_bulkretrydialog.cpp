@@ -39,6 +39,7 @@ private slots:
     void countsTheChosenStatesAndScope_data();
     void countsTheChosenStatesAndScope();
     void keyboardReachesEveryControl();
+    void stateBoxesAreNamedInTheConsolesLanguage();
     void retriesTheChosenStatesInOneRequest();
     void aRefusedRetryChangesNothing();
     void dryRunsAreNoPendingOperations();
@@ -274,6 +275,25 @@ void tst_BulkRetryDialog::keyboardReachesEveryControl()
                              return b && b->text() == QLatin1String("Cancel");
                          }),
              qPrintable(names.join(QLatin1Char(' '))));
+}
+
+void tst_BulkRetryDialog::stateBoxesAreNamedInTheConsolesLanguage()
+{
+    // A screen reader reads the state as the box shows it, never the state's code.
+    {
+        const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("a1")));
+        const auto *failed = dialog->findChild<QCheckBox *>(QStringLiteral("bulkRetryState_FAILED"));
+        QVERIFY(failed);
+        QCOMPARE(failed->accessibleName(), QStringLiteral("Retry the callbacks in state: Failed"));
+    }
+    QTranslator french;
+    QVERIFY(french.load(QStringLiteral(":/i18n/opsdeck_fr.qm")));
+    QCoreApplication::installTranslator(&french);
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("a1")));
+    QCoreApplication::removeTranslator(&french);
+    const auto *pending = dialog->findChild<QCheckBox *>(QStringLiteral("bulkRetryState_PENDING"));
+    QVERIFY(pending);
+    QCOMPARE(pending->accessibleName(), QString::fromUtf8("Relancer les rappels à l'état\u00a0: En attente (tenter maintenant)"));
 }
 
 void tst_BulkRetryDialog::retriesTheChosenStatesInOneRequest()
