@@ -136,6 +136,8 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     }
     statement.reset(); // before the log's statements run on the same connection
     Problem ignored;
+    for (auto &[id, holder] : takenOver)
+        holder = expiredLeaseMessage(holder);
     return takenOver.isEmpty() || logInterrupted(takenOver, now, error ? error : &ignored);
 }
 

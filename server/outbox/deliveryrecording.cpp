@@ -440,18 +440,21 @@ RecordResult DeliveryRepository::recordOne(const DeliveryTarget &target, const A
     return result;
 }
 
-bool DeliveryRepository::logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now,
+QString DeliveryRepository::expiredLeaseMessage(const QString &holder)
+{
+    return QStringLiteral("worker %1 held this delivery until its lease expired and recorded no outcome;"
+                          " the request may have reached the endpoint")
+        .arg(holder);
+}
+
+bool DeliveryRepository::logInterrupted(const QList<std::pair<qint64, QString>> &deliveries, const QString &now,
                                         Problem *error, bool emitEvents)
 {
     // The holder may have sent the request, and the provider may have processed it: the attempt
     // is logged so that a second arrival of its webhook-id has an entry to match. It does not
     // count towards the retry schedule (`attempts`): the stop was the control plane's, not the
     // endpoint's. Rare (once per lease a holder left behind): a few statements per delivery.
-    for (const auto &[id, holder] : takenOver) {
-        const QString message =
-            QStringLiteral("worker %1 held this delivery until its lease expired and recorded no outcome;"
-                           " the request may have reached the endpoint")
-                .arg(holder);
+    for (const auto &[id, message] : deliveries) {
         qint64 attempt = 0;
         {
             Statement upd(m_db, QStringLiteral(
@@ -497,7 +500,32 @@ bool DeliveryRepository::letGoOfExpiredLease(qint64 id, const QString &now, Prob
     }
     if (letGo)
         *letGo = !holder.isNull();
-    return holder.isNull() || logInterrupted({{id, holder}}, now, error, false);
+    return holder.isNull() || logInterrupted({{id, expiredLeaseMessage(holder)}}, now, error, false);
+}
+
+int DeliveryRepository::releaseUnrecorded(QList<qint64> ids, const QString &owner, const QString &why, Problem *error)
+{
+    const QString now = nowTimestamp();
+    const QString message = QStringLiteral("worker %1 could not record this attempt's outcome (%2) and let it go to be"
+                                           " sent again; the request may have reached the endpoint")
+                                .arg(owner, why);
+    std::sort(ids.begin(), ids.end()); // the lock order of every writer on PostgreSQL
+    return eachInOneTransaction(ids, error, [&](qint64 id, Problem *problem) {
+        bool held = false;
+        {
+            Statement q(m_db, QStringLiteral("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL"
+                                             " WHERE id = ? AND lease_owner = ? RETURNING id"));
+            q.bind(id).bindText(owner);
+            if (!q.exec(problem))
+                return -1;
+            held = q.next();
+            if (!held && q.failed()) {
+                *problem = q.problem();
+                return -1;
+            }
+        }
+        return !held ? 0 : logInterrupted({{id, message}}, now, problem) ? 1 : -1;
+    });
 }
 
 const QString &DeliveryRepository::expiredSettledLeasesSql()
@@ -526,6 +554,7 @@ int DeliveryRepository::letGoOfExpiredSettledLeases(Problem *error)
             return -1;
         }
     }
+    std::sort(rows.begin(), rows.end()); // locked in id order, as every writer on PostgreSQL does
     return eachInOneTransaction(rows, error, [&](qint64 id, Problem *problem) {
         // Another replica's pass may have let go of it since it was read.
         bool letGo = false;

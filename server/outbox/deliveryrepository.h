@@ -220,6 +220,11 @@ public:
     // worker's lease expired, which no claim takes: at most StalePassLimit of them, in one
     // transaction, each with its feed event. How many (-1 on failure). Part of the store's upkeep.
     int letGoOfExpiredSettledLeases(Problem *error);
+    // Gives back the deliveries `owner` still holds whose attempts were made but could not be
+    // recorded (`why`), logging each attempt as interrupted, in one transaction: sent again, and
+    // a second arrival at the provider has its entry. How many (-1 on failure: their leases then
+    // expire, and whoever takes them over logs them).
+    int releaseUnrecorded(QList<qint64> ids, const QString &owner, const QString &why, Problem *error);
     static const QString &expiredSettledLeasesSql(); // binds now
 
     // Appends the delivery's feed event ("delivery", op) inside the caller's transaction.
@@ -244,11 +249,12 @@ private:
                          Problem *error);
     RecordResult recordOne(const DeliveryTarget &target, const AttemptLog &attempt, const AttemptOutcome &outcome,
                            const QString &owner, Problem *error);
-    // Logs an attempt of unknown outcome (error class "interrupted") for each claimed delivery
-    // whose lease was taken over from the holder named beside it, in the caller's transaction,
-    // each with a new version and (with `emitEvents`) its feed event.
-    bool logInterrupted(const QList<std::pair<qint64, QString>> &takenOver, const QString &now, Problem *error,
+    // Logs an attempt of unknown outcome (error class "interrupted", with the message beside the
+    // delivery's id) for each delivery, in the caller's transaction, each with a new version and
+    // (with `emitEvents`) its feed event.
+    bool logInterrupted(const QList<std::pair<qint64, QString>> &deliveries, const QString &now, Problem *error,
                         bool emitEvents = true);
+    static QString expiredLeaseMessage(const QString &holder);
     // Applies the outcomes of the records (sorted by endpoint) to their endpoints' health: each
     // endpoint read once and written once per batch, all of them by a few statements.
     bool updateEndpoints(const QList<AttemptRecord> &records, std::chrono::milliseconds autoPauseWindow,

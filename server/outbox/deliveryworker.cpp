@@ -347,19 +347,19 @@ qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
 
 void DeliveryWorker::sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired)
 {
-    // One that could no longer finish inside its lease goes back, so no other worker takes it
-    // over mid-attempt.
-    const qint64 timeoutMs = m_options.deliveryTimeout.count();
-    while (!queue.isEmpty() && m_inFlight.value(endpointId) < endpointLimit(endpointId)) {
-        const Claimed next = queue.takeFirst();
-        if (now.addMSecs(timeoutMs + 1000) >= next.leaseUntil) {
-            m_mayHaveWork = true;
-            m_busyInstances.remove(next.target.instanceId);
-            expired->append(next.target.id);
-            continue;
-        }
-        send(next.target);
+    // One that could no longer finish inside its lease goes back, whether a slot is free or not:
+    // no other worker takes it over mid-attempt, and none finds its lease expired and logs an
+    // attempt that never went out as interrupted. A queue is in claim order, so its leases end
+    // in that order too: only its front can be due.
+    const QDateTime lastStart = now.addMSecs(m_options.deliveryTimeout.count() + 1000);
+    while (!queue.isEmpty() && lastStart >= queue.constFirst().leaseUntil) {
+        const Claimed late = queue.takeFirst();
+        m_mayHaveWork = true;
+        m_busyInstances.remove(late.target.instanceId);
+        expired->append(late.target.id);
     }
+    while (!queue.isEmpty() && m_inFlight.value(endpointId) < endpointLimit(endpointId))
+        send(queue.takeFirst().target);
 }
 
 void DeliveryWorker::pump()

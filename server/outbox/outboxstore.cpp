@@ -225,8 +225,11 @@ bool OutboxStore::recordPending(const std::function<bool(Problem *)> &alsoInTran
     const bool recorded =
         m_repository->recordBatch(all, m_owner, m_options.autoPauseWindow, &results, &problem, alsoInTransaction);
     if (!recorded) {
+        QList<qint64> ids;
         for (const AttemptRecord &r : std::as_const(all))
-            m_repository->release(r.target.id, m_owner);
+            ids.append(r.target.id);
+        Problem releaseProblem;
+        m_repository->releaseUnrecorded(ids, m_owner, problem.detail, &releaseProblem);
     }
     for (const Pending &p : pending) {
         if (!p.context)

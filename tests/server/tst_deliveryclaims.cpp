@@ -40,6 +40,7 @@ private slots:
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
     void expiredLeaseLogsAnInterruptedAttempt();
+    void unrecordedAttemptsAreLoggedAsTheyGoBack();
     void enqueueSupersedesTheOlderInFlight_data();
     void enqueueSupersedesTheOlderInFlight();
     void supersedeLeavesWhatSettledMeanwhile_data();
@@ -356,6 +357,30 @@ void tst_DeliveryClaims::expiredLeaseLogsAnInterruptedAttempt()
                                .arg(interrupted)),
              200);
     QCOMPARE(text(*m_db, QStringLiteral("SELECT state FROM deliveries WHERE id = %1").arg(interrupted)), QStringLiteral("DELIVERED"));
+}
+
+void tst_DeliveryClaims::unrecordedAttemptsAreLoggedAsTheyGoBack()
+{
+    // A batch the store could not record goes back to be sent again; each of its attempts is
+    // logged as interrupted, with why. One another worker holds meanwhile is not this one's.
+    m_rig->seed(3);
+    const QList<DeliveryTarget> held = m_rig->claimAll(10);
+    QCOMPARE(held.size(), 3);
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-other' WHERE id = %1").arg(held.at(2).id)));
+    Problem problem;
+    QCOMPARE(m_repo->releaseUnrecorded({held.at(1).id, held.at(0).id, held.at(2).id}, kOwner, QStringLiteral("disk full"), &problem),
+             2);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE lease_owner IS NULL AND state = 'PENDING'")), 2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'"
+                                          " AND error LIKE '%disk full%' AND delivery_id IN (%1, %2)")
+                               .arg(held.at(0).id)
+                               .arg(held.at(1).id)),
+             2);
+    QCOMPARE(scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE delivery_id = %1").arg(held.at(2).id)), 0);
+    // Due again at once: the next claim takes them.
+    QCOMPARE(m_rig->claimAll(10).size(), 2);
 }
 
 void tst_DeliveryClaims::enqueueSupersedesTheOlderInFlight_data()
