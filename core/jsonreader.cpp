@@ -283,20 +283,28 @@ QString JsonReader::name(const QString &key, int maxLength)
         addError(key, QStringLiteral("must not be empty"));
         return value;
     }
-    const QString unreadable = controlCharacterError(value);
+    const QString unreadable = characterError(value);
     if (!unreadable.isEmpty())
         addError(key, unreadable);
     return value;
 }
 
-QString JsonReader::controlCharacterError(const QString &text)
+QString JsonReader::characterError(const QString &text)
 {
+    // A JSON escape can carry half of a surrogate pair, which no UTF-8 column can store.
+    if (!QStringView(text).isValidUtf16())
+        return QStringLiteral("must be valid Unicode text (it holds half of a surrogate pair)");
     for (const QChar c : text) {
+        const char16_t u = c.unicode();
         const QChar::Category category = c.category();
-        if (category == QChar::Other_Control || category == QChar::Separator_Line || category == QChar::Separator_Paragraph) {
-            const QString code = QStringLiteral("%1").arg(c.unicode(), 4, 16, QLatin1Char('0')).toUpper();
+        const QString code = QStringLiteral("%1").arg(u, 4, 16, QLatin1Char('0')).toUpper();
+        if (category == QChar::Other_Control || category == QChar::Separator_Line || category == QChar::Separator_Paragraph)
             return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(code);
-        }
+        // Embeddings, overrides and isolates reorder what follows them on screen; zero-width
+        // spaces and joiners that join nothing make two names look alike. The marks and joiners
+        // that right-to-left scripts and emoji need (U+200C to U+200F) stay.
+        if ((u >= 0x202A && u <= 0x202E) || (u >= 0x2066 && u <= 0x2069) || u == 0x200B || u == 0x2060 || u == 0xFEFF)
+            return QStringLiteral("must not contain invisible or direction-overriding characters (U+%1)").arg(code);
     }
     return {};
 }

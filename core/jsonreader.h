@@ -53,11 +53,12 @@ public:
     bool boolean(const QString &key);
     QString oneOf(const QString &key, const QStringList &allowed);
     // A name people read, type and match (an organization's, an instance's, its owner's): a
-    // string without the white space around it, not empty, with no control character or line
-    // separator (a NUL, a line break or a tab would break one-line lists, logs and tokens).
+    // string without the white space around it, not empty, and without what characterError()
+    // refuses (a NUL, a line break or a tab would break one-line lists, logs and tokens).
     QString name(const QString &key, int maxLength = 200);
-    // Why `text` may not be such a name (its first control character or line separator), or empty.
-    static QString controlCharacterError(const QString &text);
+    // Why `text` may not be such a name (half a surrogate pair, its first control character or
+    // line separator, or a character that reorders or hides text), or empty.
+    static QString characterError(const QString &text);
 
     // Optional fields: std::nullopt when absent or null; a type error when present and wrong.
     std::optional<QString> optString(const QString &key, int maxLength = 1024);

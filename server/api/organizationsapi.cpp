@@ -272,7 +272,7 @@ Response OrganizationsApi::createProvider(Request &req)
             r.addErrorAt(path, QStringLiteral("must not be empty"));
         else if (app.trimmed() != app)
             r.addErrorAt(path, QStringLiteral("must not begin or end with white space"));
-        else if (const QString unreadable = JsonReader::controlCharacterError(app); !unreadable.isEmpty())
+        else if (const QString unreadable = JsonReader::characterError(app); !unreadable.isEmpty())
             r.addErrorAt(path, unreadable);
         else if (first < i)
             r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(listPath).arg(first));

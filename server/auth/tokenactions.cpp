@@ -41,7 +41,7 @@ QString TokenActions::subjectProblem(Actor role, const QString &subject)
         // An owner is named as instances name it (JsonReader::name()), or the token would match none.
         if (subject.trimmed() != subject)
             return QStringLiteral("must not begin or end with white space");
-        return JsonReader::controlCharacterError(subject);
+        return JsonReader::characterError(subject);
     }
     bool ok = false;
     const qint64 id = subject.toLongLong(&ok);

@@ -179,6 +179,14 @@ const QList<Migration> &migrations()
          {
              QStringLiteral("ALTER TABLE deliveries ADD COLUMN previous_lease_owner TEXT"),
          }},
+        // Owners are named without the spaces around them since names are read with
+        // JsonReader::name(): an owner stored padded before would match no new token, and a
+        // padded owner token no instance created since.
+        {11,
+         {
+             QStringLiteral("UPDATE instances SET owner = TRIM(owner) WHERE owner <> TRIM(owner)"),
+             QStringLiteral("UPDATE tokens SET subject = TRIM(subject) WHERE role = 'owner' AND subject <> TRIM(subject)"),
+         }},
     };
     return list;
 }

@@ -13,6 +13,8 @@ private slots:
     void malformed_data();
     void malformed();
     void surrogatePairsAreText();
+    void namesRefuseWhatCannotBeReadOrStored_data();
+    void namesRefuseWhatCannotBeReadOrStored();
     void repeatedNames_data();
     void repeatedNames();
     void limitsCountCharacters();
@@ -205,6 +207,41 @@ void tst_JsonReader::problemRoundTrip()
     QCOMPARE(html.status, 502);
     QCOMPARE(html.code, QStringLiteral("unexpected-response"));
     QVERIFY(html.detail.contains(QStringLiteral("bad gateway")));
+}
+
+void tst_JsonReader::namesRefuseWhatCannotBeReadOrStored_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("error"); // the start of the message, empty when the name is fine
+    const auto text = [](std::initializer_list<char16_t> units) { return QString(reinterpret_cast<const QChar *>(units.begin()), qsizetype(units.size())); };
+    QTest::newRow("letters, accents and CJK") << QStringLiteral("Café 日本") << QString();
+    QTest::newRow("an emoji with a joiner") << text({0xD83D, 0xDC69, 0x200D, 0xD83D, 0xDCBB}) << QString();
+    QTest::newRow("Hebrew with a right-to-left mark") << text({0x05E9, 0x05DC, 0x05D5, 0x05DD, 0x200F}) << QString();
+    QTest::newRow("a no-break space") << text({'a', 0x00A0, 'b'}) << QString();
+    QTest::newRow("half a surrogate pair") << text({'a', 0xD800}) << QStringLiteral("must be valid Unicode text");
+    QTest::newRow("a NUL") << text({'a', 0x0000, 'b'}) << QStringLiteral("must not contain control characters or line breaks (U+0000)");
+    QTest::newRow("a paragraph separator") << text({'a', 0x2029, 'b'}) << QStringLiteral("must not contain control characters or line breaks (U+2029)");
+    QTest::newRow("a right-to-left override") << text({'a', 0x202E, 'b'}) << QStringLiteral("must not contain invisible or direction-overriding characters (U+202E)");
+    QTest::newRow("an isolate") << text({'a', 0x2067, 'b'}) << QStringLiteral("must not contain invisible or direction-overriding characters (U+2067)");
+    QTest::newRow("a zero-width space") << text({'a', 0x200B, 'b'}) << QStringLiteral("must not contain invisible or direction-overriding characters (U+200B)");
+    QTest::newRow("a byte order mark") << text({0xFEFF, 'a'}) << QStringLiteral("must not contain invisible or direction-overriding characters (U+FEFF)");
+}
+
+void tst_JsonReader::namesRefuseWhatCannotBeReadOrStored()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, error);
+    JsonReader r(QJsonObject{{QStringLiteral("name"), QStringLiteral("  ") + name + QStringLiteral("\t")}});
+    const QString read = r.name(QStringLiteral("name"));
+    if (error.isEmpty()) {
+        QVERIFY2(r.ok(), qPrintable(r.problem().detail));
+        QCOMPARE(read, name); // without the white space around it
+    } else {
+        QVERIFY(!r.ok());
+        QCOMPARE(r.errors().size(), 1);
+        QVERIFY2(r.errors().first().message.startsWith(error), qPrintable(r.errors().first().message));
+    }
+    QCOMPARE(JsonReader::characterError(name).isEmpty(), error.isEmpty());
 }
 
 QTEST_APPLESS_MAIN(tst_JsonReader)

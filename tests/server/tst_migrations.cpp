@@ -64,6 +64,7 @@ private slots:
     void versionOneUpgrades_data();
     void versionOneUpgrades();
     void versionSixUpgradeCountsLoggedAttempts();
+    void versionTenUpgradeTrimsOwners();
     void listingByRareStateUsesItsIndex_data();
     void listingByRareStateUsesItsIndex();
 };
@@ -175,6 +176,35 @@ void tst_Migrations::versionSixUpgradeCountsLoggedAttempts()
     QCOMPARE(count(db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 1")), 3);
     QCOMPARE(count(db, QStringLiteral("SELECT logged_attempts FROM deliveries WHERE id = 2")), 0);
     QCOMPARE(count(db, QStringLiteral("SELECT attempts FROM deliveries WHERE id = 1")), 1);
+}
+
+void tst_Migrations::versionTenUpgradeTrimsOwners()
+{
+    // Owners went in as sent before names were read trimmed: " carol " and its token " carol"
+    // become "carol", which is what instances and tokens are given now.
+    TestDatabase scratch;
+    QVERIFY2(scratch.isValid(), qPrintable(scratch.error()));
+    Database db(scratch.url());
+    Problem problem;
+    QVERIFY2(db.open(&problem), qPrintable(problem.detail));
+    QVERIFY2(migrateUpTo(db, 10, &problem), qPrintable(problem.detail));
+    const QStringList rows = {
+        QStringLiteral("INSERT INTO organizations (name, status, version, created_at, updated_at)"
+                       " VALUES ('o', 'AVAILABLE', 1, '%1', '%1')"),
+        QStringLiteral("INSERT INTO providers (name, organization_id, applications, version, created_at, updated_at)"
+                       " VALUES ('p', 1, '[\"app\"]', 1, '%1', '%1')"),
+        QStringLiteral("INSERT INTO instances (name, organization_id, provider_id, application, owner, status, version,"
+                       " created_at, updated_at, status_changed_at) VALUES ('i', 1, 1, 'app', ' carol ', 'RUNNING', 1,"
+                       " '%1', '%1', '%1')"),
+        QStringLiteral("INSERT INTO tokens (name, role, subject, token_hash, created_at) VALUES ('t', 'owner', ' carol', 'h1', '%1')"),
+        QStringLiteral("INSERT INTO tokens (name, role, subject, token_hash, created_at) VALUES ('t', 'provider', '1', 'h2', '%1')"),
+    };
+    for (const QString &sql : rows)
+        QVERIFY2(db.exec(sql.arg(kAt), &problem), qPrintable(problem.detail));
+    QVERIFY2(db.migrate(&problem), qPrintable(problem.detail));
+    QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM instances WHERE owner = 'carol'")), 1);
+    QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM tokens WHERE subject = 'carol' AND role = 'owner'")), 1);
+    QCOMPARE(count(db, QStringLiteral("SELECT COUNT(*) FROM tokens WHERE subject = '1'")), 1);
 }
 
 void tst_Migrations::listingByRareStateUsesItsIndex_data()
