@@ -19,10 +19,6 @@ namespace OpsDeck {
 namespace {
 
 constexpr int kMinClaimBatch = 128;
-// An endpoint that answered well is stalled once silent for this many times its slowest recent
-// answer, and never sooner than kStallFloorMs (a provider's short pause is no stall).
-constexpr qint64 kStallFactor = 8;
-constexpr qint64 kStallFloorMs = 250;
 // The poll's claim for the endpoints that hold none of a full budget, after such claims found
 // nothing, comes every 2, 4, ... polls, at most every this many.
 constexpr int kMaxOthersClaimPolls = 32;
@@ -49,7 +45,7 @@ DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
     m_retryTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_retryTimer, &QTimer::timeout, this, [this] { armRetryTimer(); });
     m_stallTimer.setParent(this);
-    m_stallTimer.setInterval(int(std::max<qint64>(10, std::min<qint64>(kStallFloorMs, m_options.endpointStallAfter.count()) / 2)));
+    m_stallTimer.setInterval(int(std::max<qint64>(10, std::min<qint64>(StallFloorMs, m_options.endpointStallAfter.count()) / 2)));
     connect(&m_stallTimer, &QTimer::timeout, this, &DeliveryWorker::checkStalls);
 }
 
@@ -245,104 +241,6 @@ DeliveryWorker::Budget DeliveryWorker::budget() const
     for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it)
         (m_proven.contains(it.key()) ? b.used : b.probing) += int(it.value().size());
     return b;
-}
-
-void DeliveryWorker::checkStalls()
-{
-    if (m_inFlight.isEmpty()) {
-        m_stallTimer.stop();
-        return;
-    }
-    // A provider whose host stops answering (every instance URL of it at once, say) would keep
-    // each of its endpoints' attempts in flight until they time out, up to the whole budget of
-    // the endpoints that answer well: they would wait that long. Silence ends that; an endpoint
-    // that is only busy keeps answering one attempt or another meanwhile, and a slow one is
-    // given time in proportion. The attempts it has out stay out (an answer to one of them proves
-    // it again) and count as probes.
-    // What was claimed for a silent endpoint and waits for one of its slots goes back, whether it
-    // was proven or not (a claim answered after the demotion may have brought it, or it waited
-    // behind a new endpoint's first attempt): it is due again, and claims leave the endpoint out
-    // while it is busy, so it no longer holds leases and budget until the attempts out time out.
-    const qint64 now = m_clock.elapsed();
-    QList<qint64> released;
-    QList<qint64> silent; // taken for silent now, having answered well until then
-    QSet<QString> silentHosts;
-    for (auto it = m_lastAnswer.cbegin(); it != m_lastAnswer.cend(); ++it) {
-        if (now - it.value() < stallAfterMs(it.key()))
-            continue;
-        if (m_proven.remove(it.key())) {
-            silent.append(it.key());
-            silentHosts.insert(m_known.value(it.key()).host);
-        }
-        const auto queued = m_queued.find(it.key());
-        if (queued == m_queued.end())
-            continue;
-        for (const Claimed &c : std::as_const(queued.value())) {
-            m_busyInstances.remove(c.target.instanceId);
-            released.append(c.target.id);
-        }
-        m_queued.erase(queued);
-    }
-    if (!released.isEmpty())
-        m_store->release(released);
-    if (silent.isEmpty())
-        return;
-    // Shown on the endpoints (and their feed events) at once, well before the attempts out time
-    // out and are logged as failures.
-    m_store->recordSilence(silent, QDateTime::currentDateTimeUtc(), this, [this](const Problem &problem) {
-        if (!m_running)
-            return;
-        if (!problem.isNull())
-            reportFailure(problem.detail);
-        else
-            Q_EMIT committed();
-    });
-    // Silence is what a host that stops answering shows, and its other endpoints would be taken
-    // for silent one after another, each after holding its share of the budget for the stall
-    // time: they start over too, one attempt each until they answer well (at once, if they do).
-    for (const QString &host : std::as_const(silentHosts)) {
-        for (const qint64 endpointId : m_hostEndpoints.value(host))
-            m_proven.remove(endpointId);
-    }
-    m_mayHaveWork = true;
-    schedulePump();
-}
-
-void DeliveryWorker::forgetIdleEndpoints()
-{
-    const qint64 now = m_clock.elapsed();
-    const qint64 idle = m_options.outboxForgetIdleAfter.count();
-    if (now - m_lastForget < std::min<qint64>(idle, 60000))
-        return;
-    m_lastForget = now;
-    for (auto it = m_known.begin(); it != m_known.end();) {
-        const qint64 endpointId = it.key();
-        if (now - it->lastSent < idle || m_inFlight.contains(endpointId) || m_queued.contains(endpointId)) {
-            ++it;
-            continue;
-        }
-        const auto host = m_hostEndpoints.find(it->host);
-        if (host != m_hostEndpoints.end()) {
-            host->remove(endpointId);
-            if (host->isEmpty())
-                m_hostEndpoints.erase(host);
-        }
-        m_proven.remove(endpointId);
-        m_slowAnswer.remove(endpointId);
-        m_wanting.remove(endpointId);
-        it = m_known.erase(it);
-    }
-}
-
-qint64 DeliveryWorker::stallAfterMs(qint64 endpointId) const
-{
-    // Never under twice its slowest recent good answer, even above the cap: an endpoint that
-    // always takes longer than that is slow, not silent.
-    const qint64 cap = m_options.endpointStallAfter.count();
-    const auto slowest = m_slowAnswer.constFind(endpointId);
-    if (slowest == m_slowAnswer.cend())
-        return cap;
-    return std::max(std::min(cap, std::max(kStallFloorMs, kStallFactor * *slowest)), 2 * *slowest);
 }
 
 void DeliveryWorker::sendQueued(QList<Claimed> &queue, qint64 endpointId, const QDateTime &now, QList<qint64> *expired)

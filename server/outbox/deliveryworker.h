@@ -95,7 +95,11 @@ private:
     // Endpoints that answered well but then nothing for a while with attempts out get one attempt
     // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
     // endpoint and waits goes back.
-    void checkStalls();
+    // An endpoint that answered well is stalled once silent for this many times its slowest recent
+    // answer, and never sooner than StallFloorMs (a provider's short pause is no stall).
+    static constexpr qint64 StallFactor = 8;
+    static constexpr qint64 StallFloorMs = 250;
+    void checkStalls(); // deliveryworkerstalls.cpp, with stallAfterMs() and forgetIdleEndpoints()
     // How long an endpoint that answered well may be silent with attempts out.
     qint64 stallAfterMs(qint64 endpointId) const;
     // Forgets what it knows of the endpoints it has sent nothing to for outboxForgetIdleAfter,
