@@ -5,9 +5,7 @@
 #include "testsupport.h"
 
 #include "server/feed/changefeed.h"
-#include "server/outbox/deliveryrepository.h"
 #include "server/storage/database.h"
-#include "server/storage/journal.h"
 #include "server/storage/timestamps.h"
 
 #include <QJsonDocument>
@@ -46,9 +44,7 @@ private slots:
     void rotationSendsBothSignatures();
     void testEvent();
     void hubSignature();
-    void shutdownGivesBackWhatItNeverSent();
     void upkeepLetsGoOfASettledRowsExpiredLease();
-    void slowEndpointsBacklogIsSentOnceAndNeverInterrupted();
 
 private:
     qint64 newInstance(const QString &name);
@@ -571,55 +567,6 @@ void tst_Delivery::hubSignature()
     QVERIFY(!headers.toLower().contains("webhook-signature"));
 }
 
-void tst_Delivery::shutdownGivesBackWhatItNeverSent()
-{
-    // An endpoint that answers in 2 s: once it has answered well, 4 attempts go out at a time and
-    // more wait, claimed, for a slot. A server stopped then leaves the leases of the 4 on the
-    // wire to expire (the next holder logs those attempts as interrupted) and gives the waiting
-    // ones back: they were never sent, and no attempt of theirs may be logged.
-    ServerOptions options;
-    options.endpointConcurrency = 4;
-    options.endpointStallAfter = std::chrono::minutes(1);
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("shutdown"));
-    const qint64 provider = server.createProvider(QStringLiteral("slow"), org, {QStringLiteral("crm")});
-    DemoProvider slow;
-    startProvider(&slow, {});
-    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
-    for (int i = 0; i < 12; ++i) {
-        const qint64 instance = server.createInstance(QStringLiteral("slow%1").arg(i), org, provider, QStringLiteral("crm"),
-                                                      QStringLiteral("alice"));
-        QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                             {{QStringLiteral("callback_url"), slow.url(QStringLiteral("/slow/2000/x"))}}, token)
-                     .status,
-                 200);
-    }
-    Database db(server.databaseUrl());
-    QVERIFY(db.open());
-    const auto count = [&](const QString &sql) {
-        QSqlQuery q(db.connection());
-        return q.exec(sql) && q.next() ? q.value(0).toInt() : -1;
-    };
-    const QString leased = QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL");
-    // The first answer came: 4 of the other 11 are on the wire for the next 2 s, the rest claimed.
-    QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) >= 1, Patience);
-    QTRY_VERIFY_WITH_TIMEOUT(count(leased) > 4, Patience);
-    server.controlPlane().stop();
-    const int onTheWire = count(leased);
-    QVERIFY2(onTheWire >= 1 && onTheWire <= 4, qPrintable(QString::number(onTheWire)));
-    // The next holder, once the leases expired, logs exactly those attempts as interrupted.
-    QSqlQuery expire(db.connection());
-    QVERIFY(expire.exec(QStringLiteral("UPDATE deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE lease_owner IS NOT NULL")));
-    Journal journal(db);
-    DeliveryRepository repository(db, journal);
-    Problem problem;
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    QCOMPARE(repository.claim(QStringLiteral("w-next"), now, now.addSecs(60), 100, {}, &problem).size(), 11);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'")), onTheWire);
-}
-
 void tst_Delivery::upkeepLetsGoOfASettledRowsExpiredLease()
 {
     // Cancelled while its attempt was out on a worker that is gone: no claim takes it, so the
@@ -646,63 +593,6 @@ void tst_Delivery::upkeepLetsGoOfASettledRowsExpiredLease()
     QVERIFY(interrupted().value(QStringLiteral("error")).toString().contains(QLatin1String("w-gone")));
     QCOMPARE(delivery(id).value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
     QCOMPARE(leaseOwner(id), QString());
-}
-
-void tst_Delivery::slowEndpointsBacklogIsSentOnceAndNeverInterrupted()
-{
-    // One slot, answers in 1.5 s, a 2 s timeout (leases of 9 s): once the endpoint has answered
-    // well, one claim takes its whole backlog, most of which waits longer than a lease for the
-    // slot. What could no longer finish inside its lease goes back to be claimed again; none may
-    // sit in the queue with its lease expired, for a newer notification superseding it to log an
-    // attempt that never went out.
-    ServerOptions options;
-    options.endpointConcurrency = 1;
-    options.deliveryTimeout = std::chrono::seconds(2);
-    options.endpointStallAfter = std::chrono::minutes(1);
-    TestServer server(options);
-    QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const qint64 org = server.createOrganization(QStringLiteral("backlog"));
-    const qint64 provider = server.createProvider(QStringLiteral("slow"), org, {QStringLiteral("crm")});
-    DemoProvider slow;
-    startProvider(&slow, {});
-    const QString token = server.token(QStringLiteral("provider"), QString::number(provider));
-    constexpr int Instances = 9;
-    QList<qint64> instances;
-    for (int i = 0; i < Instances; ++i) {
-        const qint64 instance = server.createInstance(QStringLiteral("slow%1").arg(i), org, provider, QStringLiteral("crm"),
-                                                      QStringLiteral("alice"));
-        instances.append(instance);
-        QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                             {{QStringLiteral("callback_url"), slow.url(QStringLiteral("/slow/1500/x"))}}, token)
-                     .status,
-                 200);
-    }
-    Database db(server.databaseUrl());
-    QVERIFY(db.open());
-    const auto count = [&](const QString &sql) {
-        QSqlQuery q(db.connection());
-        return q.exec(sql) && q.next() ? q.value(0).toInt() : -1;
-    };
-    QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) >= 1, Patience);
-    // Past the leases of the claim that took the backlog: the instances still waiting stop, and
-    // their new notifications supersede the waiting ones.
-    QTest::qWait(10000);
-    int stopped = 0;
-    for (const qint64 instance : std::as_const(instances)) {
-        if (count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE instance_id = %1 AND state = 'PENDING'").arg(instance)) > 0) {
-            QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, server.operatorToken()).status, 200);
-            ++stopped;
-        }
-    }
-    qInfo("%d instances still waiting stopped", stopped);
-    QTRY_COMPARE_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'")), 0, 4 * Patience);
-    QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'")), 0);
-    // Every notification sent went out once.
-    QSet<QString> seen;
-    for (const QJsonObject &line : logLines(slow))
-        QVERIFY2(!std::exchange(seen, seen + QSet<QString>{line.value(QStringLiteral("webhook_id")).toString()})
-                      .contains(line.value(QStringLiteral("webhook_id")).toString()),
-                 qPrintable(line.value(QStringLiteral("webhook_id")).toString()));
 }
 
 QTEST_MAIN(tst_Delivery)
