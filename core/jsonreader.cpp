@@ -294,19 +294,26 @@ QString JsonReader::characterError(const QString &text)
     // A JSON escape can carry half of a surrogate pair, which no UTF-8 column can store.
     if (!QStringView(text).isValidUtf16())
         return QStringLiteral("must be valid Unicode text (it holds half of a surrogate pair)");
+    const auto code = [](char16_t u) { return QStringLiteral("%1").arg(u, 4, 16, QLatin1Char('0')).toUpper(); };
     for (const QChar c : text) {
         const char16_t u = c.unicode();
         const QChar::Category category = c.category();
-        const QString code = QStringLiteral("%1").arg(u, 4, 16, QLatin1Char('0')).toUpper();
         if (category == QChar::Other_Control || category == QChar::Separator_Line || category == QChar::Separator_Paragraph)
-            return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(code);
+            return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(code(u));
         // Embeddings, overrides and isolates reorder what follows them on screen; zero-width
         // spaces and joiners that join nothing make two names look alike. The marks and joiners
         // that right-to-left scripts and emoji need (U+200C to U+200F) stay.
         if ((u >= 0x202A && u <= 0x202E) || (u >= 0x2066 && u <= 0x2069) || u == 0x200B || u == 0x2060 || u == 0xFEFF)
-            return QStringLiteral("must not contain invisible or direction-overriding characters (U+%1)").arg(code);
+            return QStringLiteral("must not contain invisible or direction-overriding characters (U+%1)").arg(code(u));
     }
     return {};
+}
+
+QString JsonReader::exactNameError(const QString &text)
+{
+    if (text.trimmed() != text)
+        return QStringLiteral("must not begin or end with white space");
+    return characterError(text);
 }
 
 qint64 JsonReader::integer(const QString &key, qint64 min, qint64 max)

@@ -59,6 +59,9 @@ public:
     // Why `text` may not be such a name (half a surrogate pair, its first control character or
     // line separator, or a character that reorders or hides text), or empty.
     static QString characterError(const QString &text);
+    // The same for a name compared exactly as given (an application, an owner token's subject),
+    // which also may not begin or end with white space.
+    static QString exactNameError(const QString &text);
 
     // Optional fields: std::nullopt when absent or null; a type error when present and wrong.
     std::optional<QString> optString(const QString &key, int maxLength = 1024);

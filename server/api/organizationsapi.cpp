@@ -270,9 +270,7 @@ Response OrganizationsApi::createProvider(Request &req)
         const qsizetype first = listed.indexOf(app);
         if (app.trimmed().isEmpty())
             r.addErrorAt(path, QStringLiteral("must not be empty"));
-        else if (app.trimmed() != app)
-            r.addErrorAt(path, QStringLiteral("must not begin or end with white space"));
-        else if (const QString unreadable = JsonReader::characterError(app); !unreadable.isEmpty())
+        else if (const QString unreadable = JsonReader::exactNameError(app); !unreadable.isEmpty())
             r.addErrorAt(path, unreadable);
         else if (first < i)
             r.addErrorAt(path, QStringLiteral("repeats %1/%2").arg(listPath).arg(first));

@@ -37,12 +37,9 @@ QString TokenActions::subjectProblem(Actor role, const QString &subject)
         return {};
     if (subject.trimmed().isEmpty())
         return QStringLiteral("required for the %1 role").arg(actorName(role));
-    if (role != Actor::Provider) {
-        // An owner is named as instances name it (JsonReader::name()), or the token would match none.
-        if (subject.trimmed() != subject)
-            return QStringLiteral("must not begin or end with white space");
-        return JsonReader::characterError(subject);
-    }
+    // An owner is named as instances name it (JsonReader::name()), or the token would match none.
+    if (role != Actor::Provider)
+        return JsonReader::exactNameError(subject);
     bool ok = false;
     const qint64 id = subject.toLongLong(&ok);
     QSqlQuery &q = m_db.query(QStringLiteral("SELECT 1 FROM providers WHERE id = ?"));

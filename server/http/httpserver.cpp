@@ -142,21 +142,22 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // client unless it asked to keep it (RFC 9112, 9.3).
     const QByteArray connection = raw.value(QByteArrayLiteral("connection"));
     const bool keepAlive10 = http10 && hasToken(connection, "keep-alive");
-    req.closeAfter = hasToken(connection, "close") || (http10 && !keepAlive10);
-    req.connection = req.closeAfter ? QByteArrayLiteral("close") : keepAlive10 ? QByteArrayLiteral("keep-alive") : QByteArray();
+    req.connection = hasToken(connection, "close") || (http10 && !keepAlive10) ? QByteArrayLiteral("close")
+                     : keepAlive10                                             ? QByteArrayLiteral("keep-alive")
+                                                                               : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
     const Response r = dispatch(req, match);
     const QString route = match.route ? match.route->pattern
                                       : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
-    if (req.closeAfter) // nothing the client sent after it runs; a deferred answer closes when written
+    if (req.closeAfter()) // nothing the client sent after it runs; a deferred answer closes when written
         socket->setProperty(kClosing, true);
     if (r.deferred)
         socket->setProperty(kDeferred, true);
     if (!r.deferred) {
         write(responder, req.connection.isEmpty() ? r : Response(r).withHeader(QByteArrayLiteral("Connection"), req.connection),
               head);
-        if (req.closeAfter)
+        if (req.closeAfter())
             socket->disconnectFromHost();
     }
     // A failure may mean the database connection died (a restarted PostgreSQL): mend it for the

@@ -25,12 +25,12 @@ struct Request
     std::optional<Caller> caller; // set on every route that requires a token
     const QHttpServerRequest *raw = nullptr;     // not owned
     QHttpServerResponder *responder = nullptr;   // not owned; a deferring route moves from it
-    // The client asked for the connection to end with this answer (Connection: close): a route
-    // that defers its answer says so when it writes it, and ends the connection then.
-    bool closeAfter = false;
-    // What the answer's Connection header says: "close" with closeAfter, "keep-alive" to an
-    // HTTP/1.0 client that asked to keep the connection, else nothing.
+    // What the answer's Connection header says: "close" when the client asked for the connection
+    // to end with this answer (a route that defers its answer says so when it writes it, and
+    // ends the connection then), "keep-alive" to an HTTP/1.0 client that asked to keep the
+    // connection, else nothing.
     QByteArray connection;
+    bool closeAfter() const { return connection == "close"; }
 
     QByteArray header(const QByteArray &name) const;
     // Whether the request carries the header at all, even with an empty value.

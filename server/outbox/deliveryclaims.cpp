@@ -123,11 +123,11 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     q.bindText(now).bind(limit).bindText(now);
     if (!q.exec(error))
         return false;
-    QList<std::pair<qint64, QString>> takenOver;
+    QList<std::pair<qint64, QString>> takenOver; // delivery, what its interrupted attempt says
     while (q.next()) {
         ids->append(q.integer(0));
         if (!q.isNull(1))
-            takenOver.append({q.integer(0), q.string(1)});
+            takenOver.append({q.integer(0), expiredLeaseMessage(q.string(1))});
     }
     if (q.failed()) {
         if (error)
@@ -136,8 +136,6 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     }
     statement.reset(); // before the log's statements run on the same connection
     Problem ignored;
-    for (auto &[id, holder] : takenOver)
-        holder = expiredLeaseMessage(holder);
     return takenOver.isEmpty() || logInterrupted(takenOver, now, error ? error : &ignored);
 }
 

@@ -116,8 +116,7 @@ int DeliveryRepository::supersedeStale(Problem *error)
         if (!letGoOfExpiredLease(id, now, problem, &letGo))
             return -1;
         QSqlQuery &u = m_db.query(QStringLiteral(
-            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL, lease_owner = NULL,"
-            " lease_until = NULL,"
+            "UPDATE deliveries SET state = 'SUPERSEDED', next_attempt_at = NULL, give_up_at = NULL,"
             " version = version + 1, updated_at = ?"
             " WHERE id = ? AND state IN ('PENDING', 'FAILED') AND (lease_until IS NULL OR lease_until < ?)"));
         u.addBindValue(now);

@@ -155,9 +155,10 @@ bool DeliveryRepository::emitEndpoint(qint64 id, const QString &op, Problem *err
     if (!o)
         return false;
     const qint64 provider = o->value(QStringLiteral("provider_id")).toInteger();
+    const qint64 current = o->value(QStringLiteral("version")).toInteger();
     if (version)
-        *version = o->value(QStringLiteral("version")).toInteger();
-    return m_journal.event(kEndpoint, id, o->value(QStringLiteral("version")).toInteger(), op, *o,
+        *version = current;
+    return m_journal.event(kEndpoint, id, current, op, *o,
                            Audience{provider, {}, false}, error)
         != 0;
 }

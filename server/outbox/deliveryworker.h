@@ -92,13 +92,13 @@ private:
     // Every endpoint with attempts in flight or waiting here, for a claim that leaves them out.
     EndpointFilter holdersLeftOut() const;
     void postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, OutboxStore::ClaimMode mode);
-    // Endpoints that answered well but then nothing for a while with attempts out get one attempt
-    // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
-    // endpoint and waits goes back.
     // An endpoint that answered well is stalled once silent for this many times its slowest recent
     // answer, and never sooner than StallFloorMs (a provider's short pause is no stall).
     static constexpr qint64 StallFactor = 8;
     static constexpr qint64 StallFloorMs = 250;
+    // Endpoints that answered well but then nothing for a while with attempts out get one attempt
+    // at a time, and so do the other endpoints of their hosts; what was claimed for a silent
+    // endpoint and waits goes back.
     void checkStalls(); // deliveryworkerstalls.cpp, with stallAfterMs() and forgetIdleEndpoints()
     // How long an endpoint that answered well may be silent with attempts out.
     qint64 stallAfterMs(qint64 endpointId) const;
