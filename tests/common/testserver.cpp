@@ -66,6 +66,16 @@ QString TestServer::token(const QString &role, const QString &subject)
     return *it;
 }
 
+double TestServer::metric(const QByteArray &name, const QByteArray &labels)
+{
+    const QByteArray key = labels.isEmpty() ? name + ' ' : name + '{' + labels + "} ";
+    for (const QByteArray &line : get(QStringLiteral("/metrics"), {}).body.split('\n')) {
+        if (line.startsWith(key))
+            return line.mid(key.size()).toDouble();
+    }
+    return -1.0;
+}
+
 Reply TestServer::request(const QByteArray &method, const QString &path, const QJsonObject &body,
                           const QString &token, const HeaderList &extraHeaders)
 {

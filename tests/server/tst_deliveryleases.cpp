@@ -101,8 +101,10 @@ void tst_DeliveryLeases::shutdownGivesBackWhatItNeverSent()
     QCOMPARE(startSlowEndpoint(options, 12, QStringLiteral("/slow/2000/x")).size(), 12);
     const QString leased = QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL");
     // The first answer came: 4 of the other 11 are on the wire for the next 2 s, the rest claimed.
+    // The worker's own figures say when it has the claim: the claim's rows are committed a moment
+    // before its answer reaches the worker, and a server stopped in between sends none of them.
     QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) >= 1, Patience);
-    QTRY_VERIFY_WITH_TIMEOUT(count(leased) > 4, Patience);
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->metric("opsdeck_delivery_attempts_waiting", "endpoints=\"answering\"") > 0, Patience);
     m_server->controlPlane().stop();
     const int onTheWire = count(leased);
     QVERIFY2(onTheWire >= 1 && onTheWire <= 4, qPrintable(QString::number(onTheWire)));

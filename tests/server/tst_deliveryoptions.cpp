@@ -159,17 +159,6 @@ struct BudgetRig
         return events;
     }
 
-    // A gauge of /metrics with the given labels ("" for none); -1 when it is not there.
-    double metric(const QByteArray &name, const QByteArray &labels = {})
-    {
-        const QByteArray key = labels.isEmpty() ? name + ' ' : name + '{' + labels + "} ";
-        for (const QByteArray &line : server.get(QStringLiteral("/metrics"), {}).body.split('\n')) {
-            if (line.startsWith(key))
-                return line.mid(key.size()).toDouble();
-        }
-        return -1.0;
-    }
-
     // The states of an instance's deliveries, oldest first.
     QStringList states(qint64 instance)
     {
@@ -296,22 +285,22 @@ void tst_DeliveryOptions::idleEndpointsAreForgotten()
     QVERIFY2(rig.open(&error), qPrintable(error));
     const QByteArray known = "opsdeck_delivery_endpoints_known";
     const QByteArray inFlight = "opsdeck_delivery_attempts_in_flight";
-    QCOMPARE(rig.metric(known, "endpoints=\"answering\""), 0.0);
-    QCOMPARE(rig.metric(inFlight, "endpoints=\"answering\""), 0.0);
-    QCOMPARE(rig.metric(inFlight, "endpoints=\"probing\""), 0.0);
+    QCOMPARE(rig.server.metric(known, "endpoints=\"answering\""), 0.0);
+    QCOMPARE(rig.server.metric(inFlight, "endpoints=\"answering\""), 0.0);
+    QCOMPARE(rig.server.metric(inFlight, "endpoints=\"probing\""), 0.0);
     rig.hangTwo(); // two endpoints that never answer: one attempt each, from the probing budget
     QVERIFY(!QTest::currentTestFailed());
-    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(inFlight, "endpoints=\"probing\""), 2.0, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.server.metric(inFlight, "endpoints=\"probing\""), 2.0, Patience);
     const qint64 fine = rig.registerHealthy();
     QVERIFY(fine > 0);
     QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), QStringList{QStringLiteral("DELIVERED")}, Patience);
-    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 1.0, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.server.metric(known, "endpoints=\"answering\""), 1.0, Patience);
 
     // Idle for longer than that: the answering one is forgotten; the hanging ones, with their
     // attempts still out, are not.
-    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 0.0, Patience);
-    QCOMPARE(rig.metric(known, "endpoints=\"probing\""), 2.0);
-    QCOMPARE(rig.metric(inFlight, "endpoints=\"probing\""), 2.0);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.server.metric(known, "endpoints=\"answering\""), 0.0, Patience);
+    QCOMPARE(rig.server.metric(known, "endpoints=\"probing\""), 2.0);
+    QCOMPARE(rig.server.metric(inFlight, "endpoints=\"probing\""), 2.0);
     // /healthz says the same, for the console's dashboard.
     const QJsonObject worker = rig.server.get(QStringLiteral("/healthz"), {}).json().value(QStringLiteral("delivery_worker")).toObject();
     QCOMPARE(worker.value(QStringLiteral("attempts_in_flight")).toObject(),
@@ -325,7 +314,7 @@ void tst_DeliveryOptions::idleEndpointsAreForgotten()
     QCOMPARE(rig.server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(fine), {}, rig.server.operatorToken()).status, 200);
     QTRY_COMPARE_WITH_TIMEOUT(rig.states(fine), (QStringList{QStringLiteral("DELIVERED"), QStringLiteral("DELIVERED")}),
                               Patience);
-    QTRY_COMPARE_WITH_TIMEOUT(rig.metric(known, "endpoints=\"answering\""), 1.0, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.server.metric(known, "endpoints=\"answering\""), 1.0, Patience);
 }
 
 void tst_DeliveryOptions::theOtherEndpointsOfASilentHostStartOver()
