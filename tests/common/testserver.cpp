@@ -66,10 +66,10 @@ QString TestServer::token(const QString &role, const QString &subject)
     return *it;
 }
 
-double TestServer::metric(const QByteArray &name, const QByteArray &labels)
+double TestServer::metric(const QUrl &baseUrl, const QByteArray &name, const QByteArray &labels)
 {
     const QByteArray key = labels.isEmpty() ? name + ' ' : name + '{' + labels + "} ";
-    for (const QByteArray &line : get(QStringLiteral("/metrics"), {}).body.split('\n')) {
+    for (const QByteArray &line : send(baseUrl, "GET", QStringLiteral("/metrics")).body.split('\n')) {
         if (line.startsWith(key))
             return line.mid(key.size()).toDouble();
     }

@@ -72,7 +72,8 @@ public:
     }
 
     // A gauge or counter of /metrics with the given labels ("" for none); -1 when it is not there.
-    double metric(const QByteArray &name, const QByteArray &labels = {});
+    double metric(const QByteArray &name, const QByteArray &labels = {}) { return metric(baseUrl(), name, labels); }
+    static double metric(const QUrl &baseUrl, const QByteArray &name, const QByteArray &labels = {});
 
     // A server whose delivery worker does not run: the test arranges delivery states itself.
     static std::unique_ptr<TestServer> withoutDeliveryWorker();

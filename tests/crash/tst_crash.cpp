@@ -319,6 +319,9 @@ void tst_Crash::twoReplicasOnPostgres()
     QCOMPARE(stopAll(first.baseUrl(), token, ids.mid(0, half / 2)), half / 2);
     QCOMPARE(stopAll(second.baseUrl(), token, ids.mid(half / 2, half - half / 2)), half - half / 2);
     QTRY_VERIFY_WITH_TIMEOUT(count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) > 500, Patience);
+    // The replica killed has attempts on the wire (the leases counted below are both replicas').
+    QTRY_VERIFY_WITH_TIMEOUT(TestServer::metric(first.baseUrl(), "opsdeck_delivery_attempts_in_flight", "endpoints=\"answering\"") > 0,
+                             Patience);
     first.kill();
     const qint64 leased = count(db, QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL"));
     QVERIFY2(leased > 0, "the replica was killed with no delivery in flight");
