@@ -37,6 +37,8 @@ public:
     void send(const QByteArray &request);
     // Connected, or not yet, and carrying no request: send() may be called.
     bool isIdle() const { return m_state == State::Fresh || m_state == State::Idle; }
+    // Its request was handed to the socket (or may have been): it can have reached the receiver.
+    bool hasWritten() const { return m_state == State::Busy; }
     // Has carried a complete response before: a failure may be a stale keep-alive connection.
     bool isReused() const { return m_served > 0; }
     qint64 idleMs() const { return m_idle.elapsed(); }

@@ -39,6 +39,17 @@ void CallbackConnectionPool::cancel(quint64 ticket)
     pump();
 }
 
+bool CallbackConnectionPool::mayHaveReached(quint64 ticket) const
+{
+    const auto slot = std::find_if(m_slots.begin(), m_slots.end(),
+                                   [ticket](const Slot &candidate) { return candidate.request.ticket == ticket; });
+    if (slot != m_slots.end())
+        return slot->request.retried || slot->connection->hasWritten();
+    const auto waiting = std::find_if(m_queue.begin(), m_queue.end(),
+                                      [ticket](const Request &request) { return request.ticket == ticket; });
+    return waiting != m_queue.end() && waiting->retried;
+}
+
 const HttpResponse *CallbackConnectionPool::responseSoFar(quint64 ticket) const
 {
     const auto slot = std::find_if(m_slots.begin(), m_slots.end(),

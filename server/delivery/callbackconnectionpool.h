@@ -33,6 +33,10 @@ public:
     void submit(quint64 ticket, const QByteArray &request);
     // Forgets a waiting request, or hangs up the connection carrying it. No signal follows.
     void cancel(quint64 ticket);
+    // Some bytes of `ticket`'s request may have reached the target: it is on a connection that
+    // wrote it, or is being sent again after a kept-alive connection failed under it. False while
+    // it waits for a connection or its connection is still being opened.
+    bool mayHaveReached(quint64 ticket) const;
     // CallbackConnection::responseSoFar() of the connection carrying `ticket`; null when none does.
     const HttpResponse *responseSoFar(quint64 ticket) const;
     void setMaxConnections(int maxConnections);

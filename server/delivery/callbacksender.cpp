@@ -447,6 +447,16 @@ void CallbackSender::sweepIdle()
         m_idleSweep->stop();
 }
 
+QList<quint64> CallbackSender::unsent() const
+{
+    QList<quint64> ids;
+    for (const auto &[id, job] : m_jobs) {
+        if (!job->pool || !job->pool->mayHaveReached(id))
+            ids.append(id);
+    }
+    return ids;
+}
+
 void CallbackSender::abortAll()
 {
     // A callback may start a new attempt (a worker fills the freed slot from its queue): those are

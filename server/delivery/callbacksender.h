@@ -64,6 +64,10 @@ public:
     quint64 send(const CallbackRequest &request, const QObject *context, Callback done);
 
     int inFlight() const { return int(m_jobs.size()); }
+    // The attempts in flight none of whose bytes can have reached the receiver yet: still being
+    // resolved, waiting for a connection, connecting, or about to report a failure of their own
+    // (signing, URL). A worker stopping gives their deliveries back as never sent.
+    QList<quint64> unsent() const;
     // Ends every attempt in flight now; each still reports finished() (class "connect",
     // "cancelled"), so a worker can put its deliveries back.
     void abortAll();

@@ -101,18 +101,27 @@ void DeliveryWorker::shutdown()
     m_retryTimer.stop();
     m_retryTimes.clear();
     m_stallTimer.stop();
+    QList<qint64> unsent;
     if (m_sender) {
-        // Their leases expire and they are sent again: at least once, never lost. The server
-        // that takes a lease over logs its attempt as interrupted.
+        // What may have reached its endpoint keeps its lease: it expires and the delivery is sent
+        // again, at least once and never lost, and the server that takes the lease over logs the
+        // attempt as interrupted. What cannot have (still connecting, say) goes back now.
+        const QList<quint64> unsentIds = m_sender->unsent();
+        const QSet<quint64> notSent(unsentIds.cbegin(), unsentIds.cend());
+        for (auto it = m_sendIds.cbegin(); it != m_sendIds.cend(); ++it) {
+            if (notSent.contains(it.value()))
+                unsent.append(it.key());
+        }
         delete m_sender;
         m_sender = nullptr;
     }
-    releaseUnsent();
+    m_sendIds.clear();
+    releaseUnsent(unsent);
     // What finished before is recorded before the store closes.
     stopStore();
 }
 
-void DeliveryWorker::releaseUnsent()
+void DeliveryWorker::releaseUnsent(QList<qint64> unsent)
 {
     // What was claimed and never sent goes back now, so that no worker later logs an attempt
     // of it as interrupted: a claim still on its way (its answer is posted here once the store
@@ -121,7 +130,6 @@ void DeliveryWorker::releaseUnsent()
         QMetaObject::invokeMethod(m_store, [] {}, Qt::BlockingQueuedConnection);
         QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     }
-    QList<qint64> unsent;
     for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
         for (const Claimed &c : it.value())
             unsent.append(c.target.id);
@@ -453,11 +461,12 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     }
     if (!m_stallTimer.isActive() && m_options.endpointStallAfter < m_options.deliveryTimeout)
         m_stallTimer.start();
-    m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); });
+    m_sendIds.insert(target.id, m_sender->send(request, this, [this, target](const AttemptResult &result) { finish(target, result); }));
 }
 
 void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &result)
 {
+    m_sendIds.remove(target.id);
     if (--m_inFlight[target.endpointId] <= 0) {
         m_inFlight.remove(target.endpointId);
         m_lastAnswer.remove(target.endpointId);

@@ -84,7 +84,9 @@ private:
     // Times the retries of `records` fall due, and the timer for the earliest one still ahead.
     void armRetryTimer(const QList<AttemptRecord> &records = {});
     void stopStore();
-    void releaseUnsent();
+    // Gives back, unlogged, the deliveries in `unsent` (attempts the sender never wrote) and
+    // every other one claimed here and not sent: queued, or in a claim still on its way.
+    void releaseUnsent(QList<qint64> unsent);
     int endpointLimit(qint64 endpointId) const;
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
@@ -132,6 +134,7 @@ private:
     OutboxStore *m_store = nullptr;     // owned, lives in m_storeThread; deleted after it stopped
     QTimer m_pollTimer;
     QHash<qint64, int> m_inFlight;        // endpoint -> attempts in flight
+    QHash<qint64, quint64> m_sendIds;     // delivery in flight -> its attempt's id in m_sender
     QSet<qint64> m_proven;                  // endpoints whose last attempt succeeded
     QHash<qint64, qint64> m_lastAnswer;     // endpoint with attempts in flight -> its last answer, or when
                                             // the first of them went out (ms on m_clock)

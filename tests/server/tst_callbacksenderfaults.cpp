@@ -1,5 +1,6 @@
 // The callback sender against loopback receivers of its own: a refused connection, bodies that
-// are too long, stall or never end, TLS peer names and TLS spoken to a plain HTTP server.
+// are too long, stall or never end, TLS peer names and TLS spoken to a plain HTTP server, and
+// which attempts in flight cannot have reached their receiver.
 #include "server/delivery/callbacksender.h"
 
 #include "callbackfixture.h"
@@ -57,6 +58,7 @@ private slots:
     void tlsPeerName_data();
     void tlsPeerName();
     void tlsToAPlainServer();
+    void unsentAreThoseNotYetWritten();
 
 private:
     void send(CallbackSender &sender, const CallbackRequest &req, AttemptResult *result) { sendAndWait(sender, req, result); }
@@ -284,6 +286,34 @@ void tst_CallbackSenderFaults::tlsToAPlainServer()
     QCOMPARE(result.errorClass, QStringLiteral("tls"));
     QCOMPARE(result.httpStatus, 0);
     QVERIFY(!result.delivered);
+}
+
+void tst_CallbackSenderFaults::unsentAreThoseNotYetWritten()
+{
+    // A receiver that reads and never answers, one connection per pool: the first attempt is
+    // connecting, then written; the second waits for that connection; the third cannot be signed.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    int received = 0;
+    answerRequests(&server, "\r\n\r\n", [&received](QTcpSocket *) { ++received; });
+    CallbackSender sender(CallbackUrlGuard(true));
+    sender.setMaxConnectionsPerPool(1);
+    const QString url = QStringLiteral("http://127.0.0.1:%1/never").arg(server.serverPort());
+    QSignalSpy finished(&sender, &CallbackSender::finished);
+    const quint64 written = sender.send(request(url, "msg_written"));
+    const quint64 waiting = sender.send(request(url, "msg_waiting"));
+    CallbackRequest unsignedRequest = request(url, "msg_unsigned");
+    unsignedRequest.secrets.clear();
+    const quint64 unsignedId = sender.send(unsignedRequest);
+    QList<quint64> unsent = sender.unsent();
+    std::sort(unsent.begin(), unsent.end());
+    QCOMPARE(unsent, (QList<quint64>{written, waiting, unsignedId}));
+
+    QTRY_COMPARE(received, 1);
+    QTRY_COMPARE(finished.count(), 1); // the unsigned one failed
+    QCOMPARE(finished.at(0).at(0).toULongLong(), unsignedId);
+    QCOMPARE(sender.unsent(), QList<quint64>{waiting});
+    QCOMPARE(sender.inFlight(), 2);
 }
 
 QTEST_GUILESS_MAIN(tst_CallbackSenderFaults)

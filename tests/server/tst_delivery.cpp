@@ -34,8 +34,6 @@ private slots:
     void hangingEndpointDoesNotSlowHealthyOne();
     void redirectIsFailure();
     void supersededWhilePaused();
-    void supersedeKeepsInFlightLease();
-    void supersededInFlightAcknowledgedIsDelivered();
     void giveUpAtSetAtCreation();
     void cancelPending();
     void retryNow();
@@ -316,68 +314,6 @@ void tst_Delivery::supersededWhilePaused()
     const QList<QJsonObject> lines = logLines(provider);
     QCOMPARE(lines.size(), 1);
     QCOMPARE(lines.first().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
-}
-
-void tst_Delivery::supersedeKeepsInFlightLease()
-{
-    DemoProvider provider;
-    const qint64 instance = newInstance(QStringLiteral("inflight"));
-    const QString secret = registerOn(instance, &provider, QStringLiteral("/hang/i"));
-    startProvider(&provider, {secret});
-    const qint64 first = deliveries(instance).at(0).toObject().value(QStringLiteral("id")).toInteger();
-    // The first notification is in the provider's hands (it hangs) and leased to the worker.
-    QTRY_VERIFY_WITH_TIMEOUT(!logLines(provider).isEmpty() && !leaseOwner(first).isEmpty(), Patience);
-    const QString owner = leaseOwner(first);
-    const qint64 seq = m_server->controlPlane().feed().lastSeq();
-
-    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
-    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
-    // Still leased: no replica may send the newer one before this attempt is over.
-    QCOMPARE(leaseOwner(first), owner);
-    const QJsonArray list = deliveries(instance);
-    const qint64 newest = list.at(list.size() - 1).toObject().value(QStringLiteral("id")).toInteger();
-    QVERIFY(newest > first);
-    QVERIFY(leaseOwner(newest).isEmpty());
-
-    // The console sees the supersede live.
-    const Reply r = m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(seq), m_server->operatorToken());
-    QCOMPARE(r.status, 200);
-    bool seen = false;
-    for (const QJsonValue &v : r.json().value(QStringLiteral("events")).toArray()) {
-        const QJsonObject e = v.toObject();
-        if (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery")
-            && e.value(QStringLiteral("id")).toInteger() == first
-            && e.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("SUPERSEDED"))
-            seen = true;
-    }
-    QVERIFY2(seen, r.body.constData());
-}
-
-void tst_Delivery::supersededInFlightAcknowledgedIsDelivered()
-{
-    // The provider answers 2xx after a newer notification superseded the one on the wire: it has
-    // that one, which is DELIVERED, not SUPERSEDED; the newer one follows it.
-    DemoProvider provider;
-    const qint64 instance = newInstance(QStringLiteral("slowack"));
-    const QString secret = registerOn(instance, &provider, QStringLiteral("/slow/700/s"));
-    startProvider(&provider, {secret});
-    const qint64 first = deliveries(instance).at(0).toObject().value(QStringLiteral("id")).toInteger();
-    QTRY_VERIFY_WITH_TIMEOUT(!leaseOwner(first).isEmpty(), Patience);
-    QCOMPARE(m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status, 200);
-    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
-
-    QTRY_COMPARE_WITH_TIMEOUT(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
-    QCOMPARE(delivery(first).value(QStringLiteral("last_status")).toInt(), 200);
-    const QJsonArray audit = m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1").arg(first), m_server->operatorToken()).items();
-    QVERIFY2(!audit.isEmpty(), "no audit entry");
-    const QJsonObject entry = audit.first().toObject();
-    QCOMPARE(entry.value(QStringLiteral("action")).toString(), QStringLiteral("deliver"));
-    QCOMPARE(entry.value(QStringLiteral("from")).toString(), QStringLiteral("SUPERSEDED"));
-    const QJsonArray list = deliveries(instance);
-    const qint64 newest = list.at(list.size() - 1).toObject().value(QStringLiteral("id")).toInteger();
-    QTRY_COMPARE_WITH_TIMEOUT(delivery(newest).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
-    const QList<QJsonObject> lines = logLines(provider);
-    QCOMPARE(lines.last().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
 }
 
 void tst_Delivery::giveUpAtSetAtCreation()

@@ -1,9 +1,11 @@
-// Leases of a server of its own whose one endpoint answers slowly: what a clean stop gives back,
-// and a backlog that waits longer than a lease for its slot, sent once and never taken over.
+// Leases of a server of its own whose endpoints answer slowly or not at all: what a clean stop
+// gives back, a backlog that waits longer than a lease for its slot, sent once and never taken
+// over, and a notification superseded on the wire, its lease kept and its late 2xx counted.
 #include "callbackfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
 
+#include "server/feed/changefeed.h"
 #include "server/outbox/deliveryrepository.h"
 #include "server/storage/database.h"
 #include "server/storage/journal.h"
@@ -12,7 +14,12 @@
 #include <QSqlQuery>
 #include <QtTest>
 
+#include <functional>
 #include <memory>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
@@ -21,6 +28,39 @@ namespace {
 
 constexpr int Patience = 20000;
 const QString Interrupted = QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'interrupted'");
+const QString Leased = QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL");
+
+// A loopback port that completes the handshake of one connection and of no other: it listens
+// with no backlog and never accepts, so further connections stay in SYN_SENT.
+class FullBacklog
+{
+public:
+    FullBacklog()
+    {
+        m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        if (m_fd < 0 || ::bind(m_fd, reinterpret_cast<sockaddr *>(&address), length) != 0 || ::listen(m_fd, 0) != 0
+            || ::getsockname(m_fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+            return;
+        m_port = ntohs(address.sin_port);
+    }
+    ~FullBacklog()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    FullBacklog(const FullBacklog &) = delete;
+    FullBacklog &operator=(const FullBacklog &) = delete;
+
+    quint16 port() const { return m_port; } // 0 when it could not listen
+
+private:
+    int m_fd = -1;
+    quint16 m_port = 0;
+};
 
 } // namespace
 
@@ -32,13 +72,47 @@ private slots:
     void initTestCase();
     void cleanup();
     void shutdownGivesBackWhatItNeverSent();
+    void shutdownGivesBackAttemptsStillConnecting();
     void slowBacklogIsSentOnceAndNeverInterrupted();
+    void supersedeKeepsInFlightLease();
+    void supersededInFlightAcknowledgedIsDelivered();
 
 private:
-    // A server with `options` whose endpoint (the demo provider at `path`) has `instances`
-    // registered instances, each with its first notification queued; empty when it failed.
-    QList<qint64> startSlowEndpoint(const ServerOptions &options, int instances, const QString &path);
+    // A server with `options` and `instances` instances, the i-th registered with its callback at
+    // callbackUrl(i) (the demo provider runs), each with its first notification queued; their
+    // ids, or empty when something failed.
+    QList<qint64> startInstances(const ServerOptions &options, int instances, const std::function<QString(int)> &callbackUrl);
+    // The same with every callback at `path` of the demo provider: one endpoint.
+    QList<qint64> startSlowEndpoint(const ServerOptions &options, int instances, const QString &path)
+    {
+        return startInstances(options, instances, [this, path](int) { return m_provider->url(path); });
+    }
+    // One instance at `path` of the demo provider, on a server with a timeout long enough for
+    // every step of a test to happen while its first notification is on the wire; 0 on failure.
+    qint64 startOneInstance(const QString &path)
+    {
+        ServerOptions options;
+        options.deliveryTimeout = std::chrono::seconds(30);
+        options.endpointStallAfter = std::chrono::minutes(1);
+        return startSlowEndpoint(options, 1, path).value(0);
+    }
+    // Expires every lease held and claims all that is due, as the next holder would: how many.
+    qsizetype claimAfterTheLeasesExpired();
     int count(const QString &sql);
+    // The first column of the first row of `sql`, as text ("<none>" when there is none).
+    QString text(const QString &sql);
+    qint64 firstDelivery(qint64 instance) { return count(QStringLiteral("SELECT MIN(id) FROM deliveries WHERE instance_id = %1").arg(instance)); }
+    qint64 newestDelivery(qint64 instance) { return count(QStringLiteral("SELECT MAX(id) FROM deliveries WHERE instance_id = %1").arg(instance)); }
+    QString leaseOwner(qint64 delivery) { return text(QStringLiteral("SELECT lease_owner FROM deliveries WHERE id = %1").arg(delivery)); }
+    QJsonObject delivery(qint64 id)
+    {
+        return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken()).json();
+    }
+    // Stops the instance through the API; its answer's status.
+    int stop(qint64 instance)
+    {
+        return m_server->post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance), {}, m_server->operatorToken()).status;
+    }
 
     std::unique_ptr<TestServer> m_server;
     std::unique_ptr<DemoProvider> m_provider;
@@ -58,7 +132,8 @@ void tst_DeliveryLeases::cleanup()
     m_provider.reset();
 }
 
-QList<qint64> tst_DeliveryLeases::startSlowEndpoint(const ServerOptions &options, int instances, const QString &path)
+QList<qint64> tst_DeliveryLeases::startInstances(const ServerOptions &options, int instances,
+                                                 const std::function<QString(int)> &callbackUrl)
 {
     m_server = std::make_unique<TestServer>(options);
     if (!m_server->isRunning())
@@ -73,7 +148,7 @@ QList<qint64> tst_DeliveryLeases::startSlowEndpoint(const ServerOptions &options
         const qint64 instance = m_server->createInstance(QStringLiteral("slow%1").arg(i), org, provider, QStringLiteral("crm"),
                                                          QStringLiteral("alice"));
         if (m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                           {{QStringLiteral("callback_url"), m_provider->url(path)}}, token)
+                           {{QStringLiteral("callback_url"), callbackUrl(i)}}, token)
                 .status
             != 200)
             return {};
@@ -83,10 +158,29 @@ QList<qint64> tst_DeliveryLeases::startSlowEndpoint(const ServerOptions &options
     return m_db->open() ? ids : QList<qint64>();
 }
 
+qsizetype tst_DeliveryLeases::claimAfterTheLeasesExpired()
+{
+    QSqlQuery expire(m_db->connection());
+    if (!expire.exec(QStringLiteral("UPDATE deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE lease_owner IS NOT NULL")))
+        return -1;
+    Journal journal(*m_db);
+    DeliveryRepository repository(*m_db, journal);
+    Problem problem;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const qsizetype claimed = repository.claim(QStringLiteral("w-next"), now, now.addSecs(60), 100, {}, &problem).size();
+    return problem.isNull() ? claimed : -1;
+}
+
 int tst_DeliveryLeases::count(const QString &sql)
 {
     QSqlQuery q(m_db->connection());
     return q.exec(sql) && q.next() ? q.value(0).toInt() : -1;
+}
+
+QString tst_DeliveryLeases::text(const QString &sql)
+{
+    QSqlQuery q(m_db->connection());
+    return q.exec(sql) && q.next() ? q.value(0).toString() : QStringLiteral("<none>");
 }
 
 void tst_DeliveryLeases::shutdownGivesBackWhatItNeverSent()
@@ -99,25 +193,39 @@ void tst_DeliveryLeases::shutdownGivesBackWhatItNeverSent()
     options.endpointConcurrency = 4;
     options.endpointStallAfter = std::chrono::minutes(1);
     QCOMPARE(startSlowEndpoint(options, 12, QStringLiteral("/slow/2000/x")).size(), 12);
-    const QString leased = QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING' AND lease_owner IS NOT NULL");
     // The first answer came: 4 of the other 11 are on the wire for the next 2 s, the rest claimed.
     // The worker's own figures say when it has the claim: the claim's rows are committed a moment
     // before its answer reaches the worker, and a server stopped in between sends none of them.
     QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")) >= 1, Patience);
     QTRY_VERIFY_WITH_TIMEOUT(m_server->metric("opsdeck_delivery_attempts_waiting", "endpoints=\"answering\"") > 0, Patience);
     m_server->controlPlane().stop();
-    const int onTheWire = count(leased);
+    const int onTheWire = count(Leased);
     QVERIFY2(onTheWire >= 1 && onTheWire <= 4, qPrintable(QString::number(onTheWire)));
     // The next holder, once the leases expired, logs exactly those attempts as interrupted.
-    QSqlQuery expire(m_db->connection());
-    QVERIFY(expire.exec(QStringLiteral("UPDATE deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE lease_owner IS NOT NULL")));
-    Journal journal(*m_db);
-    DeliveryRepository repository(*m_db, journal);
-    Problem problem;
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    QCOMPARE(repository.claim(QStringLiteral("w-next"), now, now.addSecs(60), 100, {}, &problem).size(), 11);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    const int pending = count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'PENDING'"));
+    QCOMPARE(claimAfterTheLeasesExpired(), pending);
     QCOMPARE(count(Interrupted), onTheWire);
+}
+
+void tst_DeliveryLeases::shutdownGivesBackAttemptsStillConnecting()
+{
+    // Three endpoints on a host that completes one connection's handshake and no other's: one
+    // attempt is written and never answered, two are still connecting when the server stops.
+    // Those two cannot have reached their endpoints: they go back, and no attempt of theirs is
+    // logged; the one written keeps its lease for the next holder to log as interrupted.
+    FullBacklog host;
+    QVERIFY(host.port() != 0);
+    ServerOptions options;
+    options.deliveryTimeout = std::chrono::minutes(1);
+    options.endpointStallAfter = std::chrono::minutes(1);
+    const auto url = [&host](int i) { return QStringLiteral("http://127.0.0.1:%1/hook/%2").arg(host.port()).arg(i); };
+    QCOMPARE(startInstances(options, 3, url).size(), 3);
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->metric("opsdeck_delivery_attempts_in_flight", "endpoints=\"probing\""), 3.0, Patience);
+    QCOMPARE(count(Leased), 3);
+    m_server->controlPlane().stop();
+    QCOMPARE(count(Leased), 1);
+    QCOMPARE(claimAfterTheLeasesExpired(), 3);
+    QCOMPARE(count(Interrupted), 1);
 }
 
 void tst_DeliveryLeases::slowBacklogIsSentOnceAndNeverInterrupted()
@@ -156,6 +264,63 @@ void tst_DeliveryLeases::slowBacklogIsSentOnceAndNeverInterrupted()
         seen.insert(webhookId);
     }
     QVERIFY(!seen.isEmpty());
+}
+
+void tst_DeliveryLeases::supersedeKeepsInFlightLease()
+{
+    // A newer notification supersedes the one in the provider's hands (it hangs, well inside the
+    // timeout): the lease stays, so no replica sends the newer one before that attempt is over.
+    const qint64 instance = startOneInstance(QStringLiteral("/hang/i"));
+    QVERIFY(instance > 0);
+    const qint64 first = firstDelivery(instance);
+    QTRY_VERIFY_WITH_TIMEOUT(!logLines(*m_provider).isEmpty() && !leaseOwner(first).isEmpty(), Patience);
+    const QString owner = leaseOwner(first);
+    const qint64 seq = m_server->controlPlane().feed().lastSeq();
+
+    QCOMPARE(stop(instance), 200);
+    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+    QCOMPARE(leaseOwner(first), owner);
+    const qint64 newest = newestDelivery(instance);
+    QVERIFY(newest > first);
+    QVERIFY(leaseOwner(newest).isEmpty());
+
+    // The console sees the supersede live.
+    const Reply r = m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(seq), m_server->operatorToken());
+    QCOMPARE(r.status, 200);
+    bool seen = false;
+    for (const QJsonValue &v : r.json().value(QStringLiteral("events")).toArray()) {
+        const QJsonObject e = v.toObject();
+        if (e.value(QStringLiteral("kind")).toString() == QLatin1String("delivery")
+            && e.value(QStringLiteral("id")).toInteger() == first
+            && e.value(QStringLiteral("object")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("SUPERSEDED"))
+            seen = true;
+    }
+    QVERIFY2(seen, r.body.constData());
+}
+
+void tst_DeliveryLeases::supersededInFlightAcknowledgedIsDelivered()
+{
+    // The provider answers 2xx after a newer notification superseded the one on the wire: it has
+    // that one, which is DELIVERED, not SUPERSEDED; the newer one follows it.
+    const qint64 instance = startOneInstance(QStringLiteral("/slow/3000/s"));
+    QVERIFY(instance > 0);
+    const qint64 first = firstDelivery(instance);
+    QTRY_VERIFY_WITH_TIMEOUT(!leaseOwner(first).isEmpty(), Patience);
+    QCOMPARE(stop(instance), 200);
+    QCOMPARE(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("SUPERSEDED"));
+
+    QTRY_COMPARE_WITH_TIMEOUT(delivery(first).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
+    QCOMPARE(delivery(first).value(QStringLiteral("last_status")).toInt(), 200);
+    const QJsonArray audit =
+        m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1").arg(first), m_server->operatorToken()).items();
+    QVERIFY2(!audit.isEmpty(), "no audit entry");
+    const QJsonObject entry = audit.first().toObject();
+    QCOMPARE(entry.value(QStringLiteral("action")).toString(), QStringLiteral("deliver"));
+    QCOMPARE(entry.value(QStringLiteral("from")).toString(), QStringLiteral("SUPERSEDED"));
+    const qint64 newest = newestDelivery(instance);
+    QTRY_COMPARE_WITH_TIMEOUT(delivery(newest).value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"), Patience);
+    const QList<QJsonObject> lines = logLines(*m_provider);
+    QCOMPARE(lines.last().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
 }
 
 QTEST_MAIN(tst_DeliveryLeases)
