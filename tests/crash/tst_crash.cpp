@@ -30,11 +30,12 @@ const QString ProviderPath = QStringLiteral(OPSDECK_BINARY_DIR "/tools/opsdeck-d
 constexpr int Instances = 10000;
 constexpr int Endpoints = 10;
 constexpr int Patience = 150000;
-// Each answer takes 300 ms: the ten endpoints' 16 attempts in flight each carry at most ~530
-// deliveries a second, fewer than the stops make, so attempts are in flight whenever the server is
-// killed. The killed server's leases expire after 2 x 10 s + 5 s; the timeout is still thirty
-// answers long, so no attempt times out and is sent again beside the kill's duplicates.
-const QString AnswerPath = QStringLiteral("/slow/300/endpoint-%1");
+// Each answer takes a second: the ten endpoints' 16 attempts in flight each carry at most ~160
+// deliveries a second per server, fewer than the stops make even under the sanitizers (~365 a
+// second), so a backlog builds and attempts are in flight whenever a server is killed. The killed
+// server's leases expire after 2 x 10 s + 5 s; the timeout is still ten answers long, so no
+// attempt times out and is sent again beside the kill's duplicates.
+const QString AnswerPath = QStringLiteral("/slow/1000/endpoint-%1");
 const QStringList ServerArguments = {QStringLiteral("--allow-private-callbacks"), QStringLiteral("--delivery-timeout"),
                                      QStringLiteral("10")};
 

@@ -235,10 +235,17 @@ void tst_DeliveryRecording::busyEndpointsShowTheirHealthOnceAnInterval()
         return std::pair(scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1")),
                          scalar(*m_db, QStringLiteral("SELECT COUNT(*) FROM events WHERE kind = 'endpoint'")));
     };
+    // The interval is the server's clock's: a host that stalls for it between two batches
+    // shows both, rightly, and says nothing of what this test looks at.
+    QElapsedTimer sinceShown;
+    const auto withinTheInterval = [&sinceShown] { return sinceShown.elapsed() < DeliveryRepository::HealthEventIntervalMs; };
     const qint64 before = scalar(*m_db, QStringLiteral("SELECT version FROM endpoints WHERE id = 1"));
+    sinceShown.start();
     QVERIFY(record(targets.at(0), QLatin1Char('D')));
     QCOMPARE(shown(), std::pair(before + 1, qint64(1)));
     QVERIFY(record(targets.at(1), QLatin1Char('D'))); // within the interval: counted, not shown
+    if (!withinTheInterval())
+        QSKIP("the host stalled for the whole interval between two batches");
     QCOMPARE(scalar(*m_db, QStringLiteral("SELECT success_count FROM endpoints WHERE id = 1")), 2);
     QCOMPARE(shown(), std::pair(before + 1, qint64(1)));
     Problem problem;
@@ -246,10 +253,13 @@ void tst_DeliveryRecording::busyEndpointsShowTheirHealthOnceAnInterval()
     QCOMPARE(shown(), std::pair(before + 2, qint64(2)));
     QCOMPARE(m_repo->showHealth(&problem), 0); // nothing more to show
     QCOMPARE(shown(), std::pair(before + 2, qint64(2)));
+    sinceShown.start();
     QVERIFY(record(targets.at(2), QLatin1Char('R'))); // a failure streak begins: shown at once
     QCOMPARE(shown(), std::pair(before + 3, qint64(3)));
     // A silence shows the endpoint whole: what a batch counted before it has nothing left to show.
     QVERIFY(record(targets.at(3), QLatin1Char('R')));
+    if (!withinTheInterval())
+        QSKIP("the host stalled for the whole interval between two batches");
     QCOMPARE(shown(), std::pair(before + 3, qint64(3)));
     QVERIFY(m_repo->recordSilence({1}, QDateTime::currentDateTimeUtc(), &problem));
     QCOMPARE(shown(), std::pair(before + 4, qint64(4)));
