@@ -277,16 +277,26 @@ QString JsonReader::name(const QString &key, int maxLength)
 {
     const qsizetype errorsBefore = m_errors->size();
     const QString value = string(key, maxLength).trimmed();
-    if (m_errors->size() != errorsBefore)
-        return value;
-    if (value.isEmpty()) {
-        addError(key, QStringLiteral("must not be empty"));
-        return value;
+    if (m_errors->size() == errorsBefore) {
+        if (const QString unreadable = nameError(value); !unreadable.isEmpty())
+            addError(key, unreadable);
     }
-    const QString unreadable = characterError(value);
-    if (!unreadable.isEmpty())
-        addError(key, unreadable);
     return value;
+}
+
+std::optional<QString> JsonReader::optName(const QString &key, int maxLength)
+{
+    if (!has(key)) {
+        take(key);
+        return std::nullopt;
+    }
+    return name(key, maxLength);
+}
+
+QString JsonReader::nameError(const QString &text)
+{
+    const QString trimmed = text.trimmed();
+    return trimmed.isEmpty() ? QStringLiteral("must not be empty") : characterError(trimmed);
 }
 
 QString JsonReader::characterError(const QString &text)

@@ -56,6 +56,9 @@ public:
     // string without the white space around it, not empty, and without what characterError()
     // refuses (a NUL, a line break or a tab would break one-line lists, logs and tokens).
     QString name(const QString &key, int maxLength = 200);
+    // Why `text` may not be such a name once trimmed (empty, or what characterError() says), or
+    // empty: for names that come from elsewhere than a JSON body (a command line).
+    static QString nameError(const QString &text);
     // Why `text` may not be such a name (half a surrogate pair, its first control character or
     // line separator, or a character that reorders or hides text), or empty.
     static QString characterError(const QString &text);
@@ -65,6 +68,8 @@ public:
 
     // Optional fields: std::nullopt when absent or null; a type error when present and wrong.
     std::optional<QString> optString(const QString &key, int maxLength = 1024);
+    // An optional name(): std::nullopt when absent or null, else checked and trimmed like one.
+    std::optional<QString> optName(const QString &key, int maxLength = 200);
     std::optional<qint64> optInteger(const QString &key, qint64 min = 0,
                                      qint64 max = std::numeric_limits<qint32>::max());
     std::optional<bool> optBoolean(const QString &key);

@@ -6,6 +6,7 @@
 #include "server/demoseeder.h"
 #include "server/storage/database.h"
 
+#include "core/jsonreader.h"
 #include "core/retryschedule.h"
 
 #include <QCommandLineParser>
@@ -345,6 +346,9 @@ int token(const QCommandLineParser &parser, const QStringList &args)
         const QString subject = parser.value(QStringLiteral("subject"));
         if (*role != Actor::Operator && subject.isEmpty())
             return fail(kUsage, QStringLiteral("--subject is required for the %1 role").arg(actorName(*role)));
+        const QString name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")).trimmed() : actorName(*role);
+        if (const QString why = JsonReader::nameError(name); !why.isEmpty())
+            return fail(kUsage, QStringLiteral("--name: %1").arg(why));
         if (!openDatabase(db, &message))
             return fail(kFailure, message);
         Journal journal(db);
@@ -354,7 +358,6 @@ int token(const QCommandLineParser &parser, const QStringList &args)
             return fail(kUsage, QStringLiteral("--subject %1: %2").arg(subject, why));
         Problem p;
         QString bearer;
-        const QString name = parser.isSet(QStringLiteral("name")) ? parser.value(QStringLiteral("name")) : actorName(*role);
         if (!actions.create(commandLine(), *role, subject, name, QStringLiteral("opsdeck-server token create"), &bearer, &p))
             return fail(kFailure, p.detail);
         std::printf("%s\n", qPrintable(bearer));

@@ -76,7 +76,7 @@ Response AccessApi::createToken(Request &req)
     JsonReader r = bodyReader(req);
     const QString role = r.oneOf(QStringLiteral("role"), {QStringLiteral("operator"), QStringLiteral("provider"), QStringLiteral("owner")});
     const QString subject = r.optString(QStringLiteral("subject"), 200).value_or(QString());
-    const QString name = r.optString(QStringLiteral("name"), 200).value_or(role);
+    const QString name = r.optName(QStringLiteral("name")).value_or(role);
     const QString reason = readReason(r, req);
     r.rejectUnknown();
     TokenActions actions(m_ctx.db, m_ctx.journal, m_ctx.tokens);

@@ -187,9 +187,11 @@ void tst_Authz::listsAreFilteredByRole()
 void tst_Authz::revokedTokenIsRejected()
 {
     const Reply created = m_server->post(QStringLiteral("/api/v1/tokens"), {{QStringLiteral("role"), QStringLiteral("owner")},
-                                                                            {QStringLiteral("subject"), QStringLiteral("zed")}},
+                                                                            {QStringLiteral("subject"), QStringLiteral("zed")},
+                                                                            {QStringLiteral("name"), QStringLiteral(" zed's laptop ")}},
                                          m_server->operatorToken());
     QCOMPARE(created.status, 201);
+    QCOMPARE(created.json().value(QStringLiteral("name")).toString(), QStringLiteral("zed's laptop")); // a name, trimmed
     const QString token = created.json().value(QStringLiteral("token")).toString();
     QVERIFY(!token.isEmpty());
     QCOMPARE(m_server->get(QStringLiteral("/api/v1/instances"), token).status, 200);

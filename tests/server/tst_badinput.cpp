@@ -172,6 +172,9 @@ void tst_BadInput::badRequest_data()
         {"token: owner without subject", "POST", "/api/v1/tokens", R"({"role": "owner"})", 400, "invalid-request", "/subject"},
         {"token: unknown provider", "POST", "/api/v1/tokens", R"({"role": "provider", "subject": "999"})", 400, "invalid-request", "/subject"},
         {"token: unknown field", "POST", "/api/v1/tokens", R"({"role": "operator", "admin": true})", 400, "invalid-request", "/admin"},
+        {"token: name with a line break", "POST", "/api/v1/tokens", R"({"role": "operator", "name": "ops\nroot"})", 400, "invalid-request", "/name"},
+        {"token: blank name", "POST", "/api/v1/tokens", R"({"role": "operator", "name": " "})", 400, "invalid-request", "/name"},
+        {"token: name not text", "POST", "/api/v1/tokens", R"({"role": "operator", "name": 7})", 400, "invalid-request", "/name"},
         {"revoke: unknown token", "DELETE", "/api/v1/tokens/99999", "", 404, "not-found", ""},
         // Query parameters.
         {"instances: bad status", "GET", "/api/v1/instances?status=BROKEN", "", 400, "invalid-request", "?status"},

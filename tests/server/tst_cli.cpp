@@ -326,6 +326,10 @@ void tst_Cli::usageErrors_data()
     QTest::newRow("token without verb") << QStringList{QStringLiteral("token")};
     QTest::newRow("token bad role") << QStringList{QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--role"), QStringLiteral("admin")};
     QTest::newRow("provider token without subject") << QStringList{QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--role"), QStringLiteral("provider")};
+    QTest::newRow("token name with a line break") << QStringList{QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--role"),
+                                                                 QStringLiteral("operator"), QStringLiteral("--name"), QStringLiteral("ops\nroot")};
+    QTest::newRow("token name blank") << QStringList{QStringLiteral("token"), QStringLiteral("create"), QStringLiteral("--role"),
+                                                     QStringLiteral("operator"), QStringLiteral("--name"), QStringLiteral("  ")};
     QTest::newRow("revoke without id") << QStringList{QStringLiteral("token"), QStringLiteral("revoke")};
     QTest::newRow("seed without demo") << QStringList{QStringLiteral("seed")};
     QTest::newRow("migrate without database") << QStringList{QStringLiteral("migrate")};
