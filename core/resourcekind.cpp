@@ -13,6 +13,9 @@
 #include <QJsonDocument>
 #include <QLocale>
 
+#include <algorithm>
+#include <iterator>
+
 namespace OpsDeck {
 
 namespace {
@@ -238,6 +241,57 @@ StateTone stateTone(QStringView state)
     if (gone.contains(s))
         return StateTone::Gone;
     return StateTone::Neutral;
+}
+
+QString stateName(QStringView state)
+{
+    static const struct
+    {
+        const char *code;
+        const char *name;
+    } names[] = {
+        {"ACTIVE", QT_TRANSLATE_NOOP("OpsDeck::StateName", "active")},
+        {"AVAILABLE", QT_TRANSLATE_NOOP("OpsDeck::StateName", "available")},
+        {"BROKEN", QT_TRANSLATE_NOOP("OpsDeck::StateName", "broken")},
+        {"BUILDING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "building")},
+        {"CANCELED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "cancelled")},
+        {"CANCELLED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "cancelled")},
+        {"CREATING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "creating")},
+        {"DELETED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "deleted")},
+        {"DELETING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "deleting")},
+        {"DELIVERED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "delivered")},
+        {"DEPROVISIONING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "deprovisioning")},
+        {"DESTROYED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "destroyed")},
+        {"DISABLED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "disabled")},
+        {"ERROR", QT_TRANSLATE_NOOP("OpsDeck::StateName", "error")},
+        {"FAILED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "failed")},
+        {"IDLE", QT_TRANSLATE_NOOP("OpsDeck::StateName", "idle")},
+        {"IN_PROGRESS", QT_TRANSLATE_NOOP("OpsDeck::StateName", "in progress")},
+        {"PAUSED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "paused")},
+        {"PENDING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "pending")},
+        {"PROVISIONING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "provisioning")},
+        {"PURGED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "purged")},
+        {"QUEUED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "queued")},
+        {"READY", QT_TRANSLATE_NOOP("OpsDeck::StateName", "ready")},
+        {"RUNNING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "running")},
+        {"STARTING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "starting")},
+        {"STOPPED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "stopped")},
+        {"STOPPING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "stopping")},
+        {"SUCCEEDED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "succeeded")},
+        {"SUPERSEDED", QT_TRANSLATE_NOOP("OpsDeck::StateName", "superseded")},
+        {"UNKNOWN", QT_TRANSLATE_NOOP("OpsDeck::StateName", "unknown")},
+        {"UPDATING", QT_TRANSLATE_NOOP("OpsDeck::StateName", "updating")},
+    };
+    QStringList words;
+    for (const QStringView part : state.split(u'+', Qt::SkipEmptyParts)) {
+        QString code = part.trimmed().toString().toUpper();
+        code.replace(QLatin1Char(' '), QLatin1Char('_'));
+        const auto known = std::find_if(std::begin(names), std::end(names),
+                                        [&code](const auto &entry) { return code == QLatin1String(entry.code); });
+        words.append(known != std::end(names) ? QCoreApplication::translate("OpsDeck::StateName", known->name)
+                                              : code.toLower().replace(QLatin1Char('_'), QLatin1Char(' ')));
+    }
+    return words.join(QCoreApplication::translate("OpsDeck::StateName", ", "));
 }
 
 QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey)

@@ -74,6 +74,10 @@ const ResourceKind *resourceKindByName(QStringView name);
 const ResourceKind *resourceKindByFeedKind(QStringView feedKind);
 
 StateTone stateTone(QStringView state);
+// A state code as words in the user's language, for what reads it aloud: "running" for RUNNING,
+// "starting, error" for STARTING+ERROR, "weird state" for an unknown WEIRD_STATE. The console
+// shows the code itself, as the API, its filters and the logs spell it.
+QString stateName(QStringView state);
 
 // The value at a dotted key ("callback.url"); undefined when any step is missing.
 QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey);

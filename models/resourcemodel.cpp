@@ -91,6 +91,11 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
             return QStringLiteral("%1 #%2").arg(displayText(row, field)).arg(raw.toLongLong());
         return displayText(row, field);
     }
+    case Qt::AccessibleTextRole:
+        // A state is read as words ("running"), not spelled as its code.
+        if (m_kind.fields.at(field).type == FieldSpec::Type::State)
+            return stateName(cellRaw(row, field).toString());
+        return {};
     case Qt::TextAlignmentRole: {
         const FieldSpec::Type type = m_kind.fields.at(field).type;
         const bool numeric = type == FieldSpec::Type::Integer || type == FieldSpec::Type::Number

@@ -756,6 +756,10 @@
         <source>Lifecycle — offline: no action until the server answers again</source>
         <translation>Cycle de vie — hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1&#xa0;: %2</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>
@@ -1624,8 +1628,8 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
 <context>
     <name>OpsDeck::StateBadgeLabel</name>
     <message>
-        <source>State %1</source>
-        <translation>État %1</translation>
+        <source>State: %1</source>
+        <translation>État&#xa0;: %1</translation>
     </message>
 </context>
 <context>
@@ -1728,6 +1732,133 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>Delivered (in flight when superseded)</source>
         <translation>Livrée (partie avant d&apos;être remplacée)</translation>
+    </message>
+</context>
+<context>
+    <name>OpsDeck::StateName</name>
+    <message>
+        <source>active</source>
+        <translation>actif</translation>
+    </message>
+    <message>
+        <source>available</source>
+        <translation>disponible</translation>
+    </message>
+    <message>
+        <source>broken</source>
+        <translation>en panne</translation>
+    </message>
+    <message>
+        <source>building</source>
+        <translation>en construction</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>annulé</translation>
+    </message>
+    <message>
+        <source>creating</source>
+        <translation>en création</translation>
+    </message>
+    <message>
+        <source>deleted</source>
+        <translation>supprimé</translation>
+    </message>
+    <message>
+        <source>deleting</source>
+        <translation>en suppression</translation>
+    </message>
+    <message>
+        <source>delivered</source>
+        <translation>livré</translation>
+    </message>
+    <message>
+        <source>deprovisioning</source>
+        <translation>en déprovisionnement</translation>
+    </message>
+    <message>
+        <source>destroyed</source>
+        <translation>détruit</translation>
+    </message>
+    <message>
+        <source>disabled</source>
+        <translation>désactivé</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>erreur</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>en échec</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>inactif</translation>
+    </message>
+    <message>
+        <source>in progress</source>
+        <translation>en cours</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>en pause</translation>
+    </message>
+    <message>
+        <source>pending</source>
+        <translation>en attente</translation>
+    </message>
+    <message>
+        <source>provisioning</source>
+        <translation>en provisionnement</translation>
+    </message>
+    <message>
+        <source>purged</source>
+        <translation>purgé</translation>
+    </message>
+    <message>
+        <source>queued</source>
+        <translation>en file d&apos;attente</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>prêt</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>en marche</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>en démarrage</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>arrêté</translation>
+    </message>
+    <message>
+        <source>stopping</source>
+        <translation>en arrêt</translation>
+    </message>
+    <message>
+        <source>succeeded</source>
+        <translation>réussi</translation>
+    </message>
+    <message>
+        <source>superseded</source>
+        <translation>remplacé</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>inconnu</translation>
+    </message>
+    <message>
+        <source>updating</source>
+        <translation>en mise à jour</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>, </translation>
     </message>
 </context>
 <context>

@@ -416,7 +416,11 @@ void DetailPane::rebuildForm()
             field = label;
         }
         field->setObjectName(rowObjectName(key));
-        field->setAccessibleName(title);
+        // A badge has only its state to say: its title goes with it ("Status: running").
+        if (auto *badge = qobject_cast<StateBadgeLabel *>(field))
+            badge->setAccessibleName(tr("%1: %2").arg(title, stateName(badge->state())));
+        else
+            field->setAccessibleName(title);
         m_form->addRow(tr("%1:").arg(title), field);
     };
 

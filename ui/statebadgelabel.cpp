@@ -3,6 +3,8 @@
 
 #include "statebadgedelegate.h"
 
+#include "core/resourcekind.h"
+
 #include <QPainter>
 
 namespace OpsDeck {
@@ -18,7 +20,7 @@ void StateBadgeLabel::setState(const QString &state)
     if (m_state == state)
         return;
     m_state = state;
-    setAccessibleName(tr("State %1").arg(state));
+    setAccessibleName(tr("State: %1").arg(stateName(state)));
     updateGeometry();
     update();
 }

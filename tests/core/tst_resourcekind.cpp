@@ -20,6 +20,8 @@ private slots:
     void lookups();
     void tones_data();
     void tones();
+    void stateNames_data();
+    void stateNames();
     void nestedValues();
     void rawValues_data();
     void rawValues();
@@ -119,6 +121,26 @@ void tst_ResourceKind::tones()
     QFETCH(QString, state);
     QFETCH(int, tone);
     QCOMPARE(int(stateTone(state)), tone);
+}
+
+void tst_ResourceKind::stateNames_data()
+{
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("known") << "RUNNING" << "running";
+    QTest::newRow("two words") << "IN_PROGRESS" << "in progress";
+    QTest::newRow("spelled with a space") << "in progress" << "in progress";
+    QTest::newRow("American spelling") << "CANCELED" << "cancelled";
+    QTest::newRow("composite") << "STARTING+ERROR" << "starting, error";
+    QTest::newRow("unknown") << "WEIRD_STATE" << "weird state";
+    QTest::newRow("empty") << "" << "";
+}
+
+void tst_ResourceKind::stateNames()
+{
+    QFETCH(QString, state);
+    QFETCH(QString, name);
+    QCOMPARE(stateName(state), name);
 }
 
 void tst_ResourceKind::nestedValues()

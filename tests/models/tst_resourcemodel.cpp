@@ -364,6 +364,8 @@ void tst_ResourceModel::roles_data()
     QTest::newRow("state role on any column") << "name" << int(ResourceModel::StateRole)
                                               << QVariant(QStringLiteral("PENDING"));
     QTest::newRow("tone") << "status" << int(ResourceModel::ToneRole) << QVariant(int(StateTone::Busy));
+    QTest::newRow("a state is read as words") << "status" << int(Qt::AccessibleTextRole) << QVariant(QStringLiteral("pending"));
+    QTest::newRow("other cells are read as shown") << "name" << int(Qt::AccessibleTextRole) << QVariant();
     QTest::newRow("id role") << "owner" << int(ResourceModel::IdRole) << QVariant::fromValue<qint64>(5);
     QTest::newRow("version role") << "owner" << int(ResourceModel::VersionRole) << QVariant::fromValue<qint64>(3);
     QTest::newRow("timestamp sort is ms") << "created_at" << int(ResourceModel::SortRole)

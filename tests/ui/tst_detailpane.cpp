@@ -146,6 +146,11 @@ void tst_DetailPane::fields()
     pane.showObject(resourceKindByName(u"instances"), instance(QStringLiteral("RUNNING")));
     QCOMPARE(pane.fieldText(QStringLiteral("name")), QStringLiteral("billing-eu"));
     QCOMPARE(pane.fieldText(QStringLiteral("status")), QStringLiteral("RUNNING"));
+    // Its badge is read aloud with its title, as words.
+    auto *status = pane.findChild<QWidget *>(QStringLiteral("field_status"));
+    QVERIFY(status);
+    QCOMPARE(status->accessibleName(), QStringLiteral("Status: running"));
+    QCOMPARE(pane.findChild<QWidget *>(QStringLiteral("field_owner"))->accessibleName(), QStringLiteral("Owner"));
     QCOMPARE(pane.fieldText(QStringLiteral("owner")), QStringLiteral("alice"));
     QCOMPARE(pane.fieldText(QStringLiteral("callback.url")), QStringLiteral("https://provider.example/hook"));
     QCOMPARE(pane.fieldText(QStringLiteral("awaiting_ack.reason")), QStringLiteral("—"));

@@ -8,6 +8,9 @@
 #include "ui/mainwindow.h"
 #include "ui/messagebox.h"
 #include "ui/resourceview.h"
+#include "ui/statebadgelabel.h"
+
+#include "models/resourcemodel.h"
 
 #include "testserver.h"
 #include "windowfixture.h"
@@ -365,6 +368,31 @@ void tst_Translations::windowSpeaksFrench()
             columns.append(heading->text());
     }
     verifyFrench(columns, "columns and cards");
+    if (QTest::currentTestFailed())
+        return;
+
+    // A state is read aloud in French words, in a table's state cell (the code stays shown) as on
+    // a badge of the dashboard.
+    const QAbstractItemModel *rows = view->table()->model();
+    QStringList stateCells;
+    for (int c = 0; c < rows->columnCount(); ++c) {
+        const QVariant spoken = rows->index(0, c).data(Qt::AccessibleTextRole);
+        if (spoken.isValid())
+            stateCells.append(spoken.toString());
+    }
+    QCOMPARE(stateCells.size(), 1);
+    const QString code = rows->index(0, 0).data(ResourceModel::StateRole).toString();
+    const QString spoken = m_byKey.value(QStringLiteral("OpsDeck::StateName\n") + code.toLower());
+    QVERIFY2(!spoken.isEmpty(), qPrintable(code));
+    QCOMPARE(stateCells.first(), spoken);
+    const QList<StateBadgeLabel *> badges = w.findChildren<StateBadgeLabel *>();
+    QVERIFY(!badges.isEmpty());
+    for (const StateBadgeLabel *badge : badges) {
+        const QString english = badge->state().toLower().replace(QLatin1Char('_'), QLatin1Char(' '));
+        const QString french = m_byKey.value(QStringLiteral("OpsDeck::StateName\n") + english);
+        QVERIFY2(!french.isEmpty(), qPrintable(badge->state()));
+        QVERIFY2(badge->accessibleName().endsWith(QLatin1Char(' ') + french), qPrintable(badge->accessibleName()));
+    }
 }
 
 void tst_Translations::dialogsKeepTheirAcceleratorsApart()
