@@ -756,10 +756,6 @@
         <source>Lifecycle — offline: no action until the server answers again</source>
         <translation>Cycle de vie — hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
     </message>
-    <message>
-        <source>%1: %2</source>
-        <translation>%1&#xa0;: %2</translation>
-    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>
@@ -1628,8 +1624,12 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
 <context>
     <name>OpsDeck::StateBadgeLabel</name>
     <message>
-        <source>State: %1</source>
-        <translation>État&#xa0;: %1</translation>
+        <source>%1: %2</source>
+        <translation>%1&#xa0;: %2</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>État</translation>
     </message>
 </context>
 <context>

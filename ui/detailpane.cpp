@@ -418,7 +418,7 @@ void DetailPane::rebuildForm()
         field->setObjectName(rowObjectName(key));
         // A badge has only its state to say: its title goes with it ("Status: running").
         if (auto *badge = qobject_cast<StateBadgeLabel *>(field))
-            badge->setAccessibleName(tr("%1: %2").arg(title, stateName(badge->state())));
+            badge->setTitle(title);
         else
             field->setAccessibleName(title);
         m_form->addRow(tr("%1:").arg(title), field);

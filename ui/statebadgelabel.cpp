@@ -20,9 +20,20 @@ void StateBadgeLabel::setState(const QString &state)
     if (m_state == state)
         return;
     m_state = state;
-    setAccessibleName(tr("State: %1").arg(stateName(state)));
+    updateAccessibleName();
     updateGeometry();
     update();
+}
+
+void StateBadgeLabel::setTitle(const QString &title)
+{
+    m_title = title;
+    updateAccessibleName();
+}
+
+void StateBadgeLabel::updateAccessibleName()
+{
+    setAccessibleName(tr("%1: %2").arg(m_title.isEmpty() ? tr("State") : m_title, stateName(m_state)));
 }
 
 QSize StateBadgeLabel::sizeHint() const

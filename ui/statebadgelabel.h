@@ -15,6 +15,8 @@ public:
 
     void setState(const QString &state);
     const QString &state() const { return m_state; }
+    // What the state is of, read aloud before it ("Status: running"); "State" unless set.
+    void setTitle(const QString &title);
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override { return sizeHint(); }
@@ -23,7 +25,10 @@ protected:
     void paintEvent(QPaintEvent *event) override;
 
 private:
+    void updateAccessibleName();
+
     QString m_state;
+    QString m_title;
 };
 
 } // namespace OpsDeck
