@@ -338,6 +338,7 @@ QJsonObject operation(const Operation &op)
         responses.insert(QStringLiteral("409"), problemResponse(QStringLiteral("invalid transition or idempotency key in use")));
         responses.insert(QStringLiteral("412"), problemResponse(QStringLiteral("stale If-Match")));
         responses.insert(QStringLiteral("413"), problemResponse(QStringLiteral("body over 1 MiB")));
+        responses.insert(QStringLiteral("415"), problemResponse(QStringLiteral("body sent as something other than JSON in UTF-8")));
         responses.insert(QStringLiteral("422"), problemResponse(QStringLiteral("idempotency key reused with another body")));
     }
     if (path == QLatin1String("/api/v1/events"))

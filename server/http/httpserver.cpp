@@ -67,6 +67,38 @@ Response problem(int status, const char *code, const char *title, const QString 
     return Response::problem(Problem::make(status, QString::fromLatin1(code), QString::fromLatin1(title), detail));
 }
 
+// Why a request's body cannot be read as what it says it is, or nothing. Every body the API
+// takes is JSON (RFC 8259: UTF-8): `application/json` or a `+json` type, with no charset or
+// UTF-8's. A body whose type is not said is read as JSON; an empty body says nothing, whatever
+// its type.
+QString mediaTypeRefusal(const Request &req)
+{
+    if (req.body.trimmed().isEmpty())
+        return {};
+    const QByteArray header = req.header(QByteArrayLiteral("Content-Type")).trimmed();
+    if (header.isEmpty())
+        return {};
+    const QByteArrayList parts = header.split(';');
+    const QByteArray type = parts.first().trimmed().toLower();
+    const QString sent = QString::fromLatin1(type);
+    if (type != "application/json" && !(type.startsWith("application/") && type.endsWith("+json")))
+        return QStringLiteral("the body is sent as %1; every body here is JSON, sent as application/json").arg(sent);
+    for (qsizetype i = 1; i < parts.size(); ++i) {
+        const QByteArray parameter = parts.at(i).trimmed();
+        const qsizetype equals = parameter.indexOf('=');
+        if (parameter.left(equals).trimmed().toLower() != "charset")
+            continue;
+        QByteArray charset = equals < 0 ? QByteArray() : parameter.mid(equals + 1).trimmed();
+        if (charset.size() >= 2 && charset.startsWith('"') && charset.endsWith('"'))
+            charset = charset.mid(1, charset.size() - 2);
+        charset = charset.toLower();
+        if (charset != "utf-8" && charset != "utf8")
+            return QStringLiteral("the body is sent as %1 in %2; JSON is UTF-8 (send charset=utf-8 or none)")
+                .arg(sent, QString::fromLatin1(charset));
+    }
+    return {};
+}
+
 } // namespace
 
 HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
@@ -212,6 +244,8 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
                            QStringLiteral("the %1 role may not %2 %3")
                                .arg(actorName(req.caller->role), QString::fromLatin1(req.method), route.pattern));
     }
+    if (const QString refusal = mediaTypeRefusal(req); !refusal.isEmpty())
+        return problem(415, "unsupported-media-type", "Unsupported media type", refusal);
     const QByteArray key = req.header(QByteArrayLiteral("Idempotency-Key"));
     if (route.mutation && !key.isEmpty() && req.caller) {
         if (key.size() > 255)

@@ -18,6 +18,8 @@ private slots:
     void badRequest();
     void oversizedBody_data();
     void oversizedBody();
+    void mediaTypes_data();
+    void mediaTypes();
     void stillHealthyAndUnchanged();
 
 private:
@@ -328,6 +330,44 @@ void tst_BadInput::oversizedBody()
     QCOMPARE(r.status, 413);
     QCOMPARE(r.code(), QStringLiteral("payload-too-large"));
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+}
+
+void tst_BadInput::mediaTypes_data()
+{
+    QTest::addColumn<QByteArray>("contentType"); // a null one sends no Content-Type at all
+    QTest::addColumn<int>("status");
+    QTest::newRow("JSON") << QByteArray("application/json") << 200;
+    QTest::newRow("JSON in capitals") << QByteArray("Application/JSON") << 200;
+    QTest::newRow("JSON, UTF-8") << QByteArray("application/json; charset=UTF-8") << 200;
+    QTest::newRow("JSON, quoted UTF-8") << QByteArray("application/json;charset=\"utf-8\"") << 200;
+    QTest::newRow("a +json type") << QByteArray("application/merge-patch+json") << 200;
+    QTest::newRow("none said") << QByteArray() << 200;
+    QTest::newRow("plain text") << QByteArray("text/plain") << 415;
+    QTest::newRow("a form (curl -d)") << QByteArray("application/x-www-form-urlencoded") << 415;
+    QTest::newRow("bytes") << QByteArray("application/octet-stream") << 415;
+    QTest::newRow("JSON in Latin-1") << QByteArray("application/json; charset=ISO-8859-1") << 415;
+    QTest::newRow("JSON in UTF-16") << QByteArray("application/json; charset=utf-16") << 415;
+    QTest::newRow("text/json") << QByteArray("text/json") << 415;
+}
+
+void tst_BadInput::mediaTypes()
+{
+    QFETCH(QByteArray, contentType);
+    QFETCH(int, status);
+    // What would be refused would also have created an organization (stillHealthyAndUnchanged()
+    // counts them); what is accepted is a dry run that changes nothing.
+    const bool refused = status == 415;
+    const QString path = refused ? QStringLiteral("/api/v1/organizations") : QStringLiteral("/api/v1/deliveries/retry");
+    const QByteArray body = refused ? QByteArray(R"({"name": "typed"})") : QByteArray(R"({"dry_run": true})");
+    const Reply r = m_server->request("POST", path, body, m_server->operatorToken(), {{"Content-Type", contentType}});
+    QVERIFY2(r.status == status, qPrintable(QStringLiteral("got %1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
+    if (!refused)
+        return;
+    QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+    QCOMPARE(r.code(), QStringLiteral("unsupported-media-type"));
+    const QString detail = r.json().value(QStringLiteral("detail")).toString();
+    QVERIFY2(detail.contains(QString::fromLatin1(contentType.split(';').first().toLower())), qPrintable(detail));
+    QVERIFY2(detail.contains(QStringLiteral("application/json")) || detail.contains(QStringLiteral("UTF-8")), qPrintable(detail));
 }
 
 void tst_BadInput::stillHealthyAndUnchanged()
