@@ -53,10 +53,12 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
     }
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
-    // hold a row back is read through the two partial indexes of migration 6, never the
+    // hold a row back is read through the two partial indexes of migrations 6 and 12, never the
     // instance's delivered history: its PENDING rows, and the settled ones whose attempt is still
-    // in flight (cancelled meanwhile). Each check spells its index's condition term for term, the
-    // form in which SQLite's planner takes a partial index (PostgreSQL's proves it either way).
+    // in flight (cancelled meanwhile). Each check spells every term of its index's condition, the
+    // form in which SQLite's planner takes a partial index (PostgreSQL's proves it either way);
+    // the second adds the test-event term the index (which the upkeep reads, tests included)
+    // does not have.
     const QString unblocked = QStringLiteral(
         " AND (d.event_type = 'opsdeck.test' OR (NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id"
         " AND o.id < d.id AND o.state = 'PENDING' AND o.event_type <> 'opsdeck.test')"

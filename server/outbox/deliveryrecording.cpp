@@ -533,8 +533,8 @@ const QString &DeliveryRepository::expiredSettledLeasesSql()
     // deliveries_in_flight's condition term for term (the form in which SQLite takes a partial
     // index): the index holds only settled rows still leased, a handful.
     static const QString sql = QStringLiteral(
-        "SELECT id FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND event_type <> 'opsdeck.test'"
-        " AND lease_until < ? LIMIT %1").arg(StalePassLimit);
+        "SELECT id FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND lease_until < ? LIMIT %1")
+                                   .arg(StalePassLimit);
     return sql;
 }
 

@@ -216,8 +216,8 @@ public:
     // worker's lease goes through here, so no such attempt goes unlogged.
     // `letGo` (when given) says whether there was such a lease.
     bool letGoOfExpiredLease(qint64 id, const QString &now, Problem *error, bool *letGo = nullptr);
-    // The same for the settled deliveries (cancelled or superseded while in flight) whose
-    // worker's lease expired, which no claim takes: at most StalePassLimit of them, in one
+    // The same for the settled deliveries (cancelled or superseded while in flight, test events
+    // too) whose worker's lease expired, which no claim takes: at most StalePassLimit of them, in one
     // transaction, each with its feed event. How many (-1 on failure). Part of the store's upkeep.
     int letGoOfExpiredSettledLeases(Problem *error);
     // Gives back the deliveries `owner` still holds whose attempts were made but could not be

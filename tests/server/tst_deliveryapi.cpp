@@ -39,6 +39,7 @@ private slots:
     void rotateSecretGrace();
     void abandonedLeaseIsLetGo_data();
     void abandonedLeaseIsLetGo();
+    void expiredLeaseOfASettledRowIsLetGoByTheUpkeep_data();
     void expiredLeaseOfASettledRowIsLetGoByTheUpkeep();
     void newestSupersedesTheOlderAtOnce_data();
     void newestSupersedesTheOlderAtOnce();
@@ -531,13 +532,29 @@ void tst_DeliveryApi::abandonedLeaseIsLetGo()
     QVERIFY(lastVersion > versionBefore);
 }
 
+void tst_DeliveryApi::expiredLeaseOfASettledRowIsLetGoByTheUpkeep_data()
+{
+    QTest::addColumn<bool>("testEvent");
+    QTest::newRow("a notification") << false;
+    QTest::newRow("a test event") << true;
+}
+
 void tst_DeliveryApi::expiredLeaseOfASettledRowIsLetGoByTheUpkeep()
 {
     // Cancelled while in flight on a worker that is gone: no claim takes a settled row, so the
-    // store's upkeep lets go of its expired lease and logs the attempt.
+    // store's upkeep lets go of its expired lease and logs the attempt. A test event's attempt is
+    // an attempt like any other.
+    QFETCH(bool, testEvent);
     const qint64 instance = registeredInstance();
     QVERIFY(instance > 0);
-    const qint64 id = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    qint64 id = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    if (testEvent) {
+        const qint64 endpoint = delivery(id).value(QStringLiteral("endpoint_id")).toInteger();
+        const Reply test = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
+        QCOMPARE(test.status, 202);
+        id = test.json().value(QStringLiteral("id")).toInteger();
+        QCOMPARE(test.json().value(QStringLiteral("event_type")).toString(), DeliveryRepository::TestEvent);
+    }
     QVERIFY(store(QStringLiteral("UPDATE deliveries SET state = 'CANCELLED', next_attempt_at = NULL, lease_owner = 'w-gone',"
                                  " lease_until = '2000-01-01T00:00:00.000Z' WHERE id = %1").arg(id)));
     Database db(m_server->databaseUrl());
