@@ -68,32 +68,40 @@ Response problem(int status, const char *code, const char *title, const QString 
 }
 
 // Why a request's body cannot be read as what it says it is, or nothing. Every body the API
-// takes is JSON (RFC 8259: UTF-8): `application/json` or a `+json` type, with no charset or
-// UTF-8's. A body whose type is not said is read as JSON; an empty body says nothing, whatever
-// its type.
+// takes is JSON (RFC 8259: UTF-8): `application/json` or an `application/<name>+json` type,
+// with no charset or UTF-8's. A body whose type is not said is read as JSON; an empty body says
+// nothing, whatever its type, and neither does the body of a GET, which no route reads.
 QString mediaTypeRefusal(const Request &req)
 {
-    if (req.body.trimmed().isEmpty())
+    if (req.method == "GET" || req.body.trimmed().isEmpty())
         return {};
     const QByteArray header = req.header(QByteArrayLiteral("Content-Type")).trimmed();
     if (header.isEmpty())
         return {};
     const QByteArrayList parts = header.split(';');
     const QByteArray type = parts.first().trimmed().toLower();
+    if (type.isEmpty())
+        return QStringLiteral("the Content-Type \"%1\" names no media type; send application/json")
+            .arg(QString::fromLatin1(header));
     const QString sent = QString::fromLatin1(type);
-    if (type != "application/json" && !(type.startsWith("application/") && type.endsWith("+json")))
+    static const QByteArray kApplication("application/");
+    static const QByteArray kSuffix("+json");
+    const bool json = type == "application/json"
+                      || (type.startsWith(kApplication) && type.endsWith(kSuffix)
+                          && type.size() > kApplication.size() + kSuffix.size() && !type.contains('*'));
+    if (!json)
         return QStringLiteral("the body is sent as %1; every body here is JSON, sent as application/json").arg(sent);
     for (qsizetype i = 1; i < parts.size(); ++i) {
         const QByteArray parameter = parts.at(i).trimmed();
         const qsizetype equals = parameter.indexOf('=');
-        if (parameter.left(equals).trimmed().toLower() != "charset")
+        if ((equals < 0 ? parameter : parameter.left(equals)).trimmed().toLower() != "charset")
             continue;
         QByteArray charset = equals < 0 ? QByteArray() : parameter.mid(equals + 1).trimmed();
         if (charset.size() >= 2 && charset.startsWith('"') && charset.endsWith('"'))
             charset = charset.mid(1, charset.size() - 2);
         charset = charset.toLower();
         if (charset != "utf-8" && charset != "utf8")
-            return QStringLiteral("the body is sent as %1 in %2; JSON is UTF-8 (send charset=utf-8 or none)")
+            return QStringLiteral("the body is sent as %1 in \"%2\"; JSON is UTF-8 (send charset=utf-8 or none)")
                 .arg(sent, QString::fromLatin1(charset));
     }
     return {};

@@ -348,6 +348,14 @@ void tst_BadInput::mediaTypes_data()
     QTest::newRow("JSON in Latin-1") << QByteArray("application/json; charset=ISO-8859-1") << 415;
     QTest::newRow("JSON in UTF-16") << QByteArray("application/json; charset=utf-16") << 415;
     QTest::newRow("text/json") << QByteArray("text/json") << 415;
+    QTest::newRow("JSON and an empty parameter") << QByteArray("application/json;") << 200;
+    QTest::newRow("no type, a charset") << QByteArray(";charset=utf-8") << 415;
+    QTest::newRow("a longer name") << QByteArray("application/jsonx") << 415;
+    QTest::newRow("+json alone") << QByteArray("application/+json") << 415;
+    QTest::newRow("a wildcard") << QByteArray("application/*+json") << 415;
+    QTest::newRow("charset without a value") << QByteArray("application/json; charset") << 415;
+    // Nothing sent says nothing of its type: the organization's missing name is what is wrong.
+    QTest::newRow("no body, as plain text") << QByteArray("text/plain") << 400;
 }
 
 void tst_BadInput::mediaTypes()
@@ -355,12 +363,14 @@ void tst_BadInput::mediaTypes()
     QFETCH(QByteArray, contentType);
     QFETCH(int, status);
     // What would be refused would also have created an organization (stillHealthyAndUnchanged()
-    // counts them); what is accepted is a dry run that changes nothing.
+    // counts them); what is accepted is a dry run that changes nothing; the 400 sends nothing.
     const bool refused = status == 415;
-    const QString path = refused ? QStringLiteral("/api/v1/organizations") : QStringLiteral("/api/v1/deliveries/retry");
-    const QByteArray body = refused ? QByteArray(R"({"name": "typed"})") : QByteArray(R"({"dry_run": true})");
+    const QString path = status == 200 ? QStringLiteral("/api/v1/deliveries/retry") : QStringLiteral("/api/v1/organizations");
+    const QByteArray body = refused ? QByteArray(R"({"name": "typed"})") : status == 200 ? QByteArray(R"({"dry_run": true})") : QByteArray();
     const Reply r = m_server->request("POST", path, body, m_server->operatorToken(), {{"Content-Type", contentType}});
     QVERIFY2(r.status == status, qPrintable(QStringLiteral("got %1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
+    if (status == 400)
+        QCOMPARE(r.code(), QStringLiteral("invalid-request"));
     if (!refused)
         return;
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
