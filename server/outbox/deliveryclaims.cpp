@@ -57,8 +57,8 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
     // instance's delivered history: its PENDING rows, and the settled ones whose attempt is still
     // in flight (cancelled meanwhile). Each check spells every term of its index's condition, the
     // form in which SQLite's planner takes a partial index (PostgreSQL's proves it either way);
-    // the second adds the test-event term the index (which the upkeep reads, tests included)
-    // does not have.
+    // the second adds the test-event term that its index, deliveries_settled_in_flight (which
+    // the upkeep reads, test events included), does not have.
     const QString unblocked = QStringLiteral(
         " AND (d.event_type = 'opsdeck.test' OR (NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id"
         " AND o.id < d.id AND o.state = 'PENDING' AND o.event_type <> 'opsdeck.test')"

@@ -530,7 +530,7 @@ int DeliveryRepository::releaseUnrecorded(QList<qint64> ids, const QString &owne
 
 const QString &DeliveryRepository::expiredSettledLeasesSql()
 {
-    // deliveries_in_flight's condition term for term (the form in which SQLite takes a partial
+    // deliveries_settled_in_flight's condition term for term (the form in which SQLite takes a partial
     // index): the index holds only settled rows still leased, a handful.
     static const QString sql = QStringLiteral(
         "SELECT id FROM deliveries WHERE state <> 'PENDING' AND lease_until IS NOT NULL AND lease_until < ? LIMIT %1")

@@ -190,14 +190,15 @@ const QList<Migration> &migrations()
         // A test event cancelled while its attempt was in flight, on a worker that then died, kept
         // its expired lease for good: the upkeep that lets go of settled rows' expired leases (and
         // logs their attempts as interrupted) read them through deliveries_in_flight, which left
-        // test events out. It holds them now. The claim's check of an instance's older rows in
-        // flight still spells its own test-event term: the index's two terms are among its terms,
-        // so both backends still take it.
+        // test events out. Its successor holds them. The claim's check of an instance's older rows
+        // in flight still spells its own test-event term: the index's two terms are among its
+        // terms, so both backends still take it. Built before the old one is dropped: on
+        // PostgreSQL a DROP INDEX locks the table against reads too, until the migration commits.
         {12,
          {
-             QStringLiteral("DROP INDEX deliveries_in_flight"),
-             QStringLiteral("CREATE INDEX deliveries_in_flight ON deliveries(instance_id, id)"
+             QStringLiteral("CREATE INDEX deliveries_settled_in_flight ON deliveries(instance_id, id)"
                             " WHERE state <> 'PENDING' AND lease_until IS NOT NULL"),
+             QStringLiteral("DROP INDEX deliveries_in_flight"),
          }},
     };
     return list;
