@@ -756,6 +756,10 @@
         <source>Lifecycle — offline: no action until the server answers again</source>
         <translation>Cycle de vie — hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1&#xa0;: %2</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>

@@ -400,7 +400,8 @@ void DetailPane::rebuildForm()
                 if (!name.isEmpty())
                     text = tr("%1 (#%2)").arg(name, text);
             }
-            auto *label = new WrappedValue(text, m_formHost);
+            auto *label = new WrappedValue(m_formHost);
+            setFieldText(label, title, text);
             // Long values wrap instead of widening the pane beyond its splitter share.
             label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
             label->setMinimumWidth(80);
@@ -411,16 +412,15 @@ void DetailPane::rebuildForm()
                 // The next attempt, the give-up time, the destroy time: how long is what matters.
                 const QDateTime at = QDateTime::fromString(value.toString(), Qt::ISODateWithMs);
                 if (at.isValid() && at.toMSecsSinceEpoch() > now)
-                    m_countdowns.append({label, at.toMSecsSinceEpoch(), text});
+                    m_countdowns.append({label, title, at.toMSecsSinceEpoch(), text});
             }
             field = label;
         }
         field->setObjectName(rowObjectName(key));
-        // A badge has only its state to say: its title goes with it ("Status: running").
+        // A badge has only its state to say: its title goes with it ("Status: running"), as it
+        // does with a value ("Owner: alice").
         if (auto *badge = qobject_cast<StateBadgeLabel *>(field))
             badge->setTitle(title);
-        else
-            field->setAccessibleName(title);
         m_form->addRow(tr("%1:").arg(title), field);
     };
 
@@ -440,6 +440,12 @@ void DetailPane::rebuildForm()
     updateCountdowns();
 }
 
+void DetailPane::setFieldText(QLabel *label, const QString &title, const QString &text)
+{
+    label->setText(text);
+    label->setAccessibleName(tr("%1: %2").arg(title, text));
+}
+
 void DetailPane::updateCountdowns()
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -449,7 +455,7 @@ void DetailPane::updateCountdowns()
             continue;
         // Once the moment has come the plain time says enough; the next change of the object
         // brings the next moment.
-        c.label->setText(c.at > now ? tr("%1 (%2)").arg(c.text, countdownText(c.at - now)) : c.text);
+        setFieldText(c.label, c.title, c.at > now ? tr("%1 (%2)").arg(c.text, countdownText(c.at - now)) : c.text);
         ticking = ticking || c.at > now;
     }
     if (ticking && !m_clock->isActive())

@@ -130,9 +130,13 @@ private:
     struct Countdown
     {
         QPointer<QLabel> label;
+        QString title;
         qint64 at = 0;
         QString text;
     };
+    // A field's value and what a screen reader says of it: its title with the value. A label's
+    // accessible name is all that is read of it, so the title alone would hide the value.
+    static void setFieldText(QLabel *label, const QString &title, const QString &text);
     QList<Countdown> m_countdowns;
     QTimer *m_clock = nullptr;
 };

@@ -7,6 +7,7 @@
 
 #include "core/resourcekind.h"
 
+#include <QAccessible>
 #include <QAction>
 #include <QLabel>
 #include <QSignalSpy>
@@ -78,6 +79,7 @@ private slots:
     void actionLabelsFollowTheState();
     void bulkRetry_data();
     void bulkRetry();
+    void aCountdownIsReadWithItsTitle();
     void countdownWording_data();
     void countdownWording();
     void readOnlyDisablesEverything();
@@ -150,7 +152,11 @@ void tst_DetailPane::fields()
     auto *status = pane.findChild<QWidget *>(QStringLiteral("field_status"));
     QVERIFY(status);
     QCOMPARE(status->accessibleName(), QStringLiteral("Status: running"));
-    QCOMPARE(pane.findChild<QWidget *>(QStringLiteral("field_owner"))->accessibleName(), QStringLiteral("Owner"));
+    // A value is read with its title: a label's accessible name is all a screen reader says of it.
+    QWidget *owner = pane.findChild<QWidget *>(QStringLiteral("field_owner"));
+    QVERIFY(owner);
+    QCOMPARE(owner->accessibleName(), QStringLiteral("Owner: alice"));
+    QCOMPARE(QAccessible::queryAccessibleInterface(owner)->text(QAccessible::Name), QStringLiteral("Owner: alice"));
     QCOMPARE(pane.fieldText(QStringLiteral("owner")), QStringLiteral("alice"));
     QCOMPARE(pane.fieldText(QStringLiteral("callback.url")), QStringLiteral("https://provider.example/hook"));
     QCOMPARE(pane.fieldText(QStringLiteral("awaiting_ack.reason")), QStringLiteral("—"));
@@ -353,6 +359,26 @@ void tst_DetailPane::bulkRetry()
     QCOMPARE(bulk->isEnabled(), enabled);
     // Disabled, it says why; enabled, what it does.
     QVERIFY(!bulk->toolTip().isEmpty());
+}
+
+void tst_DetailPane::aCountdownIsReadWithItsTitle()
+{
+    // The next attempt counts down in its text, and in what a screen reader says of it.
+    QJsonObject d = delivery(7, {{"status", "RUNNING"}});
+    d.insert(QStringLiteral("next_attempt_at"),
+             QDateTime::currentDateTimeUtc().addSecs(185).toString(Qt::ISODateWithMs));
+    const ResourceKind *kind = resourceKindByName(u"deliveries");
+    QVERIFY(kind);
+    const auto spec = std::find_if(kind->fields.cbegin(), kind->fields.cend(),
+                                   [](const FieldSpec &f) { return f.key == QLatin1String("next_attempt_at"); });
+    QVERIFY(spec != kind->fields.cend());
+    DetailPane pane;
+    pane.showObject(kind, d);
+    const QString text = pane.fieldText(QStringLiteral("next_attempt_at"));
+    QVERIFY2(text.contains(QStringLiteral("(in 3 min")), qPrintable(text));
+    QWidget *field = pane.findChild<QWidget *>(QStringLiteral("field_next_attempt_at"));
+    QVERIFY(field);
+    QCOMPARE(field->accessibleName(), spec->title + QStringLiteral(": ") + text);
 }
 
 void tst_DetailPane::countdownWording_data()
