@@ -443,7 +443,11 @@ void DetailPane::rebuildForm()
 void DetailPane::setFieldText(QLabel *label, const QString &title, const QString &text)
 {
     label->setText(text);
-    label->setAccessibleName(tr("%1: %2").arg(title, text));
+    // The field the reader is on keeps the name it was read with: a name that changed every
+    // second of a countdown would be said again every second. It is brought up to date once the
+    // focus moves on (the next tick).
+    if (!label->hasFocus())
+        label->setAccessibleName(tr("%1: %2").arg(title, text));
 }
 
 void DetailPane::updateCountdowns()
@@ -456,7 +460,9 @@ void DetailPane::updateCountdowns()
         // Once the moment has come the plain time says enough; the next change of the object
         // brings the next moment.
         setFieldText(c.label, c.title, c.at > now ? tr("%1 (%2)").arg(c.text, countdownText(c.at - now)) : c.text);
-        ticking = ticking || c.at > now;
+        // A field with the focus kept its name: the clock goes on until the focus has left it
+        // and the name has caught up, even once its moment has come.
+        ticking = ticking || c.at > now || c.label->hasFocus();
     }
     if (ticking && !m_clock->isActive())
         m_clock->start();

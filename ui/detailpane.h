@@ -135,7 +135,8 @@ private:
         QString text;
     };
     // A field's value and what a screen reader says of it: its title with the value. A label's
-    // accessible name is all that is read of it, so the title alone would hide the value.
+    // accessible name is all that is read of it, so the title alone would hide the value. Not
+    // renamed while it has the focus.
     static void setFieldText(QLabel *label, const QString &title, const QString &text);
     QList<Countdown> m_countdowns;
     QTimer *m_clock = nullptr;

@@ -80,6 +80,7 @@ private slots:
     void bulkRetry_data();
     void bulkRetry();
     void aCountdownIsReadWithItsTitle();
+    void aCountdownThatEndedOnTheFocusCatchesUp();
     void countdownWording_data();
     void countdownWording();
     void readOnlyDisablesEverything();
@@ -379,6 +380,43 @@ void tst_DetailPane::aCountdownIsReadWithItsTitle()
     QWidget *field = pane.findChild<QWidget *>(QStringLiteral("field_next_attempt_at"));
     QVERIFY(field);
     QCOMPARE(field->accessibleName(), spec->title + QStringLiteral(": ") + text);
+
+    // On the field, the reader is not told the new figure every second; off it, the name catches up.
+    pane.show();
+    pane.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&pane));
+    field->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(field->hasFocus());
+    const QString readWith = field->accessibleName();
+    QTRY_VERIFY_WITH_TIMEOUT(pane.fieldText(QStringLiteral("next_attempt_at")) != text, 5000);
+    QCOMPARE(field->accessibleName(), readWith);
+    field->clearFocus();
+    const QString ticked = pane.fieldText(QStringLiteral("next_attempt_at"));
+    QTRY_VERIFY_WITH_TIMEOUT(pane.fieldText(QStringLiteral("next_attempt_at")) != ticked, 5000);
+    QCOMPARE(field->accessibleName(), spec->title + QStringLiteral(": ") + pane.fieldText(QStringLiteral("next_attempt_at")));
+}
+
+void tst_DetailPane::aCountdownThatEndedOnTheFocusCatchesUp()
+{
+    // The moment comes while the reader is on the field: its name catches up once they leave it,
+    // though nothing counts down any more.
+    QJsonObject d = delivery(8, {{"status", "RUNNING"}});
+    d.insert(QStringLiteral("next_attempt_at"),
+             QDateTime::currentDateTimeUtc().addMSecs(1500).toString(Qt::ISODateWithMs));
+    DetailPane pane;
+    pane.showObject(resourceKindByName(u"deliveries"), d);
+    QWidget *field = pane.findChild<QWidget *>(QStringLiteral("field_next_attempt_at"));
+    QVERIFY(field);
+    pane.show();
+    pane.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&pane));
+    field->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(field->hasFocus());
+    QTRY_VERIFY_WITH_TIMEOUT(!pane.fieldText(QStringLiteral("next_attempt_at")).contains(QLatin1Char('(')), 5000);
+    QVERIFY2(field->accessibleName().contains(QLatin1Char('(')), qPrintable(field->accessibleName()));
+    field->clearFocus();
+    QTRY_VERIFY_WITH_TIMEOUT(!field->accessibleName().contains(QLatin1Char('(')), 5000);
+    QVERIFY(field->accessibleName().endsWith(pane.fieldText(QStringLiteral("next_attempt_at"))));
 }
 
 void tst_DetailPane::countdownWording_data()
