@@ -17,6 +17,30 @@
             <numerusform>Retry %n callbacks</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n failed</source>
+        <comment>callbacks in state FAILED</comment>
+        <translation>
+            <numerusform>%n failed</numerusform>
+            <numerusform>%n failed</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n cancelled</source>
+        <comment>callbacks in state CANCELLED</comment>
+        <translation>
+            <numerusform>%n cancelled</numerusform>
+            <numerusform>%n cancelled</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n pending</source>
+        <comment>callbacks in state PENDING</comment>
+        <translation>
+            <numerusform>%n pending</numerusform>
+            <numerusform>%n pending</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>

@@ -125,11 +125,11 @@
     <name>OpsDeck::BulkRetryDialog</name>
     <message>
         <source>&amp;Failed</source>
-        <translation>Éc&amp;houées</translation>
+        <translation>Éc&amp;houés</translation>
     </message>
     <message>
         <source>&amp;Cancelled</source>
-        <translation>A&amp;nnulées</translation>
+        <translation>A&amp;nnulés</translation>
     </message>
     <message>
         <source>&amp;Pending (attempt now)</source>
@@ -252,6 +252,30 @@
     <message>
         <source>Retry the callbacks in state: %1</source>
         <translation>Relancer les rappels à l&apos;état&#xa0;: %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n failed</source>
+        <comment>callbacks in state FAILED</comment>
+        <translation>
+            <numerusform>%n échoué</numerusform>
+            <numerusform>%n échoués</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n cancelled</source>
+        <comment>callbacks in state CANCELLED</comment>
+        <translation>
+            <numerusform>%n annulé</numerusform>
+            <numerusform>%n annulés</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n pending</source>
+        <comment>callbacks in state PENDING</comment>
+        <translation>
+            <numerusform>%n en attente</numerusform>
+            <numerusform>%n en attente</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1612,6 +1636,29 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>Reset columns</source>
         <translation>Réinitialiser les colonnes</translation>
+    </message>
+</context>
+<context>
+    <name>OpsDeck::Roles</name>
+    <message>
+        <source>operator</source>
+        <translation>opérateur</translation>
+    </message>
+    <message>
+        <source>provider</source>
+        <translation>fournisseur</translation>
+    </message>
+    <message>
+        <source>owner</source>
+        <translation>propriétaire</translation>
+    </message>
+    <message>
+        <source>controller</source>
+        <translation>contrôleur</translation>
+    </message>
+    <message>
+        <source>system</source>
+        <translation>système</translation>
     </message>
 </context>
 <context>

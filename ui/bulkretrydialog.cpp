@@ -39,6 +39,19 @@ QString stateLabel(const QString &state)
     return state;
 }
 
+// A state's share of the count in the console's language ("2 failed"; in French the words agree
+// with "rappels": "2 échoués").
+QString countInState(const QString &state, int n)
+{
+    if (state == Delivery::Failed)
+        return BulkRetryDialog::tr("%n failed", "callbacks in state FAILED", n);
+    if (state == Delivery::Cancelled)
+        return BulkRetryDialog::tr("%n cancelled", "callbacks in state CANCELLED", n);
+    if (state == Delivery::Pending)
+        return BulkRetryDialog::tr("%n pending", "callbacks in state PENDING", n);
+    return BulkRetryDialog::tr("%1 %2").arg(n).arg(state.toLower());
+}
+
 } // namespace
 
 QStringList BulkRetryDialog::retryableStates()
@@ -257,7 +270,7 @@ void BulkRetryDialog::onCounted(int generation, const ApiResult &result)
     for (const QString &s : states) {
         const qint64 n = byState.value(s).toInteger();
         if (n > 0)
-            parts.append(tr("%1 %2").arg(n).arg(s.toLower()));
+            parts.append(countInState(s, int(n)));
     }
     m_total = total;
     QString text;

@@ -249,7 +249,7 @@ void DetailPane::updateDiagramGate()
     }
     m_diagram->setHeldActions(held);
     m_diagramTitle->setText(m_readOnly ? tr("Lifecycle — offline: no action until the server answers again")
-                                       : tr("Lifecycle — highlighted: what the %1 role may do now").arg(actorName(m_role)));
+                                       : tr("Lifecycle — highlighted: what the %1 role may do now").arg(roleText(m_role)));
 }
 
 qint64 DetailPane::objectId() const
@@ -509,7 +509,7 @@ void DetailPane::rebuildActions()
             why = offlineReason();
         } else if (!allowed) {
             why = refusal.code == QLatin1String("forbidden-transition")
-                      ? tr("The %1 role may not %2 in state %3.").arg(actorName(m_role), t.action, state)
+                      ? tr("The %1 role may not %2 in state %3.").arg(roleText(m_role), t.action, state)
                       : tr("Not possible in state %1 (%2).").arg(state, refusal.message);
         }
         if (why.isEmpty() && m_hold.actions.contains(t.action))
@@ -568,7 +568,7 @@ void DetailPane::addOperations()
         if (m_readOnly)
             why = offlineReason();
         else if (!person)
-            why = tr("The %1 role may not do this.").arg(actorName(m_role));
+            why = tr("The %1 role may not do this.").arg(roleText(m_role));
         action->setEnabled(why.isEmpty());
         action->setToolTip(why.isEmpty() ? op.description : why);
         connect(action, &QAction::triggered, this,
@@ -585,9 +585,9 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
     for (const QJsonObject &e : entries) {
         const QJsonObject actor = e.value(QStringLiteral("actor")).toObject();
         const QString who = actor.value(QStringLiteral("subject")).toString().isEmpty()
-                                ? actor.value(QStringLiteral("role")).toString()
+                                ? roleText(actor.value(QStringLiteral("role")).toString())
                                 : tr("%1 (%2)").arg(actor.value(QStringLiteral("subject")).toString(),
-                                                   actor.value(QStringLiteral("role")).toString());
+                                                   roleText(actor.value(QStringLiteral("role")).toString()));
         const QString from = e.value(QStringLiteral("from")).toString();
         const QString to = e.value(QStringLiteral("to")).toString();
         QString change = e.value(QStringLiteral("action")).toString();
@@ -606,7 +606,7 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
     m_historyStatus->setText(!entries.isEmpty()             ? QString()
                              : m_role == Actor::Operator ? tr("No recorded changes yet.")
                                                           : tr("No changes recorded that the %1 role may see.")
-                                                                .arg(actorName(m_role)));
+                                                                .arg(roleText(m_role)));
     m_historyStatus->setVisible(entries.isEmpty());
 }
 

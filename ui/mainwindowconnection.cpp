@@ -7,6 +7,7 @@
 #include "detailpane.h"
 #include "messagebox.h"
 #include "resourceview.h"
+#include "valueformat.h"
 
 #include "models/apiclient.h"
 #include "models/cache.h"
@@ -75,7 +76,7 @@ void MainWindow::connectTo(const ConsoleConnection &connection)
 {
     m_connection = connection;
     updateWindowTitle();
-    m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), actorName(connection.role)));
+    m_serverLabel->setText(tr("%1 · %2").arg(connection.baseUrl.toString(), roleText(connection.role)));
     applyRole(connection.role);
 
     // A fresh client, cache and engine per connection; the old ones go once the views point at
@@ -144,7 +145,7 @@ void MainWindow::discoverRole()
         if (!role || *role == m_connection.role)
             return;
         m_connection.role = *role;
-        m_serverLabel->setText(tr("%1 · %2").arg(m_connection.baseUrl.toString(), actorName(*role)));
+        m_serverLabel->setText(tr("%1 · %2").arg(m_connection.baseUrl.toString(), roleText(*role)));
         applyRole(*role);
     });
 }

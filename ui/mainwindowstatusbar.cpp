@@ -4,6 +4,7 @@
 #include "dashboardpage.h"
 #include "detailpane.h"
 #include "messagebox.h"
+#include "valueformat.h"
 
 #include "models/apiclient.h"
 #include "models/cache.h"
@@ -103,7 +104,7 @@ void MainWindow::onConnectionChanged()
         m_dashboard->setDeliveryWorkerUnknown();
     m_dashboard->setConnectionText(status->isLive()
                                        ? tr("Connected to %1 as %2 · live").arg(m_connection.baseUrl.toString(),
-                                                                             actorName(m_connection.role))
+                                                                             roleText(m_connection.role))
                                        : tr("%1 — %2").arg(m_connection.baseUrl.toString(), connectionStatusText()));
 }
 

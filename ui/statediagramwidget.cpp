@@ -1,6 +1,8 @@
 // Draws a kind's state machine from the core/ tables.
 #include "statediagramwidget.h"
 
+#include "valueformat.h"
+
 #include <QEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -258,9 +260,9 @@ void StateDiagramWidget::updateDescription()
         allowed.append(tr("%1 (to %2)").arg(transitionLabel(t), t.to));
     setAccessibleDescription(
         allowed.isEmpty()
-            ? tr("Current state %1; no transition allowed for the %2 role").arg(m_currentState, actorName(m_role))
+            ? tr("Current state %1; no transition allowed for the %2 role").arg(m_currentState, roleText(m_role))
             : tr("Current state %1; allowed for the %2 role: %3")
-                  .arg(m_currentState, actorName(m_role), allowed.join(QStringLiteral(", "))));
+                  .arg(m_currentState, roleText(m_role), allowed.join(QStringLiteral(", "))));
 }
 
 QSize StateDiagramWidget::sizeHint() const

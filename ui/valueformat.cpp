@@ -44,6 +44,24 @@ QString displayTimestamp(const QString &rfc3339)
     return at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
+QString roleText(Actor role)
+{
+    switch (role) {
+    case Actor::Operator: return QCoreApplication::translate("OpsDeck::Roles", "operator");
+    case Actor::Provider: return QCoreApplication::translate("OpsDeck::Roles", "provider");
+    case Actor::Owner: return QCoreApplication::translate("OpsDeck::Roles", "owner");
+    case Actor::Controller: return QCoreApplication::translate("OpsDeck::Roles", "controller");
+    case Actor::System: return QCoreApplication::translate("OpsDeck::Roles", "system");
+    }
+    return actorName(role);
+}
+
+QString roleText(const QString &code)
+{
+    const std::optional<Actor> role = actorFromName(code);
+    return role ? roleText(*role) : code;
+}
+
 QString countdownText(qint64 msFromNow)
 {
     // The context is written out in each call: lupdate reads only literal ones.

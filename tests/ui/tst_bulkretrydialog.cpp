@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -40,6 +41,7 @@ private slots:
     void countsTheChosenStatesAndScope();
     void keyboardReachesEveryControl();
     void stateBoxesAreNamedInTheConsolesLanguage();
+    void countIsSaidInTheConsolesLanguage();
     void retriesTheChosenStatesInOneRequest();
     void aRefusedRetryChangesNothing();
     void dryRunsAreNoPendingOperations();
@@ -294,6 +296,23 @@ void tst_BulkRetryDialog::stateBoxesAreNamedInTheConsolesLanguage()
     const auto *pending = dialog->findChild<QCheckBox *>(QStringLiteral("bulkRetryState_PENDING"));
     QVERIFY(pending);
     QCOMPARE(pending->accessibleName(), QString::fromUtf8("Relancer les rappels à l'état\u00a0: En attente (tenter maintenant)"));
+}
+
+void tst_BulkRetryDialog::countIsSaidInTheConsolesLanguage()
+{
+    // The count's breakdown names its states in the console's words, never the state's code, and
+    // in French they agree with "rappels" (masculine) as the boxes do.
+    QTranslator french;
+    QVERIFY(french.load(QStringLiteral(":/i18n/opsdeck_fr.qm")));
+    QCoreApplication::installTranslator(&french);
+    const auto restore = qScopeGuard([&french] { QCoreApplication::removeTranslator(&french); });
+    const std::unique_ptr<BulkRetryDialog> dialog = dialogFrom(m_instances.value(QStringLiteral("b1")));
+    QTRY_VERIFY(dialog->count() >= 0);
+    choose(dialog.get(), {QStringLiteral("FAILED"), QStringLiteral("CANCELLED")}, QStringLiteral("provider"));
+    QTRY_COMPARE(dialog->countText(), QStringLiteral("3 rappels (2 échoués, 1 annulé)"));
+    const auto *failed = dialog->findChild<QCheckBox *>(QStringLiteral("bulkRetryState_FAILED"));
+    QVERIFY(failed);
+    QCOMPARE(failed->text().remove(QLatin1Char('&')), QStringLiteral("Échoués"));
 }
 
 void tst_BulkRetryDialog::retriesTheChosenStatesInOneRequest()

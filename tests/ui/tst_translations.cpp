@@ -393,6 +393,14 @@ void tst_Translations::windowSpeaksFrench()
         QVERIFY2(!french.isEmpty(), qPrintable(badge->state()));
         QVERIFY2(badge->accessibleName().endsWith(QLatin1Char(' ') + french), qPrintable(badge->accessibleName()));
     }
+
+    // The role is named in French where a sentence speaks of it; its code ("operator") is what the
+    // server and the filters speak.
+    const QString role = m_byKey.value(QStringLiteral("OpsDeck::Roles\noperator"));
+    QVERIFY(!role.isEmpty() && role != QLatin1String("operator"));
+    auto *diagramTitle = detail->findChild<QLabel *>(QStringLiteral("diagramTitle"));
+    QVERIFY(diagramTitle);
+    QCOMPARE(diagramTitle->text(), m_byKey.value(QStringLiteral("OpsDeck::DetailPane\nLifecycle — highlighted: what the %1 role may do now")).arg(role));
 }
 
 void tst_Translations::dialogsKeepTheirAcceleratorsApart()
