@@ -1230,6 +1230,14 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>This callback URL names no host: %1</source>
         <translation>Cette URL de rappel ne nomme aucun hôte&#xa0;: %1</translation>
     </message>
+    <message>
+        <source>Export the rows this table shows as CSV</source>
+        <translation>Exporter en CSV les lignes que montre ce tableau</translation>
+    </message>
+    <message>
+        <source>Only a table&apos;s rows can be exported: this page has no table.</source>
+        <translation>Seules les lignes d&apos;un tableau peuvent être exportées&#xa0;: cette page n&apos;a pas de tableau.</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::Query</name>
@@ -1942,7 +1950,7 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <translation>%1&#xa0;: pas encore disponible sur ce serveur</translation>
     </message>
     <message>
-        <source>This server does not offer %1 yet. The view appears here as soon as a server version that has them is connected; nothing needs to be configured in the console.</source>
+        <source>This server does not offer the %1 view yet. It appears here as soon as a server version that offers it is connected; nothing needs to be configured in the console.</source>
         <translation>Ce serveur ne propose pas encore la vue «&#xa0;%1&#xa0;». Elle apparaîtra ici dès qu&apos;une version du serveur qui la propose sera connectée&#xa0;; rien n&apos;est à configurer dans la console.</translation>
     </message>
 </context>

@@ -366,6 +366,12 @@ void MainWindow::onNavigation(int row)
     const Page &page = m_pages.at(row);
     // Only tables have a selection to detail; other pages get the whole width.
     m_detail->setVisible(page.view != nullptr);
+    // Nor has any other page rows to export.
+    if (auto *exportAction = findChild<QAction *>(QStringLiteral("exportAction"))) {
+        exportAction->setEnabled(page.view != nullptr);
+        exportAction->setToolTip(page.view ? tr("Export the rows this table shows as CSV")
+                                           : tr("Only a table's rows can be exported: this page has no table."));
+    }
     // The detail pane shows the row chosen in the page's tables (one at most has one).
     for (const ResourceView *view : {page.view, page.secondary}) {
         const QJsonObject chosen = view ? view->chosenObject() : QJsonObject();

@@ -18,8 +18,8 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     font.setPointSizeF(font.pointSizeF() * 1.4);
     font.setBold(true);
     m_title->setFont(font);
-    m_reason = new QLabel(tr("This server does not offer %1 yet. The view appears here as soon as a server "
-                             "version that has them is connected; nothing needs to be configured in the console.")
+    m_reason = new QLabel(tr("This server does not offer the %1 view yet. It appears here as soon as a server "
+                             "version that offers it is connected; nothing needs to be configured in the console.")
                               .arg(title.toLower()),
                           this);
     m_reason->setObjectName(QStringLiteral("unavailableReason"));

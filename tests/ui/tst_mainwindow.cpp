@@ -115,6 +115,11 @@ void tst_MainWindow::navigation()
     QVERIFY(pages);
     QCOMPARE(pages->currentWidget()->objectName(), view + QStringLiteral("View"));
     QVERIFY(!pages->currentWidget()->accessibleName().isEmpty());
+    // Only a table's rows can be exported: elsewhere the action is off and says why.
+    auto *exportAction = w.findChild<QAction *>(QStringLiteral("exportAction"));
+    QVERIFY(exportAction);
+    QCOMPARE(exportAction->isEnabled(), w.resourceView(view) != nullptr);
+    QVERIFY(!exportAction->toolTip().isEmpty());
     if (!available) {
         // Not an empty table: a page that says the server does not have this yet.
         auto *page = qobject_cast<UnavailablePage *>(pages->currentWidget());
