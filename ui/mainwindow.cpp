@@ -6,6 +6,7 @@
 #include "detailpane.h"
 #include "pluralforms.h"
 #include "resourceview.h"
+#include "themedicon.h"
 #include "unavailablepage.h"
 
 #include "core/resourcekind.h"
@@ -220,7 +221,7 @@ void MainWindow::buildPages()
             page.widget = new UnavailablePage(page.name, page.title, m_stack);
         }
         m_stack->addWidget(page.widget);
-        auto *item = new QListWidgetItem(QIcon(page.icon), page.title, m_navigation);
+        auto *item = new QListWidgetItem(ThemedIcon::fromSvg(page.icon), page.title, m_navigation);
         item->setData(Qt::UserRole, page.name);
         item->setSizeHint(QSize(0, 30));
         m_pages.append(page);

@@ -7,6 +7,7 @@
 #include "modelchanges.h"
 #include "pendingselection.h"
 #include "resourceview.h"
+#include "themedicon.h"
 #include "valueformat.h"
 
 #include "core/endpoint.h"
@@ -34,10 +35,12 @@ namespace OpsDeck {
 void MainWindow::buildActions()
 {
     QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
-    QAction *connectAction = fileMenu->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), tr("&Connect to…"));
+    QAction *connectAction =
+        fileMenu->addAction(ThemedIcon::fromSvg(QStringLiteral(":/icons/connect.svg")), tr("&Connect to…"));
     connectAction->setObjectName(QStringLiteral("connectAction"));
     connect(connectAction, &QAction::triggered, this, &MainWindow::openConnectionDialog);
-    QAction *exportAction = fileMenu->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export view as CSV…"));
+    QAction *exportAction =
+        fileMenu->addAction(ThemedIcon::fromSvg(QStringLiteral(":/icons/export.svg")), tr("&Export view as CSV…"));
     exportAction->setObjectName(QStringLiteral("exportAction"));
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     connect(exportAction, &QAction::triggered, this, &MainWindow::exportCurrentView);
@@ -50,7 +53,7 @@ void MainWindow::buildActions()
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < m_pages.size(); ++i) {
-        QAction *a = viewMenu->addAction(QIcon(m_pages.at(i).icon), m_pages.at(i).title);
+        QAction *a = viewMenu->addAction(ThemedIcon::fromSvg(m_pages.at(i).icon), m_pages.at(i).title);
         a->setObjectName(QStringLiteral("showView_") + m_pages.at(i).name);
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
         connect(a, &QAction::triggered, this, [this, i] { m_navigation->setCurrentRow(i); });
@@ -65,7 +68,8 @@ void MainWindow::buildActions()
         if (page.view)
             page.view->setQueryShortcut(findAction->shortcut());
     }
-    QAction *refreshAction = viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"));
+    QAction *refreshAction =
+        viewMenu->addAction(ThemedIcon::fromSvg(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"));
     refreshAction->setObjectName(QStringLiteral("refreshAction"));
     refreshAction->setShortcut(QKeySequence(Qt::Key_F5));
     connect(refreshAction, &QAction::triggered, this, &MainWindow::refresh);
