@@ -186,10 +186,10 @@ Response InstancesApi::list(Request &req)
                                                                         .arg(Instance::machine().states().join(QStringLiteral(", ")))));
     QString updatedAfter;
     if (req.hasQuery(QStringLiteral("updated_after"))) {
-        const auto at = parseTimestamp(req.queryValue(QStringLiteral("updated_after")));
+        const auto at = parseTimestampBound(req.queryValue(QStringLiteral("updated_after")));
         if (!at)
             return Response::problem(invalid(QStringLiteral("?updated_after"), QStringLiteral("expected an RFC 3339 timestamp")));
-        updatedAfter = timestamp(*at);
+        updatedAfter = timestamp(at->afterIt());
     }
     const QString owner = req.queryValue(QStringLiteral("owner"));
     // An empty owner would read as no filter at all: every instance, where the caller asked for

@@ -159,24 +159,24 @@ std::optional<DeliveryApi::Filter> DeliveryApi::readFilter(const Caller &who,
             return std::nullopt;
         }
     }
-    std::optional<QDateTime> lowerBound;
-    for (const auto &[key, op] : {std::pair{QStringLiteral("created_after"), QStringLiteral(" > ?")},
-                                  std::pair{QStringLiteral("created_before"), QStringLiteral(" < ?")}}) {
+    std::optional<TimestampBound> lowerBound;
+    for (const auto &[key, after] : {std::pair{QStringLiteral("created_after"), true},
+                                     std::pair{QStringLiteral("created_before"), false}}) {
         if (!has(key))
             continue;
-        const auto at = parseTimestamp(value(key));
+        const auto at = parseTimestampBound(value(key));
         if (!at) {
             *error = invalid(pathPrefix + key, QStringLiteral("expected an RFC 3339 timestamp"));
             return std::nullopt;
         }
         // Both bounds are exclusive: a range that holds no instant is a mistake, not an empty answer.
-        if (lowerBound && *at <= *lowerBound) {
+        if (lowerBound && !lowerBound->isBefore(*at)) {
             *error = invalid(pathPrefix + key, QStringLiteral("must be later than created_after"));
             return std::nullopt;
         }
         lowerBound = at;
-        where.append(QStringLiteral("d.created_at") + op);
-        f.values.append(timestamp(*at));
+        where.append(QStringLiteral("d.created_at") + (after ? QStringLiteral(" > ?") : QStringLiteral(" < ?")));
+        f.values.append(timestamp(after ? at->afterIt() : at->beforeIt()));
     }
     f.where = where.isEmpty() ? QStringLiteral("1 = 1") : where.join(QStringLiteral(" AND "));
     return f;

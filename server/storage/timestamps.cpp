@@ -67,4 +67,38 @@ std::optional<QDateTime> parseTimestamp(const QString &text)
     return at.toUTC();
 }
 
+std::optional<TimestampBound> parseTimestampBound(const QString &text)
+{
+    // The fraction follows the seconds (…T12:34:56.5015Z): its digits past the third are cut off
+    // before QDateTime reads it, and kept.
+    TimestampBound bound;
+    QString cut = text;
+    const qsizetype t = text.indexOf(QLatin1Char('T'));
+    const qsizetype dot = t < 0 ? -1 : text.indexOf(QLatin1Char('.'), t);
+    if (dot >= 0) {
+        qsizetype end = dot + 1;
+        while (end < text.size() && text.at(end).isDigit() && text.at(end).unicode() < 0x80)
+            ++end;
+        if (end - dot - 1 > 3) {
+            bound.beyond = text.mid(dot + 4, end - dot - 4);
+            while (bound.beyond.endsWith(QLatin1Char('0')))
+                bound.beyond.chop(1);
+            cut = text.left(dot + 4) + text.mid(end);
+        }
+    }
+    const auto at = parseTimestamp(cut);
+    if (!at)
+        return std::nullopt;
+    bound.millisecond = *at;
+    return bound;
+}
+
+bool TimestampBound::isBefore(const TimestampBound &other) const
+{
+    if (millisecond != other.millisecond)
+        return millisecond < other.millisecond;
+    // Digit strings without trailing zeros compare as the fractions they are.
+    return beyond < other.beyond;
+}
+
 } // namespace OpsDeck

@@ -66,6 +66,7 @@ private slots:
     void autoPauseAfterWindow();
     void invalidRequests_data();
     void invalidRequests();
+    void timeBoundsFinerThanAMillisecond();
     void resumeSurvivesDeadlock();
     void rotateSecretWaitsForAConcurrentWriter();
 
@@ -331,6 +332,43 @@ void tst_Endpoints::invalidRequests_data()
                                       << "/api/v1/deliveries?created_after=2030-01-01T00:00:00Z&created_before=2030-01-01T00:00:00Z"
                                       << 400 << "invalid-request";
     QTest::newRow("missing delivery") << QByteArray("GET") << "/api/v1/deliveries/999999" << 404 << "not-found";
+    QTest::newRow("time range inverted within a millisecond")
+        << QByteArray("GET") << "/api/v1/deliveries?created_after=2030-01-01T00:00:00.0016Z&created_before=2030-01-01T00:00:00.0015Z"
+        << 400 << "invalid-request";
+}
+
+void tst_Endpoints::timeBoundsFinerThanAMillisecond()
+{
+    // Stored times have milliseconds; a bound may have more digits, and stays exclusive on the
+    // instant it names: a delivery created at .502 is after .5015 and before .5024 (QDateTime alone
+    // reads both as .502).
+    TestServer &server = *m_quiet;
+    DemoProvider provider;
+    QString secret;
+    const qint64 instance = registerInstance(server, &provider, QStringLiteral("/hook"), &secret);
+    QVERIFY(instance > 0);
+    const QJsonObject d = deliveries(server, instance).first().toObject();
+    const QString created = d.value(QStringLiteral("created_at")).toString();
+    const QDateTime at = QDateTime::fromString(created, Qt::ISODateWithMs);
+    QVERIFY2(at.isValid() && created.endsWith(QLatin1Char('Z')), qPrintable(created));
+    const auto bound = [](const QDateTime &t, char digit) {
+        QString text = t.toUTC().toString(Qt::ISODateWithMs);
+        return text.insert(text.size() - 1, QLatin1Char(digit));
+    };
+    const QString after = bound(at.addMSecs(-1), '5'); // half a millisecond before
+    const QString before = bound(at, '4');              // 0.4 ms after
+    const auto ids = [&server, instance](const QString &query) {
+        QList<qint64> found;
+        const Reply r = server.get(QStringLiteral("/api/v1/deliveries?instance=%1&%2").arg(instance).arg(query), server.operatorToken());
+        for (const QJsonValue &v : r.items())
+            found.append(v.toObject().value(QStringLiteral("id")).toInteger());
+        return r.status == 200 ? found : QList<qint64>{-1};
+    };
+    const qint64 id = d.value(QStringLiteral("id")).toInteger();
+    QCOMPARE(ids(QStringLiteral("created_after=%1&created_before=%2").arg(after, before)), QList<qint64>{id});
+    // And outside: after 0.4 ms past it, before half a millisecond ahead of it.
+    QCOMPARE(ids(QStringLiteral("created_after=%1").arg(before)), QList<qint64>{});
+    QCOMPARE(ids(QStringLiteral("created_before=%1").arg(bound(at.addMSecs(-1), '5'))), QList<qint64>{});
 }
 
 void tst_Endpoints::invalidRequests()

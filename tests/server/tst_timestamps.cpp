@@ -17,6 +17,9 @@ private slots:
     void sameTextAsQt();
     void sameTextAsQtAcrossTheRange();
     void roundTrips();
+    void boundsKeepDigitsPastTheMillisecond_data();
+    void boundsKeepDigitsPastTheMillisecond();
+    void boundsInOrder();
 };
 
 void tst_Timestamps::sameTextAsQt_data()
@@ -78,6 +81,48 @@ void tst_Timestamps::roundTrips()
     QVERIFY(back.has_value());
     QCOMPARE(*back, at);
     QCOMPARE(parseTimestamp(nowTimestamp())->timeSpec(), Qt::UTC);
+}
+
+void tst_Timestamps::boundsKeepDigitsPastTheMillisecond_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("afterIt"); // "": not a timestamp
+    QTest::addColumn<QString>("beforeIt");
+    QTest::newRow("milliseconds") << "2026-12-02T14:12:05.502Z" << "2026-12-02T14:12:05.502Z" << "2026-12-02T14:12:05.502Z";
+    QTest::newRow("half past a millisecond")
+        << "2026-12-02T14:12:05.5015Z" << "2026-12-02T14:12:05.501Z" << "2026-12-02T14:12:05.502Z";
+    QTest::newRow("nearly the next") << "2026-12-02T14:12:05.5029999Z" << "2026-12-02T14:12:05.502Z" << "2026-12-02T14:12:05.503Z";
+    QTest::newRow("zeros past it") << "2026-12-02T14:12:05.502000Z" << "2026-12-02T14:12:05.502Z" << "2026-12-02T14:12:05.502Z";
+    QTest::newRow("seconds only") << "2026-12-02T14:12:05Z" << "2026-12-02T14:12:05.000Z" << "2026-12-02T14:12:05.000Z";
+    QTest::newRow("last of a day, with an offset")
+        << "2026-12-02T23:59:59.9995+01:00" << "2026-12-02T22:59:59.999Z" << "2026-12-02T23:00:00.000Z";
+    QTest::newRow("no zone") << "2026-12-02T14:12:05.5015" << "" << "";
+    QTest::newRow("not a time") << "yesterday" << "" << "";
+}
+
+void tst_Timestamps::boundsKeepDigitsPastTheMillisecond()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, afterIt);
+    QFETCH(QString, beforeIt);
+    const auto bound = parseTimestampBound(text);
+    QCOMPARE(bound.has_value(), !afterIt.isEmpty());
+    if (!bound)
+        return;
+    QCOMPARE(timestamp(bound->afterIt()), afterIt);
+    QCOMPARE(timestamp(bound->beforeIt()), beforeIt);
+}
+
+void tst_Timestamps::boundsInOrder()
+{
+    const auto at = [](const char *text) { return *parseTimestampBound(QString::fromLatin1(text)); };
+    QVERIFY(at("2026-12-02T14:12:05.5015Z").isBefore(at("2026-12-02T14:12:05.5024Z")));
+    QVERIFY(at("2026-12-02T14:12:05.5015Z").isBefore(at("2026-12-02T14:12:05.502Z")));
+    QVERIFY(at("2026-12-02T14:12:05.502Z").isBefore(at("2026-12-02T14:12:05.50201Z")));
+    QVERIFY(at("2026-12-02T14:12:05.50149Z").isBefore(at("2026-12-02T14:12:05.5015Z")));
+    QVERIFY(!at("2026-12-02T14:12:05.5016Z").isBefore(at("2026-12-02T14:12:05.5015Z")));
+    QVERIFY(!at("2026-12-02T14:12:05.5015Z").isBefore(at("2026-12-02T14:12:05.50150Z")));
+    QVERIFY(!at("2026-12-02T14:12:05.50150Z").isBefore(at("2026-12-02T14:12:05.5015Z")));
 }
 
 QTEST_GUILESS_MAIN(tst_Timestamps)
