@@ -32,10 +32,18 @@ QString escapeToken(QString key)
     return key.replace(QLatin1Char('~'), QLatin1String("~0")).replace(QLatin1Char('/'), QLatin1String("~1"));
 }
 
-// The offset of a \u escape of half a UTF-16 surrogate pair without its other half, or -1.
-// QJsonDocument pairs a high half with whatever escape follows it (and keeps a lone half), so the
-// text stored would not be the text sent.
-qsizetype unpairedSurrogate(const QByteArray &body)
+// Where a string of a text QJsonDocument took breaks RFC 8259 all the same, and how.
+struct StringFault
+{
+    qsizetype offset = -1; // -1: none
+    QString what;
+};
+
+// A \u escape of half a UTF-16 surrogate pair without its other half: QJsonDocument pairs a high
+// half with whatever escape follows it (and keeps a lone half), so the text stored would not be the
+// text sent. A control character written as itself (a raw tab or line break): JSON has it escaped,
+// and QJsonDocument lets it through.
+StringFault stringFault(const QByteArray &body)
 {
     const auto escapeAt = [&body](qsizetype i) -> int { // the \uXXXX code unit at i, or -1
         if (i + 6 > body.size() || body.at(i) != '\\' || body.at(i + 1) != 'u')
@@ -44,6 +52,7 @@ qsizetype unpairedSurrogate(const QByteArray &body)
         const int unit = body.mid(i + 2, 4).toInt(&ok, 16);
         return ok ? unit : -1;
     };
+    static const QString halfPair = QStringLiteral("a \\u escape of half a UTF-16 surrogate pair without the other half");
     bool inString = false;
     for (qsizetype i = 0; i < body.size(); ++i) {
         const char c = body.at(i);
@@ -53,21 +62,25 @@ qsizetype unpairedSurrogate(const QByteArray &body)
         }
         if (c == '"') {
             inString = false;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            return {i, QStringLiteral("a control character (U+%1) written as itself in a string, where it must be "
+                                      "escaped")
+                           .arg(QStringLiteral("%1").arg(int(c), 4, 16, QLatin1Char('0')).toUpper())};
         } else if (c == '\\') {
             const int unit = escapeAt(i);
             if (unit >= 0xD800 && unit <= 0xDBFF) {
                 const int next = escapeAt(i + 6);
                 if (next < 0xDC00 || next > 0xDFFF)
-                    return i;
+                    return {i, halfPair};
                 i += 11; // both escapes
             } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-                return i;
+                return {i, halfPair};
             } else {
                 ++i; // the escaped character (a quote or backslash too)
             }
         }
     }
-    return -1;
+    return {};
 }
 
 // A member name as the document decodes it, from its bytes between the quotes of a well-formed
@@ -173,16 +186,14 @@ JsonReader::JsonReader(const QByteArray &body)
 {
     QJsonParseError err{};
     const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
-    const qsizetype surrogate = err.error == QJsonParseError::NoError ? unpairedSurrogate(body) : -1;
+    const StringFault fault = err.error == QJsonParseError::NoError ? stringFault(body) : StringFault();
     if (err.error != QJsonParseError::NoError) {
         m_malformed = m_unusable = true;
         m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: %2")
                                                    .arg(err.offset).arg(err.errorString())});
-    } else if (surrogate >= 0) {
+    } else if (fault.offset >= 0) {
         m_malformed = m_unusable = true;
-        m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: a \\u escape of half a "
-                                                              "UTF-16 surrogate pair without the other half")
-                                                   .arg(surrogate)});
+        m_errors->append({QStringLiteral("/"), QStringLiteral("malformed JSON at offset %1: %2").arg(fault.offset).arg(fault.what)});
     } else if (const QString repeated = doc.isObject() ? repeatedName(body) : QString(); !repeated.isEmpty()) {
         m_unusable = true;
         m_errors->append({repeated, QStringLiteral("appears twice in one object")});

@@ -94,7 +94,10 @@ Response AccessApi::createToken(Request &req)
     m_ctx.feed.notifyAppended();
     QJsonObject body = t->toJson();
     body.insert(QStringLiteral("token"), bearer);
-    return Response::json(201, body).withETag(t->version());
+    // Where it is kept, as for every created object: a retry under the same Idempotency-Key, which
+    // never gets the bearer again, still learns which token its lost answer created.
+    return Response::json(201, body).withETag(t->version()).withHeader(QByteArrayLiteral("Location"),
+                                                                       "/api/v1/tokens/" + QByteArray::number(t->id));
 }
 
 Response AccessApi::revokeToken(Request &req)

@@ -33,8 +33,10 @@ TokenActions::TokenActions(Database &db, Journal &journal, TokenStore &tokens)
 
 QString TokenActions::subjectProblem(Actor role, const QString &subject)
 {
+    // An operator's subject is optional, and shown as the actor of what the token does: named as
+    // any name is (no control characters, nothing around it), or not at all.
     if (role == Actor::Operator)
-        return {};
+        return subject.isEmpty() ? QString() : JsonReader::exactNameError(subject);
     if (subject.trimmed().isEmpty())
         return QStringLiteral("required for the %1 role").arg(actorName(role));
     // An owner is named as instances name it (JsonReader::name()), or the token would match none.

@@ -259,6 +259,11 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
         if (key.size() > 255)
             return problem(400, "invalid-request", "Invalid request",
                            QStringLiteral("Idempotency-Key is longer than 255 characters"));
+        // Kept as text: a byte that is not printable ASCII would be read as U+FFFD, and two
+        // different keys would then be one.
+        if (std::any_of(key.cbegin(), key.cend(), [](char c) { return c < 0x20 || c > 0x7e; }))
+            return problem(400, "invalid-request", "Invalid request",
+                           QStringLiteral("Idempotency-Key must be printable ASCII (a UUID, say)"));
         return runIdempotent(req, match, key);
     }
     return runHandler(route, req);
@@ -368,9 +373,11 @@ Response HttpServer::replay(const IdempotencyRecord &rec, const QByteArray &fing
                      ? Response::text(rec.status, rec.body, rec.contentType)
                      : problem(409, "idempotency-secret-withheld", "Idempotency answer withheld",
                                QStringLiteral("the original request with this Idempotency-Key succeeded (%1), but its "
-                                              "answer held a %2, which is shown once and never kept")
+                                              "answer held a %2, which is shown once and never kept%3")
                                    .arg(rec.status)
-                                   .arg(QString::fromLatin1(rec.withheld)));
+                                   .arg(QString::fromLatin1(rec.withheld),
+                                        rec.location.isEmpty() ? QString()
+                                                               : QStringLiteral("; Location names what it created")));
     if (!rec.etag.isEmpty() && rec.withheld.isEmpty())
         r.withHeader(QByteArrayLiteral("ETag"), rec.etag);
     if (!rec.location.isEmpty())

@@ -140,6 +140,11 @@ void tst_BadInput::badRequest_data()
         {"provider: blank application", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": ["crm", " "]})", 400, "invalid-request", "/applications/1"},
         {"provider: padded application", "POST", "/api/v1/providers", R"({"name": "p", "organization_id": 1, "applications": ["crm "]})", 400, "invalid-request", "/applications/0"},
         {"org: NUL in the name", "POST", "/api/v1/organizations", R"({"name": "Acme\u0000Evil"})", 400, "invalid-request", "/name"},
+        // JSON has control characters escaped in strings; Qt's parser lets them through as they are.
+        {"token: operator subject with a NUL", "POST", "/api/v1/tokens", R"({"role": "operator", "subject": "a\u0000b"})", 400, "invalid-request", "/subject"},
+        {"token: operator subject blank", "POST", "/api/v1/tokens", R"({"role": "operator", "subject": " "})", 400, "invalid-request", "/subject"},
+        {"org: a raw tab in a string", "POST", "/api/v1/organizations", "{\"name\": \"a\tb\"}", 400, "malformed-json", "/"},
+        {"org: a raw line break in the reason", "POST", "/api/v1/organizations", "{\"name\": \"x\", \"reason\": \"a\nb\"}", 400, "malformed-json", "/"},
         {"org: line break in the name", "POST", "/api/v1/organizations", R"({"name": "Acme\nINFO forged log line"})", 400, "invalid-request", "/name"},
         {"org: line separator in the name", "POST", "/api/v1/organizations", R"({"name": "Acme\u2028Two"})", 400, "invalid-request", "/name"},
         {"org: half a surrogate pair in the name", "POST", "/api/v1/organizations", R"({"name": "Acme \ud800"})", 400, "malformed-json", "/"},
@@ -245,6 +250,8 @@ void tst_BadInput::badRequest_data()
         // Headers.
         {"stale If-Match", "POST", "/api/v1/instances/{inst}/stop", "", 412, "precondition-failed", ""},
         {"idempotency key too long", "POST", "/api/v1/organizations", R"({"name": "x"})", 400, "invalid-request", ""},
+        {"idempotency key not ASCII", "POST", "/api/v1/organizations", R"({"name": "x"})", 400, "invalid-request", ""},
+        {"idempotency key with a control character", "POST", "/api/v1/organizations", R"({"name": "x"})", 400, "invalid-request", ""},
         {"test: stale If-Match", "POST", "/api/v1/endpoints/{ep}/test", "", 412, "precondition-failed", ""},
         // The reason header is refused as the body's reason would be, not mended (badReasonHeaders).
         {"reason header: bad escape", "POST", "/api/v1/endpoints/{ep}/pause", "", 400, "invalid-request", "X-OpsDeck-Reason"},
@@ -293,8 +300,12 @@ void tst_BadInput::badRequest()
                                                                 {"reason header: bulk retry", "50%"}};
     if (badReasonHeaders.contains(tag))
         headers.append({QByteArray("X-OpsDeck-Reason"), badReasonHeaders.value(tag)});
-    if (QByteArray(QTest::currentDataTag()) == "idempotency key too long")
-        headers.append({QByteArray("Idempotency-Key"), QByteArray(300, 'k')});
+    // Two keys that differ only in bytes that are not printable ASCII would read as one.
+    static const QHash<QByteArray, QByteArray> badIdempotencyKeys{{"idempotency key too long", QByteArray(300, 'k')},
+                                                                  {"idempotency key not ASCII", "\xff\xfeZ9"},
+                                                                  {"idempotency key with a control character", "a\x01b"}};
+    if (badIdempotencyKeys.contains(tag))
+        headers.append({QByteArray("Idempotency-Key"), badIdempotencyKeys.value(tag)});
     const Reply r = m_server->request(method, path, body, QString(), headers);
     QVERIFY2(r.status == status, qPrintable(QStringLiteral("got %1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
     QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));

@@ -222,6 +222,10 @@ void tst_Conventions::idempotencyNeverKeepsASecret()
     QCOMPARE(retried.status, 409);
     QCOMPARE(retried.code(), QStringLiteral("idempotency-secret-withheld"));
     QVERIFY(!retried.body.contains(bearer));
+    // Which token the lost answer created, to revoke it: the same Location as the first answer.
+    const QByteArray location = "/api/v1/tokens/" + QByteArray::number(created.json().value(QStringLiteral("id")).toInteger());
+    QCOMPARE(created.header("Location"), location);
+    QCOMPARE(retried.header("Location"), location);
     QSqlQuery q(m_server->controlPlane().database().connection());
     QVERIFY(q.exec(QStringLiteral("SELECT COALESCE(body, '') || COALESCE(headers, '') FROM idempotency_keys WHERE key = 'k-7'")));
     QVERIFY(q.next());
