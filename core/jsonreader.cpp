@@ -393,17 +393,24 @@ std::optional<qint64> JsonReader::optInteger(const QString &key, qint64 min, qin
         addError(key, QStringLiteral("expected an integer, got %1").arg(typeName(v)));
         return std::nullopt;
     }
+    // A JSON number keeps integers exact up to 2^53 - 1: a range said to reach beyond would name
+    // bounds that cannot be sent.
+    constexpr qint64 kLargestExact = 9007199254740991;
+    const qint64 bottom = std::max(min, -kLargestExact);
+    const qint64 top = std::min(max, kLargestExact);
     const double d = v.toDouble();
-    if (std::floor(d) != d || std::abs(d) > 9007199254740991.0) {
-        addError(key, QStringLiteral("expected an integer, got %1").arg(d));
+    if (std::floor(d) != d) {
+        addError(key, QStringLiteral("expected an integer, got %1").arg(QString::number(d, 'g', 17)));
         return std::nullopt;
     }
-    const auto n = static_cast<qint64>(d);
-    if (n < min || n > max) {
-        addError(key, QStringLiteral("expected an integer between %1 and %2, got %3").arg(min).arg(max).arg(n));
+    if (d < double(bottom) || d > double(top)) {
+        addError(key, QStringLiteral("expected an integer between %1 and %2, got %3")
+                          .arg(bottom)
+                          .arg(top)
+                          .arg(QString::number(d, 'g', 17)));
         return std::nullopt;
     }
-    return n;
+    return static_cast<qint64>(d);
 }
 
 std::optional<bool> JsonReader::optBoolean(const QString &key)

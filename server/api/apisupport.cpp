@@ -150,20 +150,21 @@ std::optional<PageRequest> readPage(const Request &request, Problem *error)
 {
     PageRequest page;
     if (request.hasQuery(QStringLiteral("limit"))) {
-        bool ok = false;
-        const int limit = request.queryValue(QStringLiteral("limit")).toInt(&ok);
-        if (!ok || limit < 1 || limit > 1000) {
+        // Digits alone, as ids are read: toInt() would also take "+2", " 2" or "2" and a NUL.
+        const std::optional<qint64> limit = canonicalId(request.queryValue(QStringLiteral("limit")));
+        if (!limit || *limit > 1000) {
             *error = invalid(QStringLiteral("?limit"), QStringLiteral("expected an integer from 1 to 1000"));
             return std::nullopt;
         }
-        page.limit = limit;
+        page.limit = int(*limit);
     }
     if (request.hasQuery(QStringLiteral("cursor"))) {
-        const QByteArray raw = QByteArray::fromBase64(request.queryValue(QStringLiteral("cursor")).toLatin1(),
-                                                      QByteArray::Base64UrlEncoding);
+        const QString cursor = request.queryValue(QStringLiteral("cursor"));
+        const QByteArray raw = QByteArray::fromBase64(cursor.toLatin1(), QByteArray::Base64UrlEncoding);
         bool ok = raw.startsWith("a:");
         const qint64 after = ok ? raw.mid(2).toLongLong(&ok) : 0;
-        if (!ok || after < 0) {
+        // Exactly as this list wrote it: the decoder skips what is not base64 ("YToz!!!").
+        if (!ok || after < 0 || cursorAfter(after) != cursor) {
             *error = invalid(QStringLiteral("?cursor"), QStringLiteral("not a cursor returned by this list"));
             return std::nullopt;
         }

@@ -3,6 +3,8 @@
 
 #include <QtTest>
 
+#include <limits>
+
 using namespace OpsDeck;
 
 class tst_JsonReader final : public QObject
@@ -20,6 +22,8 @@ private slots:
     void limitsCountCharacters();
     void fieldErrors_data();
     void fieldErrors();
+    void integerRangesNameWhatCanBeSent();
+    void rawControlCharactersAreMalformed();
     void nestedPathsAndUnknownFields();
     void problemCarriesEveryError();
     void problemOfThousandsOfErrorsStaysSmall();
@@ -134,6 +138,31 @@ void tst_JsonReader::fieldErrors_data()
                            << QStringLiteral("/count: expected an integer between 0 and 10, got 99");
     QTest::newRow("too long") << QByteArray(R"({"name": "abcdefghijk", "status": "RUNNING", "count": 1})")
                               << QStringLiteral("/name: longer than 10 characters");
+}
+
+void tst_JsonReader::integerRangesNameWhatCanBeSent()
+{
+    // A JSON number keeps integers exact up to 2^53 - 1: the range told is the one that can be sent.
+    constexpr qint64 top = std::numeric_limits<qint64>::max() / 2;
+    JsonReader beyond(QByteArray(R"({"id": 4611686018427387903})"));
+    beyond.integer(QStringLiteral("id"), 1, top);
+    QVERIFY(!beyond.ok());
+    QCOMPARE(beyond.errors().first().toString(),
+             QStringLiteral("/id: expected an integer between 1 and 9007199254740991, got 4.6116860184273879e+18"));
+    JsonReader largest(QByteArray(R"({"id": 9007199254740991})"));
+    QCOMPARE(largest.integer(QStringLiteral("id"), 1, top), Q_INT64_C(9007199254740991));
+    QVERIFY(largest.ok());
+}
+
+void tst_JsonReader::rawControlCharactersAreMalformed()
+{
+    // JSON has them escaped inside strings; QJsonDocument takes them as they are.
+    JsonReader raw(QByteArray("{\"name\": \"a\tb\"}"));
+    QVERIFY(!raw.ok());
+    QVERIFY2(raw.errors().first().toString().contains(QLatin1String("U+0009")), qPrintable(raw.errors().first().toString()));
+    JsonReader escaped(QByteArray(R"({"name": "a\tb"})"));
+    QCOMPARE(escaped.string(QStringLiteral("name")), QStringLiteral("a\tb"));
+    QVERIFY(escaped.ok());
 }
 
 void tst_JsonReader::fieldErrors()

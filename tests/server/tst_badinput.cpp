@@ -194,6 +194,12 @@ void tst_BadInput::badRequest_data()
         {"instances: updated_after not a time", "GET", "/api/v1/instances?updated_after=yesterday", "", 400, "invalid-request", "?updated_after"},
         {"instances: negative limit", "GET", "/api/v1/instances?limit=-1", "", 400, "invalid-request", "?limit"},
         {"instances: forged cursor", "GET", "/api/v1/instances?cursor=zzz", "", 400, "invalid-request", "?cursor"},
+        // Read as a number or a cursor would be, these are not what was sent.
+        {"instances: limit with a plus", "GET", "/api/v1/instances?limit=%2B2", "", 400, "invalid-request", "?limit"},
+        {"instances: limit with a space", "GET", "/api/v1/instances?limit=%202", "", 400, "invalid-request", "?limit"},
+        {"instances: limit with a NUL", "GET", "/api/v1/instances?limit=2%00", "", 400, "invalid-request", "?limit"},
+        {"instances: a cursor with junk after it", "GET", "/api/v1/instances?cursor=YToz!!!", "", 400, "invalid-request", "?cursor"},
+        {"instances: a cursor padded out", "GET", "/api/v1/instances?cursor=YTozAAAA", "", 400, "invalid-request", "?cursor"},
         {"instances: unknown parameter", "GET", "/api/v1/instances?sort=name", "", 400, "invalid-request", "?sort"},
         {"audit: object_id not a number", "GET", "/api/v1/audit?object_id=x", "", 400, "invalid-request", "?object_id"},
         {"events: after not a number", "GET", "/api/v1/events?after=x", "", 400, "invalid-request", "?after"},
