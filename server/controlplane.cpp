@@ -265,6 +265,19 @@ void ControlPlane::registerRoutes()
 
 void ControlPlane::acceptWebSockets()
 {
+    // Closed on the next turn of the event loop, not at once: QWebSocket has already queued the
+    // reading of what came with the handshake, which would then read a closed socket (Qt 6.4 warns
+    // "QIODevice::peek (QTcpSocket): device not open" for every refused watch).
+    const auto refuse = [](std::unique_ptr<QWebSocket> socket, int code, const QString &reason) {
+        QWebSocket *s = socket.release();
+        QMetaObject::invokeMethod(
+            s,
+            [s, code, reason] {
+                s->close(QWebSocketProtocol::CloseCode(code), reason);
+                s->deleteLater();
+            },
+            Qt::QueuedConnection);
+    };
     while (m_http && m_http->hasPendingWebSocketConnections()) {
         std::unique_ptr<QWebSocket> socket = m_http->nextPendingWebSocketConnection();
         if (!socket)
@@ -272,8 +285,7 @@ void ControlPlane::acceptWebSockets()
         const QUrl url = socket->requestUrl();
         const QUrlQuery query(url);
         if (url.path() != QLatin1String("/api/v1/watch")) {
-            socket->close(QWebSocketProtocol::CloseCode(4404), QStringLiteral("not-found"));
-            socket.release()->deleteLater();
+            refuse(std::move(socket), 4404, QStringLiteral("not-found"));
             continue;
         }
         QByteArray bearer = TokenStore::bearerOf(socket->request().rawHeader("Authorization"));
@@ -281,8 +293,7 @@ void ControlPlane::acceptWebSockets()
             bearer = query.queryItemValue(QStringLiteral("access_token")).toUtf8();
         const auto caller = m_tokens->authenticate(bearer);
         if (!caller) {
-            socket->close(QWebSocketProtocol::CloseCode(4401), QStringLiteral("unauthenticated"));
-            socket.release()->deleteLater();
+            refuse(std::move(socket), 4401, QStringLiteral("unauthenticated"));
             continue;
         }
         // As the REST routes do, a parameter it does not know (a misspelt "after" would watch
@@ -298,8 +309,7 @@ void ControlPlane::acceptWebSockets()
             seen.insert(key);
         }
         if (!unknown.isNull()) {
-            socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: %1").arg(unknown.left(32)));
-            socket.release()->deleteLater();
+            refuse(std::move(socket), 4400, QStringLiteral("invalid-request: %1").arg(unknown.left(32)));
             continue;
         }
         std::optional<qint64> after;
@@ -307,14 +317,12 @@ void ControlPlane::acceptWebSockets()
             bool ok = false;
             after = query.queryItemValue(QStringLiteral("after")).toLongLong(&ok);
             if (!ok || *after < 0) {
-                socket->close(QWebSocketProtocol::CloseCode(4400), QStringLiteral("invalid-request: after"));
-                socket.release()->deleteLater();
+                refuse(std::move(socket), 4400, QStringLiteral("invalid-request: after"));
                 continue;
             }
             Problem gone;
             if (!m_feed->read(*caller, *after, 1, &gone)) {
-                socket->close(QWebSocketProtocol::CloseCode(4410), QStringLiteral("gone"));
-                socket.release()->deleteLater();
+                refuse(std::move(socket), 4410, QStringLiteral("gone"));
                 continue;
             }
         }
