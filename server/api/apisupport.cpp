@@ -86,13 +86,9 @@ JsonReader bodyReader(const Request &request)
     return JsonReader(request.body);
 }
 
-QString readReason(JsonReader &reader, const Request &request)
+// X-OpsDeck-Reason decoded, or errors at its name in `reader` and an empty text.
+static QString readReasonHeader(JsonReader &reader, const QByteArray &header)
 {
-    if (const auto r = reader.optString(QStringLiteral("reason"), 1000))
-        return *r;
-    const QByteArray header = request.header(QByteArrayLiteral("X-OpsDeck-Reason"));
-    if (header.isEmpty())
-        return QString(QLatin1String(""));
     // Refused as the body's reason would be, not mended: the audit log keeps what was meant.
     static const QString path = QStringLiteral("X-OpsDeck-Reason");
     for (qsizetype i = header.indexOf('%'); i >= 0; i = header.indexOf('%', i + 1)) {
@@ -113,6 +109,19 @@ QString readReason(JsonReader &reader, const Request &request)
         return QString();
     }
     return reason;
+}
+
+QString readReason(JsonReader &reader, const Request &request)
+{
+    const std::optional<QString> inBody = reader.optString(QStringLiteral("reason"), 1000);
+    const QByteArray header = request.header(QByteArrayLiteral("X-OpsDeck-Reason"));
+    if (header.isEmpty())
+        return inBody.value_or(QString(QLatin1String("")));
+    const QString inHeader = readReasonHeader(reader, header);
+    // Both, and not the same: the audit log would keep one of two reasons without a word.
+    if (inBody && reader.ok() && *inBody != inHeader)
+        reader.addErrorAt(QStringLiteral("X-OpsDeck-Reason"), QStringLiteral("differs from the body's reason; give it once"));
+    return inBody.value_or(inHeader);
 }
 
 std::optional<Problem> readReasonOnly(const Request &request, QString *reason)

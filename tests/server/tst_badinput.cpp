@@ -264,6 +264,7 @@ void tst_BadInput::badRequest_data()
         {"reason header: not UTF-8", "POST", "/api/v1/endpoints/{ep}/pause", "", 400, "invalid-request", "X-OpsDeck-Reason"},
         {"reason header: too long", "POST", "/api/v1/deliveries/{del}/cancel", "", 400, "invalid-request", "X-OpsDeck-Reason"},
         {"reason header: bulk retry", "POST", "/api/v1/deliveries/retry", R"({"dry_run": false})", 400, "invalid-request", "X-OpsDeck-Reason"},
+        {"reason header: another than the body's", "POST", "/api/v1/organizations", R"({"name": "x", "reason": "mine"})", 400, "invalid-request", "X-OpsDeck-Reason"},
     };
     for (const Row &r : rows)
         QTest::newRow(r.name) << QByteArray(r.method) << QString::fromLatin1(r.path) << r.body << QByteArray("op") << r.status
@@ -303,7 +304,8 @@ void tst_BadInput::badRequest()
     static const QHash<QByteArray, QByteArray> badReasonHeaders{{"reason header: bad escape", "%ZZbad"},
                                                                 {"reason header: not UTF-8", "%C3%28"},
                                                                 {"reason header: too long", QByteArray(1001, 'a')},
-                                                                {"reason header: bulk retry", "50%"}};
+                                                                {"reason header: bulk retry", "50%"},
+                                                                {"reason header: another than the body's", "theirs"}};
     if (badReasonHeaders.contains(tag))
         headers.append({QByteArray("X-OpsDeck-Reason"), badReasonHeaders.value(tag)});
     // Two keys that differ only in bytes that are not printable ASCII would read as one.
