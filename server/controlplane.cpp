@@ -268,8 +268,11 @@ void ControlPlane::acceptWebSockets()
     // Closed on the next turn of the event loop, not at once: QWebSocket has already queued the
     // reading of what came with the handshake, which would then read a closed socket (Qt 6.4 warns
     // "QIODevice::peek (QTcpSocket): device not open" for every refused watch).
-    const auto refuse = [](std::unique_ptr<QWebSocket> socket, int code, const QString &reason) {
+    // Owned by the control plane meanwhile: one stopped before the close runs deletes it (and the
+    // queued close with it).
+    const auto refuse = [this](std::unique_ptr<QWebSocket> socket, int code, const QString &reason) {
         QWebSocket *s = socket.release();
+        s->setParent(this);
         QMetaObject::invokeMethod(
             s,
             [s, code, reason] {

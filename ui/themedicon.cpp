@@ -45,7 +45,8 @@ public:
     void paint(QPainter *painter, const QRect &rect, QIcon::Mode mode, QIcon::State state) override
     {
         const qreal scale = painter->device() ? painter->device()->devicePixelRatioF() : 1.0;
-        painter->drawPixmap(rect, scaledPixmap(rect.size(), mode, state, scale));
+        const QSize pixels(qRound(rect.width() * scale), qRound(rect.height() * scale));
+        painter->drawPixmap(rect, scaledPixmap(pixels, mode, state, scale));
     }
 
     QPixmap pixmap(const QSize &size, QIcon::Mode mode, QIcon::State state) override
@@ -53,10 +54,10 @@ public:
         return scaledPixmap(size, mode, state, 1.0);
     }
 
-    QPixmap scaledPixmap(const QSize &size, QIcon::Mode mode, QIcon::State, qreal scale) override
+    // Qt 6.4 asks for `pixels` already multiplied by `scale` (QIcon::pixmap(size, ratio)).
+    QPixmap scaledPixmap(const QSize &pixels, QIcon::Mode mode, QIcon::State, qreal scale) override
     {
         const QColor color = ink(QGuiApplication::palette(), mode);
-        const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
         if (pixels.isEmpty())
             return {};
         const QString key = QStringLiteral("%1x%2@%3:%4").arg(pixels.width()).arg(pixels.height()).arg(scale).arg(color.rgba());
@@ -66,6 +67,8 @@ public:
         image.fill(Qt::transparent);
         {
             QPainter p(&image);
+            // A translucent ink (some themes' disabled text) is drawn as translucent.
+            p.setOpacity(color.alphaF());
             // Square drawings, centred in what is asked.
             const int side = std::min(pixels.width(), pixels.height());
             renderer(color.rgb()).render(&p, QRectF((pixels.width() - side) / 2.0, (pixels.height() - side) / 2.0, side, side));

@@ -1,6 +1,8 @@
 // Wire and storage timestamps: RFC 3339 UTC text with milliseconds.
 #include "timestamps.h"
 
+#include <QRegularExpression>
+
 namespace OpsDeck {
 
 namespace {
@@ -69,22 +71,18 @@ std::optional<QDateTime> parseTimestamp(const QString &text)
 
 std::optional<TimestampBound> parseTimestampBound(const QString &text)
 {
-    // The fraction follows the seconds (…T12:34:56.5015Z): its digits past the third are cut off
-    // before QDateTime reads it, and kept.
+    // A fraction of the seconds (…T12:34:56.5015Z, also with "t" or a space, and a comma as Qt
+    // reads it): its digits past the third are cut off before QDateTime reads it, and kept. Only
+    // after hh:mm:ss: Qt also reads a fraction of a minute (T12:34.5Z), which is left to it.
+    static const QRegularExpression seconds(QStringLiteral("^\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}:\\d{2}[.,]([0-9]+)"));
     TimestampBound bound;
     QString cut = text;
-    const qsizetype t = text.indexOf(QLatin1Char('T'));
-    const qsizetype dot = t < 0 ? -1 : text.indexOf(QLatin1Char('.'), t);
-    if (dot >= 0) {
-        qsizetype end = dot + 1;
-        while (end < text.size() && text.at(end).isDigit() && text.at(end).unicode() < 0x80)
-            ++end;
-        if (end - dot - 1 > 3) {
-            bound.beyond = text.mid(dot + 4, end - dot - 4);
-            while (bound.beyond.endsWith(QLatin1Char('0')))
-                bound.beyond.chop(1);
-            cut = text.left(dot + 4) + text.mid(end);
-        }
+    if (const QRegularExpressionMatch m = seconds.match(text); m.hasMatch() && m.capturedLength(1) > 3) {
+        const qsizetype first = m.capturedStart(1);
+        bound.beyond = m.captured(1).mid(3);
+        while (bound.beyond.endsWith(QLatin1Char('0')))
+            bound.beyond.chop(1);
+        cut = text.left(first + 3) + text.mid(m.capturedEnd(1));
     }
     const auto at = parseTimestamp(cut);
     if (!at)

@@ -96,6 +96,11 @@ void tst_Timestamps::boundsKeepDigitsPastTheMillisecond_data()
     QTest::newRow("seconds only") << "2026-12-02T14:12:05Z" << "2026-12-02T14:12:05.000Z" << "2026-12-02T14:12:05.000Z";
     QTest::newRow("last of a day, with an offset")
         << "2026-12-02T23:59:59.9995+01:00" << "2026-12-02T22:59:59.999Z" << "2026-12-02T23:00:00.000Z";
+    QTest::newRow("lower-case t and z") << "2026-12-02t14:12:05.5015z" << "2026-12-02T14:12:05.501Z" << "2026-12-02T14:12:05.502Z";
+    QTest::newRow("a space for the T") << "2026-12-02 14:12:05.5015Z" << "2026-12-02T14:12:05.501Z" << "2026-12-02T14:12:05.502Z";
+    QTest::newRow("a decimal comma") << "2026-12-02T14:12:05,5015Z" << "2026-12-02T14:12:05.501Z" << "2026-12-02T14:12:05.502Z";
+    // Not RFC 3339, but read by Qt as a fraction of the minute, as before.
+    QTest::newRow("a fraction of a minute") << "2026-12-02T14:12.5015Z" << "2026-12-02T14:12:30.090Z" << "2026-12-02T14:12:30.090Z";
     QTest::newRow("no zone") << "2026-12-02T14:12:05.5015" << "" << "";
     QTest::newRow("not a time") << "yesterday" << "" << "";
 }

@@ -88,6 +88,7 @@ private slots:
     void inkStandsOutOnEveryPalette();
     void iconsFollowThePalette();
     void accentsKeepTheirColour();
+    void sharpOnAHighDensityScreen();
 };
 
 void tst_ThemedIcon::initTestCase()
@@ -162,6 +163,17 @@ void tst_ThemedIcon::accentsKeepTheirColour()
     QApplication::setPalette(before);
     QVERIFY(colours.contains(QColor(0x2e, 0x9d, 0x52).rgb()));
     QVERIFY(!colours.contains(ThemedIcon::Ink));
+}
+
+void tst_ThemedIcon::sharpOnAHighDensityScreen()
+{
+    // Twice the pixels at twice the density, drawn once: not four times, shrunk again.
+    const QIcon icon = ThemedIcon::fromSvg(QStringLiteral(":/icons/refresh.svg"));
+    for (const qreal ratio : {1.0, 1.5, 2.0}) {
+        const QPixmap pixmap = icon.pixmap(QSize(16, 16), ratio);
+        QCOMPARE(pixmap.size(), QSize(qRound(16 * ratio), qRound(16 * ratio)));
+        QCOMPARE(pixmap.devicePixelRatio(), ratio);
+    }
 }
 
 QTEST_MAIN(tst_ThemedIcon)
