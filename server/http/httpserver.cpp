@@ -216,6 +216,11 @@ void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *s
 
 Response HttpServer::dispatch(Request &req, const RouteMatch &match)
 {
+    // A method Qt's parser does not name (TRACE in Qt 6.4, PROPFIND): none is implemented here,
+    // whatever the path (RFC 9110 §15.6.2), and "UNKNOWN is not allowed" would name none.
+    if (req.method == "UNKNOWN")
+        return problem(501, "not-implemented", "Not implemented",
+                       QStringLiteral("this server implements GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS"));
     if (!match.route) {
         if (match.allowed.isEmpty())
             return problem(404, "not-found", "Not found", QStringLiteral("no route for %1").arg(req.path));

@@ -249,6 +249,8 @@ void tst_BadInput::badRequest_data()
         {"root", "GET", "/", "", 404, "not-found", ""},
         {"PUT on a collection", "PUT", "/api/v1/instances", "{}", 405, "method-not-allowed", ""},
         {"PATCH an organization", "PATCH", "/api/v1/organizations/{org}", "{}", 405, "method-not-allowed", ""},
+        {"TRACE the organizations", "TRACE", "/api/v1/organizations", "", 501, "not-implemented", ""},
+        {"PROPFIND an organization", "PROPFIND", "/api/v1/organizations/{org}", "", 501, "not-implemented", ""},
         {"DELETE a collection", "DELETE", "/api/v1/instances", "", 405, "method-not-allowed", ""},
         {"POST health", "POST", "/healthz", "{}", 405, "method-not-allowed", ""},
         {"DELETE the feed", "DELETE", "/api/v1/events", "", 405, "method-not-allowed", ""},
