@@ -75,7 +75,7 @@ public:
         }
         QPixmap pixmap = QPixmap::fromImage(std::move(image));
         pixmap.setDevicePixelRatio(scale);
-        // A handful of sizes, modes and palettes in a session: kept, within reason.
+        // A handful of sizes, modes and palettes while the console runs: kept, within reason.
         if (m_pixmaps.size() > 64)
             m_pixmaps.clear();
         m_pixmaps.insert(key, pixmap);
