@@ -32,6 +32,12 @@ QString escapeToken(QString key)
     return key.replace(QLatin1Char('~'), QLatin1String("~0")).replace(QLatin1Char('/'), QLatin1String("~1"));
 }
 
+// A character's code as errors name it: "0009" in "U+0009".
+QString codePoint(char16_t u)
+{
+    return QStringLiteral("%1").arg(u, 4, 16, QLatin1Char('0')).toUpper();
+}
+
 // Where a string of a text QJsonDocument took breaks RFC 8259 all the same, and how.
 struct StringFault
 {
@@ -65,7 +71,7 @@ StringFault stringFault(const QByteArray &body)
         } else if (static_cast<unsigned char>(c) < 0x20) {
             return {i, QStringLiteral("a control character (U+%1) written as itself in a string, where it must be "
                                       "escaped")
-                           .arg(QStringLiteral("%1").arg(int(c), 4, 16, QLatin1Char('0')).toUpper())};
+                           .arg(codePoint(char16_t(c)))};
         } else if (c == '\\') {
             const int unit = escapeAt(i);
             if (unit >= 0xD800 && unit <= 0xDBFF) {
@@ -315,17 +321,16 @@ QString JsonReader::characterError(const QString &text)
     // A JSON escape can carry half of a surrogate pair, which no UTF-8 column can store.
     if (!QStringView(text).isValidUtf16())
         return QStringLiteral("must be valid Unicode text (it holds half of a surrogate pair)");
-    const auto code = [](char16_t u) { return QStringLiteral("%1").arg(u, 4, 16, QLatin1Char('0')).toUpper(); };
     for (const QChar c : text) {
         const char16_t u = c.unicode();
         const QChar::Category category = c.category();
         if (category == QChar::Other_Control || category == QChar::Separator_Line || category == QChar::Separator_Paragraph)
-            return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(code(u));
+            return QStringLiteral("must not contain control characters or line breaks (U+%1)").arg(codePoint(u));
         // Embeddings, overrides and isolates reorder what follows them on screen; zero-width
         // spaces and joiners that join nothing make two names look alike. The marks and joiners
         // that right-to-left scripts and emoji need (U+200C to U+200F) stay.
         if ((u >= 0x202A && u <= 0x202E) || (u >= 0x2066 && u <= 0x2069) || u == 0x200B || u == 0x2060 || u == 0xFEFF)
-            return QStringLiteral("must not contain invisible or direction-overriding characters (U+%1)").arg(code(u));
+            return QStringLiteral("must not contain invisible or direction-overriding characters (U+%1)").arg(codePoint(u));
     }
     return {};
 }

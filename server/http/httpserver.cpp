@@ -35,6 +35,9 @@ bool hasToken(const QByteArray &value, const char *token)
                        [token](const QByteArray &option) { return option.trimmed().compare(token, Qt::CaseInsensitive) == 0; });
 }
 
+// What methodName() calls a method Qt's parser does not name.
+const QByteArray kUnknownMethod = QByteArrayLiteral("UNKNOWN");
+
 QByteArray methodName(QHttpServerRequest::Method m)
 {
     switch (m) {
@@ -47,7 +50,7 @@ QByteArray methodName(QHttpServerRequest::Method m)
     case QHttpServerRequest::Method::Patch: return QByteArrayLiteral("PATCH");
     case QHttpServerRequest::Method::Connect: return QByteArrayLiteral("CONNECT");
     case QHttpServerRequest::Method::Trace: return QByteArrayLiteral("TRACE");
-    default: return QByteArrayLiteral("UNKNOWN");
+    default: return kUnknownMethod;
     }
 }
 
@@ -218,7 +221,7 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
 {
     // A method Qt's parser does not name (TRACE in Qt 6.4, PROPFIND): none is implemented here,
     // whatever the path (RFC 9110 §15.6.2), and "UNKNOWN is not allowed" would name none.
-    if (req.method == "UNKNOWN")
+    if (req.method == kUnknownMethod)
         return problem(501, "not-implemented", "Not implemented",
                        QStringLiteral("this server implements GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS"));
     if (!match.route) {
