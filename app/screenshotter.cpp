@@ -156,9 +156,11 @@ void Screenshotter::nextStep()
             save(m_window, view == QLatin1String("deliveries") ? QStringLiteral("callbacks") : view);
             if (view == QLatin1String("instances")) {
                 save(m_window->detailPane(), QStringLiteral("detail-pane"));
+                showTab(QStringLiteral("stateDiagram"), m_window->detailPane(), QStringLiteral("detail-lifecycle"));
                 showTab(QStringLiteral("historyList"), m_window->detailPane(), QStringLiteral("detail-history"));
             } else if (view == QLatin1String("deliveries")) {
                 showTab(QStringLiteral("attemptLog"), m_window, QStringLiteral("callbacks-attempts"));
+                showTab(QStringLiteral("stateDiagram"), m_window, QStringLiteral("callbacks-lifecycle"));
             }
         }
         ++m_step;

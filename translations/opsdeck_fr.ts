@@ -599,10 +599,6 @@
         <translation>Vues de l&apos;objet sélectionné</translation>
     </message>
     <message>
-        <source>Fields and lifecycle</source>
-        <translation>Champs et cycle de vie</translation>
-    </message>
-    <message>
         <source>Overview</source>
         <translation>Aperçu</translation>
     </message>
@@ -629,10 +625,6 @@
     <message>
         <source>%1 #%2 · version %3</source>
         <translation>%1 #%2 · version %3</translation>
-    </message>
-    <message>
-        <source>Lifecycle — highlighted: what the %1 role may do now</source>
-        <translation>Cycle de vie — en surbrillance&#xa0;: ce que le rôle %1 peut faire maintenant</translation>
     </message>
     <message>
         <source>Loading the history…</source>
@@ -777,12 +769,24 @@
         <translation>non</translation>
     </message>
     <message>
-        <source>Lifecycle — offline: no action until the server answers again</source>
-        <translation>Cycle de vie — hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
-    </message>
-    <message>
         <source>%1: %2</source>
         <translation>%1&#xa0;: %2</translation>
+    </message>
+    <message>
+        <source>Fields</source>
+        <translation>Champs</translation>
+    </message>
+    <message>
+        <source>Lifecycle</source>
+        <translation>Cycle de vie</translation>
+    </message>
+    <message>
+        <source>Offline: no action until the server answers again</source>
+        <translation>Hors ligne&#xa0;: aucune action avant que le serveur réponde de nouveau</translation>
+    </message>
+    <message>
+        <source>Highlighted: what the %1 role may do now</source>
+        <translation>En surbrillance&#xa0;: ce que le rôle %1 peut faire maintenant</translation>
     </message>
 </context>
 <context>

@@ -138,10 +138,10 @@ DetailPane::DetailPane(QWidget *parent)
     m_tabs->setAccessibleName(tr("Views of the selected object"));
     m_tabs->setDocumentMode(true);
 
-    // Overview: the fields and the diagram.
+    // Overview: the fields.
     auto *scroll = new QScrollArea(m_tabs);
     scroll->setObjectName(QStringLiteral("detailOverview"));
-    scroll->setAccessibleName(tr("Fields and lifecycle"));
+    scroll->setAccessibleName(tr("Fields"));
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     auto *overview = new QWidget(scroll);
@@ -152,22 +152,29 @@ DetailPane::DetailPane(QWidget *parent)
     // In a narrow pane a row whose label and value do not both fit puts the value under its
     // label, instead of the form growing wider than the pane and clipping its values.
     m_form->setRowWrapPolicy(QFormLayout::WrapLongRows);
-    m_diagramTitle = new QLabel(overview);
+    auto *overviewLayout = new QVBoxLayout(overview);
+    overviewLayout->addWidget(m_formHost);
+    overviewLayout->addStretch(1);
+    scroll->setWidget(overview);
+    m_tabs->addTab(scroll, tr("Overview"));
+
+    // Lifecycle: the state diagram, on a tab of its own. Below a delivery's fields it ran off a
+    // laptop's screen, and shrunk to the room left its labels could not be read.
+    m_lifecyclePage = new QWidget(m_tabs);
+    m_lifecyclePage->setObjectName(QStringLiteral("detailLifecycle"));
+    m_diagramTitle = new QLabel(m_lifecyclePage);
     m_diagramTitle->setObjectName(QStringLiteral("diagramTitle"));
     QFont sectionFont = m_diagramTitle->font();
     sectionFont.setBold(true);
     m_diagramTitle->setFont(sectionFont);
     // Wrapped: in a longer language it would otherwise widen the pane past its share.
     m_diagramTitle->setWordWrap(true);
-    m_diagram = new StateDiagramWidget(overview);
-    auto *overviewLayout = new QVBoxLayout(overview);
-    overviewLayout->addWidget(m_formHost);
-    overviewLayout->addSpacing(8);
-    overviewLayout->addWidget(m_diagramTitle);
-    overviewLayout->addWidget(m_diagram);
-    overviewLayout->addStretch(1);
-    scroll->setWidget(overview);
-    m_tabs->addTab(scroll, tr("Overview"));
+    m_diagram = new StateDiagramWidget(m_lifecyclePage);
+    m_diagram->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    auto *lifecycleLayout = new QVBoxLayout(m_lifecyclePage);
+    lifecycleLayout->setContentsMargins(0, 8, 0, 0);
+    lifecycleLayout->addWidget(m_diagramTitle);
+    lifecycleLayout->addWidget(m_diagram, 1);
 
     // Attempts: a delivery's requests and what its endpoint answered.
     m_attempts = new AttemptLogView(m_tabs);
@@ -195,6 +202,7 @@ DetailPane::DetailPane(QWidget *parent)
     historyLayout->setContentsMargins(0, 4, 0, 0);
     historyLayout->addWidget(m_historyStatus);
     historyLayout->addWidget(m_history, 1);
+    m_tabs->addTab(m_lifecyclePage, tr("Lifecycle"));
     m_tabs->addTab(historyPage, tr("History"));
 
     m_json = new QPlainTextEdit(m_tabs);
@@ -248,8 +256,8 @@ void DetailPane::updateDiagramGate()
         held.removeDuplicates();
     }
     m_diagram->setHeldActions(held);
-    m_diagramTitle->setText(m_readOnly ? tr("Lifecycle — offline: no action until the server answers again")
-                                       : tr("Lifecycle — highlighted: what the %1 role may do now").arg(roleText(m_role)));
+    m_diagramTitle->setText(m_readOnly ? tr("Offline: no action until the server answers again")
+                                       : tr("Highlighted: what the %1 role may do now").arg(roleText(m_role)));
 }
 
 qint64 DetailPane::objectId() const
@@ -328,8 +336,6 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     m_diagram->setMachine(kind->machine);
     m_diagram->setRole(m_role);
     m_diagram->setCurrentState(state);
-    m_diagram->setVisible(kind->machine != nullptr);
-    m_diagramTitle->setVisible(kind->machine != nullptr);
     updateDiagramGate();
 
     rebuildForm();
@@ -351,6 +357,7 @@ void DetailPane::showObject(const ResourceKind *kind, const QJsonObject &object)
     // overview, not to whichever tab happens to follow it.
     QWidget *const shown = m_tabs->currentWidget();
     m_tabs->setTabVisible(m_tabs->indexOf(m_attempts), isDelivery);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_lifecyclePage), kind->machine != nullptr);
     // Each change of a delivery is an attempt or an action: its log has news.
     if (isDelivery && id >= 0)
         emit attemptsRequested(id);

@@ -118,6 +118,7 @@ private:
     QTabWidget *m_tabs = nullptr;
     QWidget *m_formHost = nullptr;
     QFormLayout *m_form = nullptr;
+    QWidget *m_lifecyclePage = nullptr;
     QLabel *m_diagramTitle = nullptr;
     StateDiagramWidget *m_diagram = nullptr;
     QWidget *m_historyPage = nullptr;

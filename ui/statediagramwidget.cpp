@@ -298,7 +298,8 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
     }
 
     const qreal scale = qMin<qreal>(1.0, qMin(width() / m_diagramSize.width(), height() / m_diagramSize.height()));
-    p.translate((width() - m_diagramSize.width() * scale) / 2, (height() - m_diagramSize.height() * scale) / 2);
+    // Centred across, from the top down: a tall tab leaves its room below the diagram.
+    p.translate((width() - m_diagramSize.width() * scale) / 2, 0);
     p.scale(scale, scale);
 
     const QPalette pal = palette();

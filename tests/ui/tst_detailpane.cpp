@@ -5,6 +5,7 @@
 #include "ui/statediagramwidget.h"
 #include "ui/valueformat.h"
 
+#include "core/delivery.h"
 #include "core/resourcekind.h"
 
 #include <QAccessible>
@@ -75,6 +76,7 @@ private slots:
     void subtitleNamesOneObject_data();
     void subtitleNamesOneObject();
     void aTabTheKindHasNotGivesWayToTheOverview();
+    void theLifecycleIsDrawnWholeInItsTab();
     void actionLabelsFollowTheState_data();
     void actionLabelsFollowTheState();
     void bulkRetry_data();
@@ -300,6 +302,48 @@ void tst_DetailPane::aTabTheKindHasNotGivesWayToTheOverview()
     QCOMPARE(tabs->currentIndex(), overview);
 }
 
+void tst_DetailPane::theLifecycleIsDrawnWholeInItsTab()
+{
+    // The pane as the console gives it on a 1400 × 900 screen. A delivery's fields are long: below
+    // them the diagram ran off the pane, CANCELLED out of sight.
+    DetailPane pane;
+    pane.resize(510, 740);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    auto *tabs = pane.findChild<QTabWidget *>(QStringLiteral("detailTabs"));
+    auto *lifecycle = pane.findChild<QWidget *>(QStringLiteral("detailLifecycle"));
+    auto *diagram = pane.findChild<StateDiagramWidget *>(QStringLiteral("stateDiagram"));
+    auto *overview = pane.findChild<QWidget *>(QStringLiteral("detailOverview"));
+    QVERIFY(tabs && lifecycle && diagram && overview);
+    QVERIFY(!overview->isAncestorOf(diagram));
+    const int index = tabs->indexOf(lifecycle);
+    QVERIFY(index >= 0);
+
+    const QJsonObject body{{"type", "instance.status_changed"}, {"instance_id", 60}, {"organization_id", 9},
+                           {"previous_status", "RUNNING"}, {"status", "STOPPED"},
+                           {"changed_at", "2026-11-30T21:58:21.227Z"}, {"version", 3}};
+    pane.showObject(resourceKindByName(u"deliveries"), delivery(7, body));
+    QVERIFY(tabs->isTabVisible(index));
+    tabs->setCurrentIndex(index);
+    QTRY_VERIFY(diagram->isVisible());
+    // At its own size (not scaled down), and every box of it in sight.
+    QTRY_VERIFY(diagram->width() >= diagram->sizeHint().width() && diagram->height() >= diagram->sizeHint().height());
+    const QRect seen = diagram->visibleRegion().boundingRect();
+    // Boxes are placed in the diagram's own coordinates; it is drawn centred across.
+    const int across = (diagram->width() - diagram->sizeHint().width()) / 2;
+    for (const QString &state : Delivery::machine().states()) {
+        const QRect box = diagram->stateRect(state).toAlignedRect().translated(across, 0);
+        QVERIFY2(!box.isEmpty(), qPrintable(state));
+        QVERIFY2(seen.contains(box), qPrintable(state));
+    }
+    QCOMPARE(diagram->currentState(), QStringLiteral("PENDING"));
+
+    // A kind without a lifecycle has no such tab: an audit entry.
+    pane.showObject(resourceKindByName(u"audit"), QJsonObject{{"id", 9}, {"action", "stop"}});
+    QVERIFY(!tabs->isTabVisible(index));
+    QCOMPARE(tabs->currentWidget(), overview);
+}
+
 void tst_DetailPane::actionLabelsFollowTheState_data()
 {
     QTest::addColumn<QString>("state");
@@ -458,7 +502,7 @@ void tst_DetailPane::readOnlyDisablesEverything()
     auto *title = pane.findChild<QLabel *>(QStringLiteral("diagramTitle"));
     QVERIFY(diagram && title);
     QVERIFY(diagram->highlightedTransitions().isEmpty());
-    QVERIFY2(title->text().contains(QStringLiteral("offline")), qPrintable(title->text()));
+    QVERIFY2(title->text().startsWith(QStringLiteral("Offline")), qPrintable(title->text()));
     pane.setReadOnly(false);
     QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_stop"))->isEnabled());
     QCOMPARE(diagram->highlightedTransitions().size(), 1);

@@ -400,7 +400,7 @@ void tst_Translations::windowSpeaksFrench()
     QVERIFY(!role.isEmpty() && role != QLatin1String("operator"));
     auto *diagramTitle = detail->findChild<QLabel *>(QStringLiteral("diagramTitle"));
     QVERIFY(diagramTitle);
-    QCOMPARE(diagramTitle->text(), m_byKey.value(QStringLiteral("OpsDeck::DetailPane\nLifecycle — highlighted: what the %1 role may do now")).arg(role));
+    QCOMPARE(diagramTitle->text(), m_byKey.value(QStringLiteral("OpsDeck::DetailPane\nHighlighted: what the %1 role may do now")).arg(role));
 }
 
 void tst_Translations::dialogsKeepTheirAcceleratorsApart()
