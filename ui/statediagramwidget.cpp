@@ -131,7 +131,11 @@ QRectF StateDiagramWidget::stateRect(const QString &state) const
 
 QRectF StateDiagramWidget::labelRect(const QString &from, const QString &to) const
 {
-    return m_labels.value({from, to});
+    for (const Edge &e : m_edges) {
+        if (e.from == from && e.to == to)
+            return e.labelRect;
+    }
+    return {};
 }
 
 QStringList StateDiagramWidget::orderedColumn(const QStringList &states) const
@@ -178,7 +182,7 @@ QString StateDiagramWidget::stateLabel(const QString &state) const
 void StateDiagramWidget::relayout()
 {
     m_boxes.clear();
-    m_labels.clear();
+    m_edges.clear();
     m_diagramSize = {};
     if (!m_machine || m_machine->states().isEmpty())
         return;
@@ -229,8 +233,6 @@ void StateDiagramWidget::relayout()
     for (const QStringList &c : std::as_const(columns))
         tallest = qMax(tallest, int(c.size()));
     const qreal height = tallest * kBoxHeight + (tallest - 1) * kGapY;
-    bool hasLoops = false;
-    bool hasCurves = false;
     for (int i = 0; i < columns.size(); ++i) {
         const QStringList &c = columns.at(i);
         const qreal columnHeight = c.size() * kBoxHeight + (c.size() - 1) * kGapY;
@@ -240,13 +242,153 @@ void StateDiagramWidget::relayout()
             y += kBoxHeight + kGapY;
         }
     }
-    for (const Transition &t : m_machine->transitions()) {
-        hasLoops = hasLoops || t.from == t.to;
-        hasCurves = hasCurves || qAbs(column.value(t.from) - column.value(t.to)) > 1;
+    layoutEdges();
+
+    // The diagram's extent: its boxes, arrows and labels (a label beside the last column's arrows
+    // reaches past its boxes), moved to start at the margin.
+    QRectF bounds;
+    for (const QRectF &r : std::as_const(m_boxes))
+        bounds |= r;
+    for (const Edge &e : std::as_const(m_edges))
+        bounds |= e.path.boundingRect() | e.labelRect;
+    const QPointF shift = QPointF(kMargin, kMargin) - bounds.topLeft();
+    for (QRectF &r : m_boxes)
+        r.translate(shift);
+    for (Edge &e : m_edges) {
+        e.path.translate(shift);
+        e.labelRect.translate(shift);
     }
-    Q_UNUSED(hasLoops)
-    m_diagramSize = QSizeF(2 * kMargin + columns.size() * boxWidth + (columns.size() - 1) * kGapX,
-                           2 * kMargin + kLoopRoom + height + (hasCurves ? 2 * kCurveRoom : 0));
+    m_diagramSize = bounds.size() + QSizeF(2 * kMargin, 2 * kMargin);
+}
+
+void StateDiagramWidget::layoutEdges()
+{
+    m_edges.clear();
+    // One arrow per (from, to) pair; its label joins the actions that take it.
+    for (const Transition &t : m_machine->transitions()) {
+        auto it = std::find_if(m_edges.begin(), m_edges.end(),
+                               [&t](const Edge &e) { return e.from == t.from && e.to == t.to; });
+        const QString label = wrapped(transitionLabel(t));
+        if (it == m_edges.end())
+            m_edges.append({t.from, t.to, {label}, {}, {}});
+        else if (!it->labels.contains(label))
+            it->labels.append(label);
+    }
+
+    // Measured in bold, as a highlighted label is drawn: the room is the same either way.
+    const QFontMetricsF fm(labelFont(true));
+    const qreal boxesBottom = [this] {
+        qreal b = 0;
+        for (const QRectF &r : std::as_const(m_boxes))
+            b = qMax(b, r.bottom());
+        return b;
+    }();
+    const qreal rightmost = [this] {
+        qreal r = 0;
+        for (const QRectF &box : std::as_const(m_boxes))
+            r = qMax(r, box.right());
+        return r;
+    }();
+    int curveIndex = 0;
+    for (Edge &e : m_edges) {
+        const QRectF a = m_boxes.value(e.from);
+        const QRectF b = m_boxes.value(e.to);
+        const bool reverseExists = std::any_of(m_edges.cbegin(), m_edges.cend(), [&e](const Edge &o) {
+            return o.from == e.to && o.to == e.from;
+        });
+        // Jumps back over whole columns: bow under the diagram instead of crossing boxes.
+        const bool curved = e.from != e.to && qAbs(a.center().x() - b.center().x()) > a.width() + 1.5 * kGapX;
+        QPainterPath path;
+        if (e.from == e.to) {
+            const QPointF s(a.center().x() - a.width() / 5, a.top());
+            const QPointF t(a.center().x() + a.width() / 5, a.top());
+            path.moveTo(s);
+            path.cubicTo(s + QPointF(-10, -kLoopRoom), t + QPointF(10, -kLoopRoom), t);
+        } else if (curved) {
+            const qreal y = boxesBottom + kCurveRoom * (1 + curveIndex++ * 0.6);
+            const QPointF s(a.center().x(), a.bottom());
+            const QPointF t(b.center().x(), b.bottom());
+            path.moveTo(s);
+            path.cubicTo(QPointF(s.x(), y), QPointF(t.x(), y), t);
+        } else {
+            QPointF s = borderPoint(a, b.center());
+            QPointF t = borderPoint(b, a.center());
+            if (reverseExists) {
+                // Two opposite arrows side by side rather than on top of each other.
+                const QLineF line(s, t);
+                QLineF normal = line.normalVector();
+                normal.setLength(5);
+                const QPointF offset = normal.p2() - normal.p1();
+                s += offset;
+                t += offset;
+            }
+            path.moveTo(s);
+            path.lineTo(t);
+        }
+        e.path = path;
+
+        // Several actions on one arrow stack up rather than widen the label.
+        const QStringList lines = e.labels;
+        qreal labelWidth = 0;
+        int lineCount = 0;
+        for (const QString &label : lines) {
+            for (const QString &line : label.split(QLatin1Char('\n'))) {
+                labelWidth = qMax(labelWidth, fm.horizontalAdvance(line));
+                ++lineCount;
+            }
+        }
+        QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * lineCount + 2));
+        const bool straight = e.from != e.to && !curved;
+        const bool diagonal = straight && qAbs(b.center().y() - a.center().y()) > 4
+                              && qAbs(b.center().x() - a.center().x()) > 1;
+        // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart;
+        // of a pair of opposite ones nearer still, so that the labels on the outer sides of
+        // two neighbouring pairs do not meet between them.
+        QPointF mid = path.pointAtPercent(diagonal ? (reverseExists ? 0.25 : 0.42) : 0.5);
+        if (straight) {
+            const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
+            if (vertical) {
+                // Beside the arrow: downwards on the right, upwards on the left, so a pair of
+                // opposite arrows keeps its labels apart. A lone arrow of the last column has its
+                // label on the right, clear of the arrows coming in from the left (Cancel across
+                // "Delivered (in flight when cancelled)").
+                const bool down = b.center().y() > a.center().y();
+                const bool right = down || (!reverseExists && a.right() >= rightmost - 0.5);
+                mid += QPointF(right ? labelRect.width() / 2 + 4 : -labelRect.width() / 2 - 4, 0);
+            } else {
+                // Outside a fan of diagonal arrows (below the ones going down, above the ones
+                // going up); level arrows: above rightwards, below leftwards, so opposite
+                // arrows keep their labels apart.
+                const qreal dx = b.center().x() - a.center().x();
+                const qreal dy = b.center().y() - a.center().y();
+                const bool below = qAbs(dy) > 4 ? dy > 0 : dx < 0;
+                // Move the label off its arrow along the arrow's normal, by as much as the
+                // label reaches in that direction, so steep arrows keep their labels clear too.
+                const qreal length = qSqrt(dx * dx + dy * dy);
+                QPointF normal(-dy / length, dx / length);
+                if (reverseExists) {
+                    // Of two opposite arrows side by side, each label goes on its own arrow's
+                    // outer side (the way the arrow was moved), never between the two.
+                    normal = QPointF(dy / length, -dx / length);
+                } else if ((normal.y() > 0) != below) {
+                    normal = -normal;
+                }
+                const qreal reach = qAbs(normal.x()) * labelRect.width() / 2
+                                    + qAbs(normal.y()) * labelRect.height() / 2 + 2;
+                mid += normal * reach;
+            }
+        }
+        labelRect.moveCenter(mid);
+        e.labelRect = labelRect;
+    }
+}
+
+QFont StateDiagramWidget::labelFont(bool bold) const
+{
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    f.setBold(bold);
+    return f;
 }
 
 void StateDiagramWidget::updateDescription()
@@ -318,143 +460,33 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
         return false;
     };
 
-    // One arrow per (from, to) pair; its label joins the actions that take it.
-    struct Edge
-    {
-        QString from, to;
-        QStringList labels;
-    };
-    QList<Edge> edges;
-    for (const Transition &t : m_machine->transitions()) {
-        auto it = std::find_if(edges.begin(), edges.end(),
-                               [&t](const Edge &e) { return e.from == t.from && e.to == t.to; });
-        const QString label = wrapped(transitionLabel(t));
-        if (it == edges.end())
-            edges.append({t.from, t.to, {label}});
-        else if (!it->labels.contains(label))
-            it->labels.append(label);
-    }
-
-    QFont labelFont = font();
-    labelFont.setPointSizeF(labelFont.pointSizeF() * 0.85);
-    QFont boldLabelFont = labelFont;
-    boldLabelFont.setBold(true);
-    const qreal boxesBottom = [this] {
-        qreal b = 0;
-        for (const QRectF &r : std::as_const(m_boxes))
-            b = qMax(b, r.bottom());
-        return b;
-    }();
-
-    // Dimmed edges first so highlighted ones are drawn on top.
-    int curveIndex = 0;
-    QHash<int, int> curveSlot;
-    for (int i = 0; i < edges.size(); ++i) {
-        const Edge &e = edges.at(i);
-        const QRectF a = m_boxes.value(e.from), b = m_boxes.value(e.to);
-        if (e.from != e.to && qAbs(a.center().x() - b.center().x()) > a.width() + 1.5 * kGapX)
-            curveSlot.insert(i, curveIndex++);
-    }
+    // Dimmed arrows first so highlighted ones are drawn on top; the labels after every arrow, so
+    // that an arrow crossing another's label (Cancel across "Delivered (in flight when
+    // cancelled)") does not strike it through.
     for (int pass = 0; pass < 2; ++pass) {
-        for (int i = 0; i < edges.size(); ++i) {
-            const Edge &e = edges.at(i);
+        for (const Edge &e : std::as_const(m_edges)) {
             const bool hot = isHighlighted(e.from, e.to);
             if (hot != (pass == 1))
                 continue;
-            const QRectF a = m_boxes.value(e.from);
-            const QRectF b = m_boxes.value(e.to);
-            const bool reverseExists = std::any_of(edges.cbegin(), edges.cend(), [&e](const Edge &o) {
-                return o.from == e.to && o.to == e.from;
-            });
-            QPainterPath path;
-            if (e.from == e.to) {
-                const QPointF s(a.center().x() - a.width() / 5, a.top());
-                const QPointF t(a.center().x() + a.width() / 5, a.top());
-                path.moveTo(s);
-                path.cubicTo(s + QPointF(-10, -kLoopRoom), t + QPointF(10, -kLoopRoom), t);
-            } else if (curveSlot.contains(i)) {
-                // Jumps back over whole columns: bow under the diagram instead of crossing boxes.
-                const qreal y = boxesBottom + kCurveRoom * (1 + curveSlot.value(i) * 0.6);
-                const QPointF s(a.center().x(), a.bottom());
-                const QPointF t(b.center().x(), b.bottom());
-                path.moveTo(s);
-                path.cubicTo(QPointF(s.x(), y), QPointF(t.x(), y), t);
-            } else {
-                QPointF s = borderPoint(a, b.center());
-                QPointF t = borderPoint(b, a.center());
-                if (reverseExists) {
-                    // Two opposite arrows side by side rather than on top of each other.
-                    const QLineF line(s, t);
-                    QLineF normal = line.normalVector();
-                    normal.setLength(5);
-                    const QPointF offset = normal.p2() - normal.p1();
-                    s += offset;
-                    t += offset;
-                }
-                path.moveTo(s);
-                path.lineTo(t);
-            }
             const QColor color = hot ? accent : dim;
             p.setPen(QPen(color, hot ? 2.2 : 1.2));
             p.setBrush(Qt::NoBrush);
-            p.drawPath(path);
-            drawArrowHead(p, path.pointAtPercent(1.0), path.angleAtPercent(0.98), color);
-
-            // Several actions on one arrow stack up rather than widen the label.
-            const QString label = e.labels.join(QLatin1Char('\n'));
-            const QStringList lines = label.split(QLatin1Char('\n'));
-            p.setFont(hot ? boldLabelFont : labelFont);
-            const QFontMetricsF fm(p.font());
-            qreal labelWidth = 0;
-            for (const QString &line : lines)
-                labelWidth = qMax(labelWidth, fm.horizontalAdvance(line));
-            QRectF labelRect(QPointF(), QSizeF(labelWidth + 8, fm.height() * lines.size() + 2));
-            const bool straight = e.from != e.to && !curveSlot.contains(i);
-            const bool diagonal = straight && qAbs(b.center().y() - a.center().y()) > 4
-                                  && qAbs(b.center().x() - a.center().x()) > 1;
-            // Labels of diagonal arrows sit nearer their source, where fanning arrows are apart;
-            // of a pair of opposite ones nearer still, so that the labels on the outer sides of
-            // two neighbouring pairs do not meet between them.
-            QPointF mid = path.pointAtPercent(diagonal ? (reverseExists ? 0.25 : 0.42) : 0.5);
-            if (straight) {
-                const bool vertical = qAbs(b.center().x() - a.center().x()) < 1;
-                if (vertical) {
-                    // Beside the arrow: downwards on the right, upwards on the left.
-                    const bool down = b.center().y() > a.center().y();
-                    mid += QPointF(down ? labelRect.width() / 2 + 4 : -labelRect.width() / 2 - 4, 0);
-                } else {
-                    // Outside a fan of diagonal arrows (below the ones going down, above the ones
-                    // going up); level arrows: above rightwards, below leftwards, so opposite
-                    // arrows keep their labels apart.
-                    const qreal dx = b.center().x() - a.center().x();
-                    const qreal dy = b.center().y() - a.center().y();
-                    const bool below = qAbs(dy) > 4 ? dy > 0 : dx < 0;
-                    // Move the label off its arrow along the arrow's normal, by as much as the
-                    // label reaches in that direction, so steep arrows keep their labels clear too.
-                    const qreal length = qSqrt(dx * dx + dy * dy);
-                    QPointF normal(-dy / length, dx / length);
-                    if (reverseExists) {
-                        // Of two opposite arrows side by side, each label goes on its own arrow's
-                        // outer side (the way the arrow was moved), never between the two.
-                        normal = QPointF(dy / length, -dx / length);
-                    } else if ((normal.y() > 0) != below) {
-                        normal = -normal;
-                    }
-                    const qreal reach = qAbs(normal.x()) * labelRect.width() / 2
-                                        + qAbs(normal.y()) * labelRect.height() / 2 + 2;
-                    mid += normal * reach;
-                }
-            }
-            labelRect.moveCenter(mid);
-            m_labels.insert({e.from, e.to}, labelRect);
-            QColor labelBg = pal.color(QPalette::Base);
-            labelBg.setAlphaF(0.85);
-            p.setPen(Qt::NoPen);
-            p.setBrush(labelBg);
-            p.drawRoundedRect(labelRect, 3, 3);
-            p.setPen(hot ? accent : dimText);
-            p.drawText(labelRect, Qt::AlignCenter, label);
+            p.drawPath(e.path);
+            drawArrowHead(p, e.path.pointAtPercent(1.0), e.path.angleAtPercent(0.98), color);
         }
+    }
+    QColor labelBg = pal.color(QPalette::Base);
+    labelBg.setAlphaF(0.85);
+    const QFont plainLabel = labelFont(false);
+    const QFont boldLabel = labelFont(true);
+    for (const Edge &e : std::as_const(m_edges)) {
+        const bool hot = isHighlighted(e.from, e.to);
+        p.setPen(Qt::NoPen);
+        p.setBrush(labelBg);
+        p.drawRoundedRect(e.labelRect, 3, 3);
+        p.setFont(hot ? boldLabel : plainLabel);
+        p.setPen(hot ? accent : dimText);
+        p.drawText(e.labelRect, Qt::AlignCenter, e.labels.join(QLatin1Char('\n')));
     }
 
     QFont boxFont = font();

@@ -5,6 +5,7 @@
 #include "core/statemachine.h"
 
 #include <QHash>
+#include <QPainterPath>
 #include <QRectF>
 #include <QWidget>
 
@@ -32,8 +33,8 @@ public:
     QList<Transition> highlightedTransitions() const;
     // Where a state's box is drawn in unscaled diagram coordinates (empty when unknown).
     QRectF stateRect(const QString &state) const;
-    // Where the label of the arrow from one state to another was drawn last, in the same
-    // coordinates (empty before the first paint, or when there is no such arrow).
+    // Where the label of the arrow from one state to another is drawn, in the same coordinates
+    // (empty when there is no such arrow).
     QRectF labelRect(const QString &from, const QString &to) const;
 
     QSize sizeHint() const override;
@@ -45,6 +46,8 @@ protected:
 
 private:
     void relayout();
+    void layoutEdges();
+    QFont labelFont(bool bold) const;
     void updateDescription();
     QString stateLabel(const QString &state) const;
     QStringList orderedColumn(const QStringList &states) const;
@@ -54,7 +57,15 @@ private:
     Actor m_role = Actor::Operator;
     QStringList m_held;
     QHash<QString, QRectF> m_boxes;
-    QHash<QPair<QString, QString>, QRectF> m_labels; // (from, to) -> as painted last
+    // One arrow per (from, to) pair, its label the actions that take it.
+    struct Edge
+    {
+        QString from, to;
+        QStringList labels;
+        QPainterPath path;
+        QRectF labelRect;
+    };
+    QList<Edge> m_edges;
     QSizeF m_diagramSize;
 };
 

@@ -7,9 +7,23 @@
 #include "core/organization.h"
 #include "core/sandbox.h"
 
+#include <QSet>
 #include <QTest>
 
 using namespace OpsDeck;
+
+namespace {
+
+const StateMachine *machineNamed(const QString &name)
+{
+    return name == QLatin1String("instance")       ? &Instance::machine()
+           : name == QLatin1String("organization") ? &Organization::machine()
+           : name == QLatin1String("sandbox")      ? &Sandbox::machine()
+           : name == QLatin1String("delivery")     ? &Delivery::machine()
+                                                   : &Endpoint::machine();
+}
+
+} // namespace
 
 class tst_StateDiagramWidget : public QObject
 {
@@ -25,6 +39,8 @@ private slots:
     void noArrowRunsThroughABox_data();
     void noArrowRunsThroughABox();
     void oppositeArrowsKeepTheirLabelsApart();
+    void noArrowStrikesALabelThrough_data();
+    void noArrowStrikesALabelThrough();
 };
 
 void tst_StateDiagramWidget::highlighted_data()
@@ -149,11 +165,7 @@ void tst_StateDiagramWidget::noArrowRunsThroughABox()
     // A vertical arrow between two boxes of a column passed through the boxes between them
     // (CANCELLED → DELIVERED through FAILED and SUPERSEDED), hiding both.
     QFETCH(QString, machine);
-    const StateMachine *m = machine == QLatin1String("instance")       ? &Instance::machine()
-                            : machine == QLatin1String("organization") ? &Organization::machine()
-                            : machine == QLatin1String("sandbox")      ? &Sandbox::machine()
-                            : machine == QLatin1String("delivery")     ? &Delivery::machine()
-                                                                       : &Endpoint::machine();
+    const StateMachine *m = machineNamed(machine);
     StateDiagramWidget w;
     w.setMachine(m);
     for (const Transition &t : m->transitions()) {
@@ -200,6 +212,60 @@ void tst_StateDiagramWidget::oppositeArrowsKeepTheirLabelsApart()
     for (qsizetype i = 0; i < labels.size(); ++i)
         for (qsizetype j = i + 1; j < labels.size(); ++j)
             QVERIFY2(!labels.at(i).intersects(labels.at(j)), qPrintable(QStringLiteral("labels %1 and %2 overlap").arg(i).arg(j)));
+}
+
+void tst_StateDiagramWidget::noArrowStrikesALabelThrough_data()
+{
+    QTest::addColumn<QString>("machine");
+    QTest::addColumn<QString>("state");
+    for (const char *name : {"instance", "organization", "sandbox", "delivery", "endpoint"}) {
+        for (const QString &state : machineNamed(QLatin1String(name))->states())
+            QTest::addRow("%s %s", name, qPrintable(state)) << QString::fromLatin1(name) << state;
+    }
+}
+
+void tst_StateDiagramWidget::noArrowStrikesALabelThrough()
+{
+    // The highlighted arrow (PENDING → CANCELLED, Cancel) was drawn across the label of CANCELLED
+    // → DELIVERED. Labels are drawn over the arrows: no highlighted ink inside a dimmed label.
+    QFETCH(QString, machine);
+    QFETCH(QString, state);
+    const StateMachine *m = machineNamed(machine);
+    StateDiagramWidget w;
+    w.setMachine(m);
+    w.setRole(Actor::Operator);
+    w.setCurrentState(state);
+    w.resize(w.sizeHint());
+    const QImage image = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const QColor accent = w.palette().color(QPalette::Highlight);
+    // The diagram is drawn centred across the widget, at its own size.
+    const QPointF origin((w.width() - (w.sizeHint().width() - 1)) / 2.0, 0);
+    QSet<QPair<QString, QString>> hot;
+    for (const Transition &t : w.highlightedTransitions())
+        hot.insert({t.from, t.to});
+    for (const Transition &t : m->transitions()) {
+        const QRectF drawn = w.labelRect(t.from, t.to).translated(origin);
+        // Within the diagram's size: a label beside the last column's arrows reached past it,
+        // and a pane as narrow as the diagram cut it off.
+        QVERIFY2(QRectF(w.rect()).contains(drawn), qPrintable(t.from + QStringLiteral(" → ") + t.to));
+        if (hot.contains({t.from, t.to}))
+            continue;
+        const QRect label = drawn.toAlignedRect().adjusted(2, 2, -2, -2);
+        QVERIFY2(!label.isEmpty(), qPrintable(t.from + QStringLiteral(" → ") + t.to));
+        int struck = 0;
+        for (int y = label.top(); y <= label.bottom(); ++y) {
+            for (int x = label.left(); x <= label.right(); ++x) {
+                const QColor c = image.pixelColor(x, y);
+                // Near the accent's hue and well saturated: the highlighted arrow's ink, not the
+                // label's grey text on its light ground.
+                if (c.hsvSaturation() > 90 && qAbs(c.hsvHue() - accent.hsvHue()) < 25)
+                    ++struck;
+            }
+        }
+        QVERIFY2(struck == 0, qPrintable(QStringLiteral("%1 → %2: %3 pixels of the highlighted arrow in its label")
+                                             .arg(t.from, t.to)
+                                             .arg(struck)));
+    }
 }
 
 QTEST_MAIN(tst_StateDiagramWidget)
