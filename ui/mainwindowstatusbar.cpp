@@ -38,10 +38,12 @@ void MainWindow::buildStatusBar()
     m_cacheNotice->setObjectName(QStringLiteral("cacheNotice"));
     m_cacheNotice->setAccessibleName(tr("Cache notice"));
     m_cacheNotice->hide();
-    statusBar()->addWidget(m_connectionLabel);
-    statusBar()->addWidget(m_pendingLabel);
-    statusBar()->addWidget(m_cacheNotice);
-    statusBar()->addPermanentWidget(m_serverLabel);
+    // Permanent, on the right: a message ("Stop #12: done") takes the left side for a few
+    // seconds, and hid the connection's state and the cache notice while it was shown.
+    for (QLabel *label : {m_connectionLabel, m_pendingLabel, m_cacheNotice, m_serverLabel}) {
+        label->setContentsMargins(6, 0, 6, 0);
+        statusBar()->addPermanentWidget(label);
+    }
     setPendingOperations(0);
 }
 

@@ -352,6 +352,11 @@ void tst_MainWindow::actionsMenuOffersTheSelectedObjects()
     QCOMPARE(w.detailPane()->objectId(), id);
     // The status bar names the button, as the menu did.
     QTRY_COMPARE(w.statusBar()->currentMessage(), QStringLiteral("Stop #%1: done").arg(id));
+    // The message leaves the connection's state and the pending operations in sight.
+    for (const char *name : {"connectionStatus", "pendingOperations", "serverLabel"}) {
+        auto *label = w.statusBar()->findChild<QLabel *>(QLatin1String(name));
+        QVERIFY2(label && label->isVisible(), name);
+    }
 
     // The dashboard has no selection: nothing to act on.
     w.showView(QStringLiteral("dashboard"));
