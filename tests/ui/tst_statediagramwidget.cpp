@@ -7,6 +7,8 @@
 #include "core/organization.h"
 #include "core/sandbox.h"
 
+#include "contrast.h"
+
 #include <QSet>
 #include <QTest>
 
@@ -41,6 +43,8 @@ private slots:
     void oppositeArrowsKeepTheirLabelsApart();
     void noArrowStrikesALabelThrough_data();
     void noArrowStrikesALabelThrough();
+    void dimmedTextIsReadable_data();
+    void dimmedTextIsReadable();
 };
 
 void tst_StateDiagramWidget::highlighted_data()
@@ -265,6 +269,56 @@ void tst_StateDiagramWidget::noArrowStrikesALabelThrough()
         QVERIFY2(struck == 0, qPrintable(QStringLiteral("%1 → %2: %3 pixels of the highlighted arrow in its label")
                                              .arg(t.from, t.to)
                                              .arg(struck)));
+    }
+}
+
+void tst_StateDiagramWidget::dimmedTextIsReadable_data()
+{
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("light") << false;
+    QTest::newRow("dark") << true;
+}
+
+void tst_StateDiagramWidget::dimmedTextIsReadable()
+{
+    // What the role may not do now is dimmed, not faint: its labels and state names keep 4.5:1
+    // (WCAG, text) against their ground. Half the text's ink gave 3.9:1.
+    QFETCH(bool, dark);
+    StateDiagramWidget w;
+    if (dark) {
+        QPalette p = w.palette();
+        p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+        p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
+        p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+        w.setPalette(p);
+    }
+    w.setMachine(&Delivery::machine());
+    w.setRole(Actor::Operator);
+    w.setCurrentState(Delivery::Delivered); // nothing the operator may do: every label dimmed
+    QVERIFY(w.highlightedTransitions().isEmpty());
+    w.resize(w.sizeHint());
+    const QImage image = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const QPointF origin((w.width() - (w.sizeHint().width() - 1)) / 2.0, 0);
+    const auto inkAgainstGround = [&image](const QRect &r) {
+        // The ground at the left padding; the ink is the pixel farthest from it.
+        const QColor ground = image.pixelColor(r.left() + 1, r.center().y());
+        double best = 1;
+        for (int y = r.top(); y <= r.bottom(); ++y)
+            for (int x = r.left(); x <= r.right(); ++x)
+                best = qMax(best, Test::contrast(image.pixelColor(x, y), ground));
+        return best;
+    };
+    for (const Transition &t : Delivery::machine().transitions()) {
+        const QRect label = w.labelRect(t.from, t.to).translated(origin).toAlignedRect().adjusted(1, 1, -1, -1);
+        const double ratio = inkAgainstGround(label);
+        QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("the label of %1 → %2: %3:1").arg(t.from, t.to).arg(ratio, 0, 'f', 2)));
+    }
+    for (const QString &state : Delivery::machine().states()) {
+        if (state == Delivery::Delivered)
+            continue;
+        const QRect box = w.stateRect(state).translated(origin).toAlignedRect().adjusted(3, 3, -3, -3);
+        const double ratio = inkAgainstGround(box);
+        QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1: %2:1").arg(state).arg(ratio, 0, 'f', 2)));
     }
 }
 

@@ -1,6 +1,8 @@
 // The console's line icons in a light palette, a dark one and on a selection: drawn in the ink the palette asks for.
 #include "ui/themedicon.h"
 
+#include "contrast.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -8,9 +10,9 @@
 #include <QPalette>
 #include <QTest>
 
-#include <cmath>
 
 using namespace OpsDeck;
+using OpsDeck::Test::contrast;
 
 namespace {
 
@@ -33,18 +35,6 @@ QPalette darkPalette()
     p.setColor(QPalette::Highlight, QColor(0x3d, 0x7e, 0xd6));
     p.setColor(QPalette::HighlightedText, Qt::white);
     return p;
-}
-
-// WCAG 2 contrast ratio of two colours.
-double contrast(const QColor &a, const QColor &b)
-{
-    const auto luminance = [](const QColor &c) {
-        const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
-        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
-    };
-    const double la = luminance(a);
-    const double lb = luminance(b);
-    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 // The colours of the fully opaque pixels of an icon drawn at 48 px, with how often each is met.
