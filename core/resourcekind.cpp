@@ -111,18 +111,20 @@ QList<ResourceKind> KindTable::build()
                   "state", &Delivery::machine(),
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("webhook_id", QT_TR_NOOP("Webhook id"), Type::Text, false, 200),
-                   // Wide enough for "instance.status_changed".
-                   field("event_type", QT_TR_NOOP("Event"), Type::Text, true, 210),
+                   // What a provider going down its failed callbacks looks for, in the order it
+                   // reads them: the state and why it failed, whose notification it is (the
+                   // instance: most rows share one event type), when it is tried again.
                    field("state", QT_TR_NOOP("State"), Type::State, true, 110),
-                   // Why it failed, next to the state: the first thing a provider looks for.
                    field("last_status", QT_TR_NOOP("Last status"), Type::Integer, true, 90),
                    field("last_error", QT_TR_NOOP("Last error"), Type::Text, true, 220),
                    // Shown by name: room for the usual instance and provider names.
                    field("instance_id", QT_TR_NOOP("Instance"), Type::Id, true, 170, "instances"),
-                   field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
-                   field("endpoint_id", QT_TR_NOOP("Endpoint"), Type::Id, false, 90, "endpoints"),
                    field("attempts", QT_TR_NOOP("Attempts"), Type::Integer, true, 80),
                    field("next_attempt_at", QT_TR_NOOP("Next attempt"), Type::Timestamp, true, 160),
+                   // Wide enough for "instance.status_changed".
+                   field("event_type", QT_TR_NOOP("Event"), Type::Text, true, 210),
+                   field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
+                   field("endpoint_id", QT_TR_NOOP("Endpoint"), Type::Id, false, 90, "endpoints"),
                    field("give_up_at", QT_TR_NOOP("Gives up"), Type::Timestamp, false, 160),
                    field("created_at", QT_TR_NOOP("Created"), Type::Timestamp, false, 160),
                    field("updated_at", QT_TR_NOOP("Updated"), Type::Timestamp, true, 160),
@@ -154,16 +156,17 @@ QList<ResourceKind> KindTable::build()
                   "url", Endpoint::machine().states());
 
     kinds << kind("audit", "", QT_TR_NOOP("Audit"), QT_TR_NOOP("Audit entry"), "", nullptr,
+                  // When, who, did what to which object, and why, before the finer detail.
                   {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
                    field("at", QT_TR_NOOP("At"), Type::Timestamp, true, 160),
-                   field("actor.role", QT_TR_NOOP("Role"), Type::Text, true, 90),
                    field("actor.subject", QT_TR_NOOP("Actor"), Type::Text, true, 120),
-                   field("action", QT_TR_NOOP("Action"), Type::Text, true, 120),
-                   field("kind", QT_TR_NOOP("Kind"), Type::Text, true, 100),
+                   field("action", QT_TR_NOOP("Action"), Type::Text, true, 100),
+                   field("kind", QT_TR_NOOP("Kind"), Type::Text, true, 90),
                    field("object_id", QT_TR_NOOP("Object"), Type::Id, true, 80),
+                   field("reason", QT_TR_NOOP("Reason"), Type::Text, true, 260),
                    field("from", QT_TR_NOOP("From"), Type::Text, true, 110),
                    field("to", QT_TR_NOOP("To"), Type::Text, true, 110),
-                   field("reason", QT_TR_NOOP("Reason"), Type::Text, true, 260)},
+                   field("actor.role", QT_TR_NOOP("Role"), Type::Text, true, 90)},
                   "action", {});
     kinds.last().newestFirst = true;
 

@@ -37,10 +37,12 @@ void ResourceView::applyDefaultLayout()
         header->resizeSection(i, qMax(f.defaultWidth * m_table->fontMetrics().averageCharWidth() / 7,
                                       header->sectionSizeHint(i)));
     }
-    // The state is what an operator scans for: right after the name, never scrolled off.
+    // The state is what an operator scans for: right after the name, never scrolled off. A kind
+    // that lists its state before its name (deliveries: the event type is much the same on
+    // every row) has it there already.
     const int stateColumn = m_kind.stateField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.stateField);
     const int nameColumn = m_kind.nameField.isEmpty() ? -1 : m_kind.fieldIndex(m_kind.nameField);
-    if (stateColumn >= 0 && nameColumn >= 0 && stateColumn < header->count() && nameColumn < header->count()) {
+    if (stateColumn > nameColumn && nameColumn >= 0 && stateColumn < header->count() && nameColumn < header->count()) {
         const int target = header->visualIndex(nameColumn) + 1;
         header->moveSection(header->visualIndex(stateColumn), qMin(target, header->count() - 1));
     }

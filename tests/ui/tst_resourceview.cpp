@@ -87,6 +87,8 @@ private slots:
     void columnChooser();
     void columnTitlesFit_data();
     void columnTitlesFit();
+    void whatMattersIsInSight_data();
+    void whatMattersIsInSight();
     void sorting();
     void logsStartNewestFirst_data();
     void logsStartNewestFirst();
@@ -295,6 +297,56 @@ void tst_ResourceView::columnTitlesFit()
             continue;
         QVERIFY2(header->sectionSize(i) >= header->sectionSizeHint(i),
                  qPrintable(QStringLiteral("%1: %2 < %3").arg(k.fields.at(i).title).arg(header->sectionSize(i)).arg(header->sectionSizeHint(i))));
+    }
+}
+
+void tst_ResourceView::whatMattersIsInSight_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QStringList>("whole");   // in sight from end to end
+    QTest::addColumn<QStringList>("started"); // its first 100 px (or all of it) in sight
+    // Callbacks showed Id, Event (the same on most rows), State, Last status and Last error: the
+    // instance and the next attempt were scrolled to. The audit log hid the reason.
+    QTest::newRow("deliveries") << QStringLiteral("deliveries")
+                                << QStringList{"id", "state", "last_status", "last_error", "instance_id"}
+                                << QStringList{};
+    QTest::newRow("audit") << QStringLiteral("audit")
+                           << QStringList{"at", "actor.subject", "action", "kind", "object_id"}
+                           << QStringList{"reason"};
+    QTest::newRow("instances") << QStringLiteral("instances") << QStringList{"id", "name", "status"}
+                               << QStringList{"organization_id"};
+}
+
+void tst_ResourceView::whatMattersIsInSight()
+{
+    // The table's share of a 1400 px window, beside the sidebar and the detail pane.
+    QFETCH(QString, kind);
+    QFETCH(QStringList, whole);
+    QFETCH(QStringList, started);
+    const ResourceKind &k = *resourceKindByName(kind);
+    ResourceModel model(k);
+    FilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    ResourceView view(k);
+    view.setModel(&proxy, ResourceModel::ObjectRole);
+    view.resize(700, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QHeaderView *header = view.table()->horizontalHeader();
+    const int width = view.table()->viewport()->width();
+    QVERIFY(width > 600);
+    for (const QString &key : whole) {
+        const int column = k.fieldIndex(key);
+        QVERIFY2(column >= 0 && !header->isSectionHidden(column), qPrintable(key));
+        const int right = header->sectionViewportPosition(column) + header->sectionSize(column);
+        QVERIFY2(right <= width, qPrintable(QStringLiteral("%1 ends at %2 of %3").arg(key).arg(right).arg(width)));
+    }
+    for (const QString &key : started) {
+        const int column = k.fieldIndex(key);
+        QVERIFY2(column >= 0 && !header->isSectionHidden(column), qPrintable(key));
+        const int left = header->sectionViewportPosition(column);
+        QVERIFY2(left + qMin(100, header->sectionSize(column)) <= width,
+                 qPrintable(QStringLiteral("%1 starts at %2 of %3").arg(key).arg(left).arg(width)));
     }
 }
 
