@@ -70,6 +70,23 @@ QList<qint64> selectedIds(const ResourceView &view)
     return ids;
 }
 
+// An empty table of a kind, as a view shows it at first.
+struct EmptyKindView
+{
+    explicit EmptyKindView(const QString &name)
+        : kind(*resourceKindByName(name))
+        , model(kind)
+        , view(kind)
+    {
+        proxy.setSourceModel(&model);
+        view.setModel(&proxy, ResourceModel::ObjectRole);
+    }
+    const ResourceKind &kind;
+    ResourceModel model;
+    FilterProxyModel proxy;
+    ResourceView view;
+};
+
 } // namespace
 
 class tst_ResourceView : public QObject
@@ -285,12 +302,9 @@ void tst_ResourceView::columnTitlesFit()
 {
     // "Consecutive failures" cut to "Consecutive" hid what the endpoints' column counts.
     QFETCH(QString, kind);
-    const ResourceKind &k = *resourceKindByName(kind);
-    ResourceModel model(k);
-    FilterProxyModel proxy;
-    proxy.setSourceModel(&model);
-    ResourceView view(k);
-    view.setModel(&proxy, ResourceModel::ObjectRole);
+    EmptyKindView e(kind);
+    const ResourceKind &k = e.kind;
+    ResourceView &view = e.view;
     QHeaderView *header = view.table()->horizontalHeader();
     for (int i = 0; i < header->count(); ++i) {
         if (header->isSectionHidden(i))
@@ -323,12 +337,9 @@ void tst_ResourceView::whatMattersIsInSight()
     QFETCH(QString, kind);
     QFETCH(QStringList, whole);
     QFETCH(QStringList, started);
-    const ResourceKind &k = *resourceKindByName(kind);
-    ResourceModel model(k);
-    FilterProxyModel proxy;
-    proxy.setSourceModel(&model);
-    ResourceView view(k);
-    view.setModel(&proxy, ResourceModel::ObjectRole);
+    EmptyKindView e(kind);
+    const ResourceKind &k = e.kind;
+    ResourceView &view = e.view;
     view.resize(700, 400);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
