@@ -91,20 +91,10 @@
         <translation>Aucune tentative pour l&apos;instant.</translation>
     </message>
     <message>
-        <source>HTTP %1 after %2 ms</source>
-        <translation>HTTP %1 après %2&#xa0;ms</translation>
-    </message>
-    <message>
         <source>
 … (only the first 4 KiB of the response are kept)</source>
         <translation>
 … (seuls les 4&#xa0;premiers Kio de la réponse sont conservés)</translation>
-    </message>
-    <message>
-        <source>No response after %1 ms
-%2</source>
-        <translation>Pas de réponse après %1&#xa0;ms
-%2</translation>
     </message>
     <message>
         <source>unknown</source>
@@ -119,6 +109,26 @@
 %1</source>
         <translation>Issue inconnue&#xa0;: la requête a pu atteindre le point de terminaison
 %1</translation>
+    </message>
+    <message>
+        <source>&lt; 1 ms</source>
+        <translation>&lt; 1&#xa0;ms</translation>
+    </message>
+    <message>
+        <source>HTTP %1 after %2</source>
+        <translation>HTTP %1 après %2</translation>
+    </message>
+    <message>
+        <source>No response
+%1</source>
+        <translation>Pas de réponse
+%1</translation>
+    </message>
+    <message>
+        <source>No response after %1
+%2</source>
+        <translation>Pas de réponse après %1
+%2</translation>
     </message>
 </context>
 <context>

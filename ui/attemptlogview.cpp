@@ -53,6 +53,15 @@ QString bodyText(const QJsonValue &body)
     return text;
 }
 
+// Under a millisecond (a refused connection on this host) is not "0 ms".
+QString latencyText(qint64 ms)
+{
+    return ms < 1 ? AttemptLogView::tr("< 1 ms") : AttemptLogView::tr("%1 ms").arg(ms);
+}
+
+// Wide enough for a signature header line and a JSON line beside each other.
+constexpr int kSideBySideWidth = 900;
+
 // Logged by the server that took over the delivery from one that stopped mid-attempt: whether the
 // request went out, and what came back, nobody knows.
 bool interrupted(const QJsonObject &attempt)
@@ -118,7 +127,8 @@ AttemptLogView::AttemptLogView(QWidget *parent)
     m_list->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_list->header()->setSectionResizeMode(ErrorColumn, QHeaderView::Stretch);
 
-    auto *sides = new QSplitter(Qt::Horizontal, split);
+    auto *sides = new QSplitter(Qt::Vertical, split);
+    m_sides = sides;
     m_request = addSide(sides, tr("Request"), QStringLiteral("attemptRequest"), tr("Request of the chosen attempt"));
     m_response = addSide(sides, tr("Response"), QStringLiteral("attemptResponse"), tr("Response of the chosen attempt"));
     split->addWidget(m_list);
@@ -155,7 +165,7 @@ void AttemptLogView::setAttempts(const QJsonArray &attempts)
              status.isDouble()  ? QString::number(status.toInteger())
              : interrupted(a)   ? tr("unknown")
                                 : tr("no answer"),
-             latency.isDouble() ? tr("%1 ms").arg(latency.toInteger()) : tr("—"), errorText(a)});
+             latency.isDouble() ? latencyText(latency.toInteger()) : tr("—"), errorText(a)});
         item->setToolTip(ErrorColumn, errorText(a));
         item->setTextAlignment(AttemptColumn, Qt::AlignRight | Qt::AlignVCenter);
         item->setTextAlignment(LatencyColumn, Qt::AlignRight | Qt::AlignVCenter);
@@ -225,7 +235,7 @@ void AttemptLogView::showAttempt(int row)
     const QJsonValue status = a.value(QStringLiteral("response_status"));
     QString response;
     if (status.isDouble()) {
-        response = tr("HTTP %1 after %2 ms").arg(status.toInteger()).arg(a.value(QStringLiteral("latency_ms")).toInteger());
+        response = tr("HTTP %1 after %2").arg(status.toInteger()).arg(latencyText(a.value(QStringLiteral("latency_ms")).toInteger()));
         const QString headers = headerLines(a.value(QStringLiteral("response_headers")));
         if (!headers.isEmpty())
             response += QLatin1Char('\n') + headers;
@@ -238,9 +248,9 @@ void AttemptLogView::showAttempt(int row)
         response = tr("Outcome unknown: the request may have reached the endpoint\n%1").arg(errorText(a));
     } else {
         // No answer: what went wrong is all there is to show.
-        response = tr("No response after %1 ms\n%2")
-                       .arg(a.value(QStringLiteral("latency_ms")).toInteger())
-                       .arg(errorText(a));
+        const qint64 latency = a.value(QStringLiteral("latency_ms")).toInteger();
+        response = latency < 1 ? tr("No response\n%1").arg(errorText(a))
+                               : tr("No response after %1\n%2").arg(latencyText(latency), errorText(a));
     }
     // An "http" error only repeats the status; anything else (a body cut off by the timeout)
     // is news.
@@ -248,6 +258,19 @@ void AttemptLogView::showAttempt(int row)
         && a.value(QStringLiteral("error_class")).toString() != QLatin1String("http"))
         response.append(QStringLiteral("\n\n") + errorText(a));
     m_response->setPlainText(response);
+}
+
+Qt::Orientation AttemptLogView::sidesOrientation() const
+{
+    return m_sides->orientation();
+}
+
+void AttemptLogView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    const Qt::Orientation wanted = width() >= kSideBySideWidth ? Qt::Horizontal : Qt::Vertical;
+    if (m_sides->orientation() != wanted)
+        m_sides->setOrientation(wanted);
 }
 
 } // namespace OpsDeck

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 class QLabel;
+class QSplitter;
 class QPlainTextEdit;
 class QTreeWidget;
 
@@ -30,12 +31,20 @@ public:
     QString requestText() const;
     QString responseText() const;
 
+    // Request and response side by side when the view is wide, one above the other when not:
+    // side by side in a pane a third of the window wide, a header line broke mid-word.
+    Qt::Orientation sidesOrientation() const;
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void showAttempt(int row);
 
     QJsonArray m_attempts;
     QLabel *m_message = nullptr;
     QTreeWidget *m_list = nullptr;
+    QSplitter *m_sides = nullptr;
     QPlainTextEdit *m_request = nullptr;
     QPlainTextEdit *m_response = nullptr;
 };

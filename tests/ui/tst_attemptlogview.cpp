@@ -1,5 +1,5 @@
 // A delivery's attempts as the attempt log view shows them: one row each, the newest chosen, its
-// request and response side by side, and what is said when there is no answer or no attempt.
+// request and response (side by side when wide), and what is said when there is no answer or no attempt.
 #include "ui/attemptlogview.h"
 #include "ui/detailpane.h"
 
@@ -39,6 +39,8 @@ private slots:
     void sides_data();
     void sides();
     void choosingAnotherAttempt();
+    void underAMillisecond();
+    void sidesFollowTheWidth();
     void interruptedAttemptSaysNobodyKnows();
     void choiceKeptWhenTheAttemptsComeAgain();
     void cutResponseSaysSo();
@@ -82,6 +84,44 @@ void tst_AttemptLogView::sides()
     // A JSON body is indented to be read.
     QVERIFY2(view.requestText().contains(QStringLiteral("\n    \"instance_id\": 4")), qPrintable(view.requestText()));
     QCOMPARE(view.responseText(), response);
+}
+
+void tst_AttemptLogView::underAMillisecond()
+{
+    // A refused connection on this host is logged at 0 ms: "0 ms" and "No response after 0 ms"
+    // read as a measurement of nothing.
+    QJsonObject refused = attempt(1, QJsonValue::Null, "connect", "Connection refused");
+    refused.insert("latency_ms", 0);
+    QJsonObject quick = attempt(2, 204, "", "");
+    quick.insert("latency_ms", 0);
+    AttemptLogView view;
+    view.setAttempts({refused, quick});
+    auto *list = view.findChild<QTreeWidget *>(QStringLiteral("attemptList"));
+    QVERIFY(list);
+    QCOMPARE(list->topLevelItem(0)->text(3), QStringLiteral("< 1 ms"));
+    QCOMPARE(list->topLevelItem(1)->text(3), QStringLiteral("< 1 ms"));
+    QVERIFY2(view.responseText().startsWith(QStringLiteral("HTTP 204 after < 1 ms\n")), qPrintable(view.responseText()));
+    list->setCurrentItem(list->topLevelItem(0));
+    QCOMPARE(view.responseText(), QStringLiteral("No response\nconnect: Connection refused"));
+}
+
+void tst_AttemptLogView::sidesFollowTheWidth()
+{
+    // In the detail pane (a third of the window) request and response are one above the other,
+    // each as wide as the pane; given room they are side by side.
+    AttemptLogView view;
+    view.setAttempts({attempt(1, 503, "http", "HTTP 503")});
+    view.resize(500, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCOMPARE(view.sidesOrientation(), Qt::Vertical);
+    auto *request = view.findChild<QWidget *>(QStringLiteral("attemptRequest"));
+    QVERIFY(request);
+    QVERIFY2(request->width() > 400, qPrintable(QString::number(request->width())));
+    view.resize(1000, 600);
+    QTRY_COMPARE(view.sidesOrientation(), Qt::Horizontal);
+    view.resize(500, 600);
+    QTRY_COMPARE(view.sidesOrientation(), Qt::Vertical);
 }
 
 void tst_AttemptLogView::choosingAnotherAttempt()
