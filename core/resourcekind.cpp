@@ -66,7 +66,7 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("organizations", "organization", QT_TR_NOOP("Organizations"), QT_TR_NOOP("Organization"),
                   "status", &Organization::machine(),
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("status", QT_TR_NOOP("Status"), Type::State, true, 110),
                    field("version", QT_TR_NOOP("Version"), Type::Integer, false, 70),
@@ -76,7 +76,7 @@ QList<ResourceKind> KindTable::build()
                   "name", Organization::machine().states());
 
     kinds << kind("providers", "provider", QT_TR_NOOP("Providers"), QT_TR_NOOP("Provider"), "", nullptr,
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
                    field("applications", QT_TR_NOOP("Applications"), Type::Json, true, 220),
@@ -87,7 +87,7 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("instances", "instance", QT_TR_NOOP("Instances"), QT_TR_NOOP("Instance"),
                   "status", &Instance::machine(),
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("name", QT_TR_NOOP("Name"), Type::Text, true, 200),
                    field("organization_id", QT_TR_NOOP("Organization"), Type::Id, true, 100, "organizations"),
                    field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 100, "providers"),
@@ -109,8 +109,8 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("deliveries", "delivery", QT_TR_NOOP("Callbacks"), QT_TR_NOOP("Callback delivery"),
                   "state", &Delivery::machine(),
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
-                   field("webhook_id", QT_TR_NOOP("Webhook id"), Type::Text, false, 200),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
+                   field("webhook_id", QT_TR_NOOP("Webhook ID"), Type::Text, false, 200),
                    // What a provider going down its failed callbacks looks for, in the order it
                    // reads them: the state and why it failed, whose notification it is (the
                    // instance: most rows share one event type), when it is tried again.
@@ -135,7 +135,7 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("endpoints", "endpoint", QT_TR_NOOP("Endpoints"), QT_TR_NOOP("Endpoint"),
                   "state", &Endpoint::machine(),
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("url", QT_TR_NOOP("URL"), Type::Text, true, 260),
                    field("provider_id", QT_TR_NOOP("Provider"), Type::Id, true, 120, "providers"),
                    field("state", QT_TR_NOOP("State"), Type::State, true, 110),
@@ -157,7 +157,7 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("audit", "", QT_TR_NOOP("Audit"), QT_TR_NOOP("Audit entry"), "", nullptr,
                   // When, who, did what to which object, and why, before the finer detail.
-                  {field("id", QT_TR_NOOP("Id"), Type::Id, true, 70),
+                  {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("at", QT_TR_NOOP("At"), Type::Timestamp, true, 160),
                    field("actor.subject", QT_TR_NOOP("Actor"), Type::Text, true, 120),
                    field("action", QT_TR_NOOP("Action"), Type::Text, true, 100),

@@ -28,7 +28,7 @@
     <name>OpsDeck::AttemptLogView</name>
     <message>
         <source>%1: %2</source>
-        <translation>%1: %2</translation>
+        <translation>%1&#xa0;: %2</translation>
     </message>
     <message>
         <source>Delivery attempts</source>
@@ -151,7 +151,7 @@
     </message>
     <message>
         <source>Every callback in the chosen states and scope starts a fresh schedule; pending ones are attempted now. The server counts them first, again whenever the choice changes.</source>
-        <translation>Chaque rappel des états et de la portée choisis repart sur un nouveau calendrier&#xa0;; ceux en attente sont tentés tout de suite. Le serveur les compte d&apos;abord, puis de nouveau à chaque changement de choix.</translation>
+        <translation>Chaque rappel des états et de la portée choisis repart sur un nouveau calendrier&#xa0;; ceux en attente sont retentés immédiatement. Le serveur les compte d&apos;abord, puis de nouveau à chaque changement de choix.</translation>
     </message>
     <message>
         <source>Scope</source>
@@ -195,7 +195,7 @@
     </message>
     <message>
         <source>Matching:</source>
-        <translation>Correspondants&#xa0;:</translation>
+        <translation>Concernés&#xa0;:</translation>
     </message>
     <message>
         <source>Re&amp;ason:</source>
@@ -1230,7 +1230,7 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     </message>
     <message>
         <source>Stopped before its provider registered it: it has no callback, so starting it would tell no provider. Create a new instance instead.</source>
-        <translation>Arrêtée avant que son fournisseur ne l&apos;enregistre : elle n&apos;a pas de rappel, la démarrer n&apos;avertirait donc aucun fournisseur. Créez plutôt une nouvelle instance.</translation>
+        <translation>Arrêtée avant que son fournisseur ne l&apos;enregistre&#xa0;: elle n&apos;a pas de rappel, la démarrer n&apos;avertirait donc aucun fournisseur. Créez plutôt une nouvelle instance.</translation>
     </message>
     <message>
         <source>Being destroyed: %1. Its provider may have deleted it already, so it cannot start again; it becomes DESTROYED once callback #%2 is acknowledged. If that failed, retry it on the Callbacks page.</source>
@@ -1315,10 +1315,6 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <translation>Organisations</translation>
     </message>
     <message>
-        <source>Id</source>
-        <translation>ID</translation>
-    </message>
-    <message>
         <source>Name</source>
         <translation>Nom</translation>
     </message>
@@ -1399,10 +1395,6 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <translation>Rappels</translation>
     </message>
     <message>
-        <source>Webhook id</source>
-        <translation>ID de webhook</translation>
-    </message>
-    <message>
         <source>Event</source>
         <translation>Événement</translation>
     </message>
@@ -1436,7 +1428,7 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     </message>
     <message>
         <source>Gives up</source>
-        <translation>Abandon</translation>
+        <translation>Abandon prévu</translation>
     </message>
     <message>
         <source>Body</source>
@@ -1545,6 +1537,14 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>Awaited notification</source>
         <translation>Notification attendue</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Webhook ID</source>
+        <translation>ID de webhook</translation>
     </message>
 </context>
 <context>
@@ -1736,11 +1736,11 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     </message>
     <message>
         <source>Delivered (in flight when cancelled)</source>
-        <translation>Livrée (partie avant l&apos;annulation)</translation>
+        <translation>Livrée (envoi en cours lors de l&apos;annulation)</translation>
     </message>
     <message>
         <source>Give up</source>
-        <translation>Abandon</translation>
+        <translation>Abandonner</translation>
     </message>
     <message>
         <source>Supersede</source>
@@ -1748,7 +1748,7 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     </message>
     <message>
         <source>Retry now</source>
-        <translation>Renvoyer</translation>
+        <translation>Relancer maintenant</translation>
     </message>
     <message>
         <source>Retry</source>
@@ -1804,7 +1804,7 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     </message>
     <message>
         <source>Delivered (in flight when superseded)</source>
-        <translation>Livrée (partie avant d&apos;être remplacée)</translation>
+        <translation>Livrée (envoi en cours lors du remplacement)</translation>
     </message>
 </context>
 <context>

@@ -440,7 +440,7 @@ void tst_ResourceModel::referenceNames()
 void tst_ResourceModel::headers()
 {
     ResourceModel model(instancesKind());
-    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("Id"));
+    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("ID"));
     QCOMPARE(model.headerData(column("callback.url"), Qt::Horizontal, Qt::ToolTipRole).toString(),
              QStringLiteral("callback.url"));
     QCOMPARE(model.headerData(model.columnCount(), Qt::Horizontal), QVariant());

@@ -428,7 +428,7 @@ void tst_ResourceView::selectionAndCsv()
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QStringList lines = QString::fromUtf8(file.readAll()).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 1 + 3); // header + the rows the filter shows
-    QVERIFY2(lines.at(0).startsWith(QStringLiteral("Id,Name")), qPrintable(lines.at(0)));
+    QVERIFY2(lines.at(0).startsWith(QStringLiteral("ID,Name")), qPrintable(lines.at(0)));
     // Commas and quotes are quoted the RFC 4180 way.
     QVERIFY2(lines.at(2).contains(QStringLiteral("\"bravo, \"\"b\"\"\"")), qPrintable(lines.at(2)));
     // Hidden columns are not exported.
