@@ -6,6 +6,14 @@
 
 namespace OpsDeck {
 
+namespace {
+
+// A line of about this many characters is read at a glance; one across a wide page is not.
+constexpr int kLineLength = 72;
+constexpr int kMinimumMargin = 60;
+
+} // namespace
+
 UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, QWidget *parent)
     : QWidget(parent)
 {
@@ -28,7 +36,7 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     m_reason->setForegroundRole(QPalette::PlaceholderText);
     // Full-width labels: a word-wrapped label squeezed by an alignment gets clipped.
     auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(60, 20, 60, 20);
+    layout->setContentsMargins(kMinimumMargin, 20, kMinimumMargin, 20);
     layout->addStretch(1);
     layout->addWidget(m_title);
     layout->addSpacing(8);
@@ -39,6 +47,15 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
 void UnavailablePage::setReason(const QString &reason)
 {
     m_reason->setText(reason);
+}
+
+void UnavailablePage::resizeEvent(QResizeEvent *event)
+{
+    // The text keeps a readable measure: the margins take what is wider than that.
+    const int measure = fontMetrics().averageCharWidth() * kLineLength;
+    const int side = qMax(kMinimumMargin, (width() - measure) / 2);
+    layout()->setContentsMargins(side, 20, side, 20);
+    QWidget::resizeEvent(event);
 }
 
 QString UnavailablePage::text() const

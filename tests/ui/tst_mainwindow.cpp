@@ -106,6 +106,7 @@ void tst_MainWindow::navigation()
     QFETCH(bool, available);
 
     MainWindow w;
+    w.resize(1400, 860);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QCOMPARE(w.objectName(), QStringLiteral("mainWindow"));
@@ -123,10 +124,17 @@ void tst_MainWindow::navigation()
     if (!available) {
         // Not an empty table: a page that says the server does not have this yet.
         auto *page = qobject_cast<UnavailablePage *>(pages->currentWidget());
-        if (page)
+        if (page) {
             QVERIFY2(page->text().contains(QStringLiteral("not available on this server yet")), qPrintable(page->text()));
-        else
+            // Read at a glance: the reason wraps to a measure of about 72 characters, not one
+            // line across a wide window.
+            auto *reason = page->findChild<QLabel *>(QStringLiteral("unavailableReason"));
+            QVERIFY(reason);
+            QTRY_VERIFY2(reason->width() > 0 && reason->width() <= reason->fontMetrics().averageCharWidth() * 75,
+                         qPrintable(QString::number(reason->width())));
+        } else {
             QVERIFY(w.resourceView(view)); // the kind became available: then it is a real table
+        }
     } else if (view != QLatin1String("dashboard")) {
         ResourceView *rv = w.resourceView(view);
         QVERIFY(rv);
