@@ -34,6 +34,13 @@
 
 namespace OpsDeck {
 
+namespace {
+
+// The most a watcher may send in one frame or message: room for a ping or a close, nothing more.
+constexpr quint64 kWatchMessageLimit = 4096;
+
+} // namespace
+
 struct ControlPlane::Apis
 {
     explicit Apis(ApiContext c)
@@ -285,6 +292,10 @@ void ControlPlane::acceptWebSockets()
         std::unique_ptr<QWebSocket> socket = m_http->nextPendingWebSocketConnection();
         if (!socket)
             continue;
+        // The feed reads nothing from a watcher: anything larger than a ping is closed with 1009
+        // as its header arrives, where Qt would have buffered a message of any size.
+        socket->setMaxAllowedIncomingFrameSize(kWatchMessageLimit);
+        socket->setMaxAllowedIncomingMessageSize(kWatchMessageLimit);
         const QUrl url = socket->requestUrl();
         const QUrlQuery query(url);
         if (url.path() != QLatin1String("/api/v1/watch")) {
@@ -317,9 +328,8 @@ void ControlPlane::acceptWebSockets()
         }
         std::optional<qint64> after;
         if (query.hasQueryItem(QStringLiteral("after"))) {
-            bool ok = false;
-            after = query.queryItemValue(QStringLiteral("after")).toLongLong(&ok);
-            if (!ok || *after < 0) {
+            after = canonicalNumber(query.queryItemValue(QStringLiteral("after")));
+            if (!after) {
                 refuse(std::move(socket), 4400, QStringLiteral("invalid-request: after"));
                 continue;
             }

@@ -185,25 +185,26 @@ Response AccessApi::events(Request &req)
         return Response::problem(invalid(QStringLiteral("?cursor"), QStringLiteral("the feed is paged with ?after=SEQ")));
     qint64 after = 0;
     if (req.hasQuery(QStringLiteral("after"))) {
-        bool ok = false;
-        after = req.queryValue(QStringLiteral("after")).toLongLong(&ok);
-        if (!ok || after < 0)
+        const auto seq = canonicalNumber(req.queryValue(QStringLiteral("after")));
+        if (!seq)
             return Response::problem(invalid(QStringLiteral("?after"), QStringLiteral("expected a sequence number >= 0")));
+        after = *seq;
     } else {
         after = m_ctx.feed.lastSeq();
     }
     int wait = 0;
     if (req.hasQuery(QStringLiteral("wait"))) {
-        bool ok = false;
-        wait = req.queryValue(QStringLiteral("wait")).toInt(&ok);
-        if (!ok || wait < 0 || wait > m_ctx.options.maxWaitSeconds)
+        const auto seconds = canonicalNumber(req.queryValue(QStringLiteral("wait")));
+        if (!seconds || *seconds > m_ctx.options.maxWaitSeconds)
             return Response::problem(invalid(QStringLiteral("?wait"), QStringLiteral("expected seconds from 0 to %1")
                                                                          .arg(m_ctx.options.maxWaitSeconds)));
+        wait = int(*seconds);
     }
     const auto feedPage = m_ctx.feed.read(req.who(), after, page->limit, &problem);
     if (!feedPage)
         return Response::problem(problem);
-    if (!feedPage->events.isEmpty() || wait == 0 || !req.responder)
+    // HEAD answers at once, as the GET would have once the wait ended: the same status and headers.
+    if (!feedPage->events.isEmpty() || wait == 0 || !req.responder || req.head)
         return Response::text(200, ChangeFeed::pageBody(*feedPage), QByteArrayLiteral("application/json"));
     m_ctx.feed.wait(req.who(), feedPage->lastSeq, page->limit, wait * 1000, std::move(*req.responder), req.connection);
     return Response::later();

@@ -171,13 +171,12 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     req.method = methodName(raw.method());
     req.path = raw.url().path();
     req.query = raw.query();
-    // HEAD is GET without the body (RFC 9110, 9.3.2): the same status and headers. It never waits
-    // as a long poll would, which would answer later, with a body.
+    // HEAD is GET without the body (RFC 9110, 9.3.2): the same status and headers, its query
+    // checked as the GET's is. It never waits as a long poll would (Request::head).
     const bool head = req.method == "HEAD";
-    if (head) {
+    if (head)
         req.method = QByteArrayLiteral("GET");
-        req.query.removeAllQueryItems(QStringLiteral("wait"));
-    }
+    req.head = head;
     req.body = raw.body();
     req.raw = &raw;
     req.responder = &responder;

@@ -27,11 +27,19 @@ QString Request::queryValue(const QString &key) const
     return query.queryItemValue(key, QUrl::FullyDecoded);
 }
 
-std::optional<qint64> canonicalId(const QString &text)
+std::optional<qint64> canonicalNumber(const QString &text)
 {
     bool ok = false;
-    const qint64 id = text.toLongLong(&ok);
-    if (!ok || id <= 0 || text != QString::number(id))
+    const qint64 n = text.toLongLong(&ok);
+    if (!ok || n < 0 || text != QString::number(n))
+        return std::nullopt;
+    return n;
+}
+
+std::optional<qint64> canonicalId(const QString &text)
+{
+    const auto id = canonicalNumber(text);
+    if (!id || *id == 0)
         return std::nullopt;
     return id;
 }

@@ -30,6 +30,9 @@ struct Request
     // ends the connection then), "keep-alive" to an HTTP/1.0 client that asked to keep the
     // connection, else nothing.
     QByteArray connection;
+    // Asked as HEAD: answered as the GET, without the body, and never later (a long poll does
+    // not wait for it).
+    bool head = false;
     bool closeAfter() const { return connection == "close"; }
 
     QByteArray header(const QByteArray &name) const;
@@ -44,5 +47,8 @@ struct Request
 // An id written the one way the server writes it: positive decimal, no sign, no leading zero, no
 // spaces ("007", "+7" and " 7" are not the resource 7). Path segments and id filters alike.
 std::optional<qint64> canonicalId(const QString &text);
+// A count or a position written the same one way, zero included ("0", not "00", "+0" or " 0"):
+// a sequence number, seconds to wait.
+std::optional<qint64> canonicalNumber(const QString &text);
 
 } // namespace OpsDeck

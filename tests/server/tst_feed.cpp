@@ -34,6 +34,7 @@ private slots:
     void webSocketRefusesBadParameters_data();
     void webSocketRefusesBadParameters();
     void webSocketFilteredByRole();
+    void webSocketRefusesAnOversizedMessage();
     void waitingPollIsFilteredByRole();
     void replicasCommitInSequenceOrder();
     void revokedTokenEndsItsWatchAndPoll();
@@ -41,6 +42,8 @@ private slots:
 private:
     qint64 lastSeq();
     QNetworkReply *startPoll(QNetworkAccessManager &nam, const QString &query, const QString &token);
+    // Opens /api/v1/watch with the token in Authorization and the query given.
+    void openWatch(QWebSocket &socket, const QString &token, const QString &query = QString());
 
     std::unique_ptr<TestServer> m_server;
 };
@@ -177,6 +180,12 @@ void tst_Feed::rejectsBadParameters_data()
     QTest::newRow("negative wait") << "wait=-1" << "?wait";
     QTest::newRow("limit too large") << "limit=5000" << "?limit";
     QTest::newRow("cursor instead of after") << "cursor=abc" << "?cursor";
+    // A number is written one way, as the server writes it: Qt's reader took these as 185.
+    QTest::newRow("after with a sign") << "after=%2B185" << "?after";
+    QTest::newRow("after with spaces") << "after=%20185%20" << "?after";
+    QTest::newRow("after with a leading zero") << "after=0185" << "?after";
+    QTest::newRow("wait with a leading zero") << "wait=05" << "?wait";
+    QTest::newRow("wait with a sign") << "wait=%2B5" << "?wait";
 }
 
 void tst_Feed::rejectsBadParameters()
@@ -188,19 +197,25 @@ void tst_Feed::rejectsBadParameters()
     QCOMPARE(r.json().value(QStringLiteral("errors")).toArray().first().toObject().value(QStringLiteral("path")).toString(), path);
 }
 
+void tst_Feed::openWatch(QWebSocket &socket, const QString &token, const QString &query)
+{
+    QUrl url = m_server->baseUrl();
+    url.setScheme(QStringLiteral("ws"));
+    url.setPath(QStringLiteral("/api/v1/watch"));
+    if (!query.isEmpty())
+        url.setQuery(query);
+    QNetworkRequest req(url);
+    req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    socket.open(req);
+}
+
 void tst_Feed::webSocketReceivesEvents()
 {
     const qint64 before = m_server->createOrganization(QStringLiteral("Before")) ? lastSeq() : 0;
     QWebSocket socket;
     QSignalSpy messages(&socket, &QWebSocket::textMessageReceived);
     QSignalSpy connected(&socket, &QWebSocket::connected);
-    QUrl url = m_server->baseUrl();
-    url.setScheme(QStringLiteral("ws"));
-    url.setPath(QStringLiteral("/api/v1/watch"));
-    url.setQuery(QStringLiteral("after=%1").arg(before - 1));
-    QNetworkRequest req(url);
-    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
-    socket.open(req);
+    openWatch(socket, m_server->operatorToken(), QStringLiteral("after=%1").arg(before - 1));
     QTRY_COMPARE(connected.size(), 1);
     // The backlog after the cursor first, then live events.
     QTRY_COMPARE(messages.size(), 1);
@@ -238,6 +253,8 @@ void tst_Feed::webSocketRefusesBadParameters_data()
     QTest::addColumn<QString>("reason");
     QTest::newRow("not a number") << QStringLiteral("after=abc") << QStringLiteral("invalid-request: after");
     QTest::newRow("negative") << QStringLiteral("after=-1") << QStringLiteral("invalid-request: after");
+    QTest::newRow("a sign") << QStringLiteral("after=%2B1") << QStringLiteral("invalid-request: after");
+    QTest::newRow("spaces") << QStringLiteral("after=%201%20") << QStringLiteral("invalid-request: after");
     QTest::newRow("misspelt") << QStringLiteral("afterr=3") << QStringLiteral("invalid-request: afterr");
     QTest::newRow("twice") << QStringLiteral("after=1&after=2") << QStringLiteral("invalid-request: after");
     // A close reason is at most 123 bytes of UTF-8: a long name of three-byte characters is cut
@@ -263,6 +280,28 @@ void tst_Feed::webSocketRefusesBadParameters()
     QCOMPARE(m_server->controlPlane().feed().watcherCount(), 0);
 }
 
+void tst_Feed::webSocketRefusesAnOversizedMessage()
+{
+    // The feed reads nothing from a watcher. Any token could send one message of half a gigabyte
+    // and the server buffered it whole (four of them took 2 GB): one larger than a ping is closed
+    // with 1009 (too much data) as its header arrives.
+    QWebSocket socket;
+    QSignalSpy connected(&socket, &QWebSocket::connected);
+    QSignalSpy disconnected(&socket, &QWebSocket::disconnected);
+    openWatch(socket, m_server->operatorToken());
+    QTRY_COMPARE(connected.size(), 1);
+    QTRY_COMPARE(m_server->controlPlane().feed().watcherCount(), 1);
+    // A small message is let be: it is read and dropped.
+    socket.sendTextMessage(QStringLiteral("hello"));
+    socket.ping();
+    QTest::qWait(100);
+    QCOMPARE(disconnected.size(), 0);
+    socket.sendTextMessage(QString(64 * 1024, QLatin1Char('x')));
+    QTRY_COMPARE(disconnected.size(), 1);
+    QCOMPARE(socket.closeCode(), QWebSocketProtocol::CloseCodeTooMuchData);
+    QTRY_COMPARE(m_server->controlPlane().feed().watcherCount(), 0);
+}
+
 void tst_Feed::webSocketFilteredByRole()
 {
     const qint64 org = m_server->createOrganization(QStringLiteral("O"));
@@ -271,12 +310,7 @@ void tst_Feed::webSocketFilteredByRole()
     QWebSocket socket;
     QSignalSpy messages(&socket, &QWebSocket::textMessageReceived);
     QSignalSpy connected(&socket, &QWebSocket::connected);
-    QUrl url = m_server->baseUrl();
-    url.setScheme(QStringLiteral("ws"));
-    url.setPath(QStringLiteral("/api/v1/watch"));
-    QNetworkRequest req(url);
-    req.setRawHeader("Authorization", "Bearer " + m_server->token(QStringLiteral("provider"), QString::number(provider)).toUtf8());
-    socket.open(req);
+    openWatch(socket, m_server->token(QStringLiteral("provider"), QString::number(provider)));
     QTRY_COMPARE(connected.size(), 1);
     QVERIFY(m_server->createInstance(QStringLiteral("theirs"), org, other, QStringLiteral("app"), QStringLiteral("bob")));
     const qint64 mine = m_server->createInstance(QStringLiteral("mine"), org, provider, QStringLiteral("app"), QStringLiteral("bob"));

@@ -189,6 +189,15 @@ void tst_HttpFront::headAnswersWithoutABody()
     QVERIFY(announced.hasMatch());
     const qsizetype getHeadEnd = rest.indexOf("\r\n\r\n");
     QCOMPARE(rest.mid(getHeadEnd + 4).size(), announced.captured(1).toLongLong());
+    // The query is read as the GET's is: HEAD dropped ?wait first, so "wait=abc" was a 200 to
+    // HEAD and a 400 to GET. A good wait is answered at once, as the GET would be once it ended.
+    const QByteArray badWait = exchange("HEAD /api/v1/events?wait=abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                        + token + "\r\nConnection: close\r\n\r\n");
+    QVERIFY2(badWait.startsWith("HTTP/1.1 400"), badWait.constData());
+    QVERIFY2(badWait.endsWith("\r\n\r\n"), badWait.constData());
+    const QByteArray goodWait = exchange("HEAD /api/v1/events?wait=5 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                         + token + "\r\nConnection: close\r\n\r\n");
+    QVERIFY2(goodWait.startsWith("HTTP/1.1 200"), goodWait.constData());
     // And a path with no GET says so in Allow; one with GET allows HEAD too.
     const Reply notAllowed = m_server->request("PUT", QStringLiteral("/api/v1/whoami"), QByteArray(), m_server->operatorToken());
     QCOMPARE(notAllowed.status, 405);
