@@ -302,8 +302,19 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
 {
     const QString caller = req.caller->key();
     const QString k = QString::fromUtf8(key);
-    const QByteArray fp =
-        IdempotencyStore::fingerprint(req.method, req.path, req.query.toString(QUrl::FullyEncoded), req.body);
+    // A retry under the key with another If-Match or header reason is another request: the stale
+    // If-Match's 412 was replayed to the corrected one, and a second reason was dropped unheard.
+    QByteArrayList conditions;
+    if (req.raw) {
+        for (const auto &[name, value] : req.raw->headers()) {
+            for (const char *field : {"If-Match", "X-OpsDeck-Reason"}) {
+                if (name.compare(field, Qt::CaseInsensitive) == 0)
+                    conditions.append(QByteArray(field) + ": " + value);
+            }
+        }
+    }
+    const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.query.toString(QUrl::FullyEncoded),
+                                                        req.body, conditions);
     auto rec = m_idempotency.find(caller, k);
     // Requests are answered within seconds; a key still "running" after a minute belongs to a
     // process that died mid-request before anything of it committed, so the retry may run it.

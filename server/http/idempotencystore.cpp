@@ -14,7 +14,7 @@ IdempotencyStore::IdempotencyStore(Database &db)
 }
 
 QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString &path, const QString &query,
-                                         const QByteArray &body)
+                                         const QByteArray &body, const QByteArrayList &conditions)
 {
     QCryptographicHash h(QCryptographicHash::Sha256);
     h.addData(method);
@@ -23,6 +23,10 @@ QByteArray IdempotencyStore::fingerprint(const QByteArray &method, const QString
     if (!query.isEmpty()) {
         h.addData(QByteArrayView("?"));
         h.addData(query.toUtf8());
+    }
+    for (const QByteArray &field : conditions) {
+        h.addData(QByteArrayView("\n"));
+        h.addData(field);
     }
     h.addData(QByteArrayView("\n"));
     h.addData(body);

@@ -14,7 +14,7 @@ namespace OpsDeck {
 
 struct IdempotencyRecord
 {
-    QByteArray fingerprint; // SHA-256 of method, path, query and body
+    QByteArray fingerprint; // SHA-256 of method, path, query, body and the fields that change it
     bool running = false;   // taken, and nothing of the request committed yet
     bool committed = false; // the request's transaction committed; its answer was never stored
     QString createdAt;
@@ -32,8 +32,11 @@ class IdempotencyStore final
 public:
     explicit IdempotencyStore(Database &db);
 
+    // The request's method, path, query and body, and the header fields that change what it does
+    // ("If-Match: \"2\"", "X-OpsDeck-Reason: ..."; none for most requests, whose fingerprint is
+    // then what it always was).
     static QByteArray fingerprint(const QByteArray &method, const QString &path, const QString &query,
-                                  const QByteArray &body);
+                                  const QByteArray &body, const QByteArrayList &conditions = {});
     std::optional<IdempotencyRecord> find(const QString &caller, const QString &key);
     // True when the key is now this request's. False when it is already taken (a concurrent first
     // use), or, with *error set, when the storage failed (busy, unavailable): that is no answer

@@ -1,8 +1,10 @@
 // The API conventions of spec §7: ETag/If-Match, Idempotency-Key, cursor paging, reason -> audit.
 #include "testserver.h"
 
+#include "server/http/idempotencystore.h"
 #include "server/storage/database.h"
 
+#include <QCryptographicHash>
 #include <QSet>
 #include <QSqlQuery>
 #include <QtTest>
@@ -26,6 +28,7 @@ private slots:
     void operatorsAreToldApart();
     void idempotencyKeyOfACommittedRequestNeverRunsItAgain();
     void idempotencyFingerprintHasTheQuery();
+    void idempotencyFingerprintHasTheConditions();
     void idempotencyNeverKeepsASecret();
     void pagination();
     void paginationRejectsBadParameters_data();
@@ -208,6 +211,37 @@ void tst_Conventions::idempotencyFingerprintHasTheQuery()
                                          {{"Idempotency-Key", "k-6"}});
     QCOMPARE(real.status, 422);
     QCOMPARE(real.code(), QStringLiteral("idempotency-key-reused"));
+}
+
+void tst_Conventions::idempotencyFingerprintHasTheConditions()
+{
+    // If-Match and X-OpsDeck-Reason change what a request does. A stale If-Match's 412 was
+    // replayed to the retry that carried the current version, and a retry with a second header
+    // reason was answered as the first while the audit kept the first.
+    const QString token = m_server->operatorToken();
+    const qint64 id = m_server->createOrganization(QStringLiteral("Acme"));
+    const QString path = QStringLiteral("/api/v1/organizations/%1").arg(id);
+    const Reply stale = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-7"}, {"If-Match", "\"9\""}});
+    QCOMPARE(stale.status, 412);
+    const Reply again = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-7"}, {"If-Match", "\"9\""}});
+    QCOMPARE(again.status, 412);
+    QCOMPARE(again.header("Idempotency-Replayed"), QByteArray("true"));
+    const Reply current = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-7"}, {"If-Match", "\"1\""}});
+    QCOMPARE(current.status, 422);
+    QCOMPARE(current.code(), QStringLiteral("idempotency-key-reused"));
+
+    const Reply first = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-8"}, {"X-OpsDeck-Reason", "first"}});
+    QCOMPARE(first.status, 200);
+    const Reply second = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-8"}, {"X-OpsDeck-Reason", "second"}});
+    QCOMPARE(second.status, 422);
+    QCOMPARE(second.code(), QStringLiteral("idempotency-key-reused"));
+    const Reply replayed = m_server->request("DELETE", path, QByteArray(), token, {{"Idempotency-Key", "k-8"}, {"X-OpsDeck-Reason", "first"}});
+    QCOMPARE(replayed.status, 200);
+    QCOMPARE(replayed.header("Idempotency-Replayed"), QByteArray("true"));
+    // A request without either field keeps the fingerprint it always had: keys stored before
+    // still replay.
+    QCOMPARE(IdempotencyStore::fingerprint("POST", QStringLiteral("/a"), QString(), "{}"),
+             QCryptographicHash::hash("POST /a\n{}", QCryptographicHash::Sha256).toHex());
 }
 
 void tst_Conventions::idempotencyNeverKeepsASecret()
