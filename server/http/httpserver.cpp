@@ -129,8 +129,11 @@ void HttpServer::write(QHttpServerResponder &responder, const Response &response
     // Whichever path answered it (a deferred long poll too), a 503 says when to try again.
     const Response r = withRetryAfter(response);
     responder.writeStatusLine(QHttpServerResponder::StatusCode(r.status));
-    responder.writeHeader(QByteArrayLiteral("Content-Type"), r.contentType);
-    responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(r.body.size()));
+    // A 204 has no content, and says neither its type nor its length (RFC 9110, 8.6).
+    if (r.status != 204) {
+        responder.writeHeader(QByteArrayLiteral("Content-Type"), r.contentType);
+        responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(r.body.size()));
+    }
     for (const auto &h : r.headers)
         responder.writeHeader(h.first, h.second);
     responder.writeBody(withoutBody ? QByteArray() : r.body);
@@ -190,8 +193,10 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
 
     const RouteMatch match = m_router.match(req.method, req.path);
     const Response r = dispatch(req, match);
-    const QString route = match.route ? match.route->pattern
-                                      : (match.allowed.isEmpty() ? QStringLiteral("unmatched") : QStringLiteral("method-not-allowed"));
+    const QString route = match.route               ? match.route->pattern
+                          : match.allowed.isEmpty() ? QStringLiteral("unmatched")
+                          : req.method == "OPTIONS" ? QStringLiteral("options")
+                                                    : QStringLiteral("method-not-allowed");
     if (req.closeAfter()) // nothing the client sent after it runs; a deferred answer closes when written
         socket->setProperty(kClosing, true);
     if (r.deferred)
@@ -226,6 +231,9 @@ Response HttpServer::dispatch(Request &req, const RouteMatch &match)
     if (!match.route) {
         if (match.allowed.isEmpty())
             return problem(404, "not-found", "Not found", QStringLiteral("no route for %1").arg(req.path));
+        // OPTIONS says what the path allows (RFC 9110, 9.3.7), and nothing else.
+        if (req.method == "OPTIONS")
+            return Response::text(204, QByteArray(), QByteArray()).withHeader(QByteArrayLiteral("Allow"), match.allowed.join(", "));
         Response r = problem(405, "method-not-allowed", "Method not allowed",
                              QStringLiteral("%1 is not allowed on %2; allowed: %3")
                                  .arg(QString::fromLatin1(req.method), req.path,

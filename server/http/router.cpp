@@ -51,6 +51,9 @@ RouteMatch Router::match(const QByteArray &method, const QString &path) const
         if (r.method == "GET" && !result.allowed.contains("HEAD"))
             result.allowed.append(QByteArrayLiteral("HEAD"));
     }
+    // And OPTIONS on every path it has (HttpServer::dispatch).
+    if (!result.allowed.isEmpty())
+        result.allowed.append(QByteArrayLiteral("OPTIONS"));
     return result;
 }
 

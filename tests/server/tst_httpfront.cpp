@@ -202,6 +202,16 @@ void tst_HttpFront::headAnswersWithoutABody()
     const Reply notAllowed = m_server->request("PUT", QStringLiteral("/api/v1/whoami"), QByteArray(), m_server->operatorToken());
     QCOMPARE(notAllowed.status, 405);
     QVERIFY2(notAllowed.header("Allow").contains("HEAD"), notAllowed.header("Allow").constData());
+    // OPTIONS, which the server implements, is answered on every path it has: 204 with Allow
+    // (it was a 405 whose Allow left OPTIONS out).
+    QCOMPARE(notAllowed.header("Allow"), QByteArray("GET, HEAD, OPTIONS"));
+    const QByteArray options = exchange("OPTIONS /api/v1/organizations HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QVERIFY2(options.startsWith("HTTP/1.1 204"), options.constData());
+    QVERIFY2(options.contains("\r\nAllow: GET, HEAD, POST, OPTIONS\r\n"), options.constData());
+    QVERIFY2(options.endsWith("\r\n\r\n"), options.constData());
+    QVERIFY2(!options.contains("Content-Length") && !options.contains("Content-Type"), options.constData());
+    const Reply noSuchPath = m_server->request("OPTIONS", QStringLiteral("/api/v1/nothing"), QByteArray(), QString());
+    QCOMPARE(noSuchPath.status, 404);
 }
 
 void tst_HttpFront::pipelinedRequestsAcrossReads_data()
