@@ -156,7 +156,7 @@ void InstancesApi::addRoutes(Router &router)
                [this](Request &r) {
                    // A deleted organization runs nothing: restore it first. An instance stopped
                    // before its provider registered it has no callback: RUNNING would tell no one.
-                   // One whose destruction callback is queued may be gone at its provider already.
+                   // One whose destruction callback was issued may be gone at its provider already.
                    TransitionSpec start = transitions();
                    start.check = [this](const TransitionStep &step) {
                        if (std::optional<Problem> unregistered = neverRegistered(step.before))
@@ -406,9 +406,10 @@ std::optional<Problem> InstancesApi::destructionQueued(const QJsonObject &instan
     const qint64 delivery =
         instance.value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("delivery_id")).toInteger();
     return Problem::make(409, QStringLiteral("instance-being-destroyed"), QStringLiteral("Instance being destroyed"),
-                         QStringLiteral("instance %1's retention is over and its destruction callback (delivery %2) is"
-                                        " queued: its provider may have deleted it already. It becomes DESTROYED once"
-                                        " the provider acknowledges; create a new instance instead")
+                         QStringLiteral("instance %1's retention is over and its destruction callback was issued"
+                                        " (delivery %2): its provider may have deleted it already, even if that"
+                                        " delivery was cancelled since. It becomes DESTROYED once the provider"
+                                        " acknowledges; create a new instance instead")
                              .arg(instance.value(QStringLiteral("id")).toInteger())
                              .arg(delivery));
 }
