@@ -1,6 +1,7 @@
 // Stands in for a view whose kind this server does not offer yet.
 #include "unavailablepage.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
 
@@ -10,7 +11,7 @@ namespace {
 
 // A line of about this many characters is read at a glance; one across a wide page is not.
 constexpr int kLineLength = 72;
-constexpr int kMinimumMargin = 60;
+constexpr int kMargin = 60;
 
 } // namespace
 
@@ -22,6 +23,7 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     m_title = new QLabel(tr("%1: not available on this server yet").arg(title), this);
     m_title->setObjectName(QStringLiteral("unavailableTitle"));
     m_title->setAlignment(Qt::AlignCenter);
+    m_title->setWordWrap(true); // a longer language, a narrow window
     QFont font = m_title->font();
     font.setPointSizeF(font.pointSizeF() * 1.4);
     font.setBold(true);
@@ -34,28 +36,27 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     m_reason->setAlignment(Qt::AlignCenter);
     m_reason->setWordWrap(true);
     m_reason->setForegroundRole(QPalette::PlaceholderText);
-    // Full-width labels: a word-wrapped label squeezed by an alignment gets clipped.
+    // A readable measure, centred between two stretches: the row asks the label its height for the
+    // width it gets (an alignment would squeeze a word-wrapped label and clip it). Not through the
+    // page's margins either: they count in its minimum width, and margins that grew with the
+    // window kept it from ever getting narrower again.
+    m_reason->setMaximumWidth(m_reason->fontMetrics().averageCharWidth() * kLineLength);
+    auto *reasonRow = new QHBoxLayout;
+    reasonRow->addStretch(1);
+    reasonRow->addWidget(m_reason, 0);
+    reasonRow->addStretch(1);
     auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(kMinimumMargin, 20, kMinimumMargin, 20);
+    layout->setContentsMargins(kMargin, 20, kMargin, 20);
     layout->addStretch(1);
     layout->addWidget(m_title);
     layout->addSpacing(8);
-    layout->addWidget(m_reason);
+    layout->addLayout(reasonRow);
     layout->addStretch(2);
 }
 
 void UnavailablePage::setReason(const QString &reason)
 {
     m_reason->setText(reason);
-}
-
-void UnavailablePage::resizeEvent(QResizeEvent *event)
-{
-    // The text keeps a readable measure: the margins take what is wider than that.
-    const int measure = fontMetrics().averageCharWidth() * kLineLength;
-    const int side = qMax(kMinimumMargin, (width() - measure) / 2);
-    layout()->setContentsMargins(side, 20, side, 20);
-    QWidget::resizeEvent(event);
 }
 
 QString UnavailablePage::text() const

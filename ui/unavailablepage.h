@@ -18,9 +18,6 @@ public:
     void setReason(const QString &reason);
     QString text() const;
 
-protected:
-    void resizeEvent(QResizeEvent *event) override;
-
 private:
     QLabel *m_title = nullptr;
     QLabel *m_reason = nullptr;

@@ -49,6 +49,7 @@ private slots:
     void navigation_data();
     void navigation();
     void filterPlaceholdersNameTheirShortcut();
+    void unavailablePageKeepsAMeasure();
     void tabGoesFromTheViewsToThePageThenTheDetails();
     void focusableControlsHaveNames();
     void filterSortSelectAndLive();
@@ -141,6 +142,25 @@ void tst_MainWindow::navigation()
         QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
         QVERIFY(rv->queryEdit()->hasFocus());
     }
+}
+
+void tst_MainWindow::unavailablePageKeepsAMeasure()
+{
+    // On a wide page the reason wraps to about 72 characters, shows all of its lines, and the
+    // page can still get narrower: margins that grew with it held a French window 13 000 px wide.
+    UnavailablePage page(QStringLiteral("sandboxes"), QStringLiteral("Sandboxes"));
+    page.resize(1600, 500);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    auto *reason = page.findChild<QLabel *>(QStringLiteral("unavailableReason"));
+    QVERIFY(reason);
+    const int measure = reason->fontMetrics().averageCharWidth() * 75;
+    QTRY_VERIFY2(reason->width() > 0 && reason->width() <= measure, qPrintable(QString::number(reason->width())));
+    QTRY_VERIFY2(reason->height() >= reason->heightForWidth(reason->width()), qPrintable(QString::number(reason->height())));
+    QVERIFY2(page.minimumSizeHint().width() < measure, qPrintable(QString::number(page.minimumSizeHint().width())));
+    page.resize(500, 500);
+    QTRY_COMPARE(page.width(), 500);
+    QTRY_VERIFY2(reason->height() >= reason->heightForWidth(reason->width()), qPrintable(QString::number(reason->height())));
 }
 
 void tst_MainWindow::filterPlaceholdersNameTheirShortcut()
