@@ -150,10 +150,6 @@
         <translation>Relancer des rappels</translation>
     </message>
     <message>
-        <source>Every callback in the chosen states and scope starts a fresh schedule; pending ones are attempted now. The server counts them first, again whenever the choice changes.</source>
-        <translation>Chaque rappel des états et de la portée choisis repart sur un nouveau calendrier&#xa0;; ceux en attente sont retentés immédiatement. Le serveur les compte d&apos;abord, puis de nouveau à chaque changement de choix.</translation>
-    </message>
-    <message>
         <source>Scope</source>
         <translation>Portée</translation>
     </message>
@@ -286,6 +282,10 @@
             <numerusform>%n en attente</numerusform>
             <numerusform>%n en attente</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Every callback in the chosen states and scope starts a fresh schedule; pending ones are attempted now. The count below follows your choice.</source>
+        <translation>Chaque rappel des états et de la portée choisis repart sur un nouveau calendrier&#xa0;; ceux en attente sont retentés immédiatement. Le décompte ci-dessous suit votre choix.</translation>
     </message>
 </context>
 <context>

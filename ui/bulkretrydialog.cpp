@@ -76,8 +76,7 @@ BulkRetryDialog::BulkRetryDialog(ApiClient *api, const BulkRetryScope &scope, QW
     setAccessibleName(tr("Retry callbacks"));
 
     auto *intro = new QLabel(tr("Every callback in the chosen states and scope starts a fresh schedule; "
-                                "pending ones are attempted now. The server counts them first, again "
-                                "whenever the choice changes."),
+                                "pending ones are attempted now. The count below follows your choice."),
                              this);
     intro->setWordWrap(true);
 
