@@ -43,7 +43,8 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     m_reason->setMaximumWidth(m_reason->fontMetrics().averageCharWidth() * kLineLength);
     auto *reasonRow = new QHBoxLayout;
     reasonRow->addStretch(1);
-    reasonRow->addWidget(m_reason, 0);
+    // All the room up to its maximum width, before the stretches get what is left.
+    reasonRow->addWidget(m_reason, 100);
     reasonRow->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(kMargin, 20, kMargin, 20);
