@@ -312,14 +312,11 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     const QString k = QString::fromUtf8(key);
     // A retry under the key with another If-Match or header reason is another request: the stale
     // If-Match's 412 was replayed to the corrected one, and a second reason was dropped unheard.
+    // In this order, not the order Qt lists them in: that is a hash's, seeded per process.
     QByteArrayList conditions;
-    if (req.raw) {
-        for (const auto &[name, value] : req.raw->headers()) {
-            for (const char *field : {"If-Match", "X-OpsDeck-Reason"}) {
-                if (name.compare(field, Qt::CaseInsensitive) == 0)
-                    conditions.append(QByteArray(field) + ": " + value);
-            }
-        }
+    for (const QByteArray &field : {QByteArrayLiteral("If-Match"), QByteArrayLiteral("X-OpsDeck-Reason")}) {
+        if (req.hasHeader(field))
+            conditions.append(field + ": " + req.header(field));
     }
     const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.query.toString(QUrl::FullyEncoded),
                                                         req.body, conditions);
