@@ -38,9 +38,13 @@ void MainWindow::buildStatusBar()
     m_cacheNotice->setObjectName(QStringLiteral("cacheNotice"));
     m_cacheNotice->setAccessibleName(tr("Cache notice"));
     m_cacheNotice->hide();
-    // Permanent, on the right: a message ("Stop #12: done") takes the left side for a few
-    // seconds, and hid the connection's state and the cache notice while it was shown.
-    for (QLabel *label : {m_connectionLabel, m_pendingLabel, m_cacheNotice, m_serverLabel}) {
+    // The connection's state and the pending operations are permanent, on the right: a message
+    // ("Stop #12: done") takes the left side for a few seconds, and hid them while it was shown.
+    // The cache notice stays on the left, where a message may cover it a while: made permanent,
+    // a long one would leave a message no room.
+    m_cacheNotice->setContentsMargins(6, 0, 6, 0);
+    statusBar()->addWidget(m_cacheNotice);
+    for (QLabel *label : {m_connectionLabel, m_pendingLabel, m_serverLabel}) {
         label->setContentsMargins(6, 0, 6, 0);
         statusBar()->addPermanentWidget(label);
     }
