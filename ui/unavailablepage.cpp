@@ -1,6 +1,7 @@
 // Stands in for a view whose kind this server does not offer yet.
 #include "unavailablepage.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -40,7 +41,7 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     // width it gets (an alignment would squeeze a word-wrapped label and clip it). Not through the
     // page's margins either: they count in its minimum width, and margins that grew with the
     // window kept it from ever getting narrower again.
-    m_reason->setMaximumWidth(m_reason->fontMetrics().averageCharWidth() * kLineLength);
+    updateMeasure();
     auto *reasonRow = new QHBoxLayout;
     reasonRow->addStretch(1);
     // All the room up to its maximum width, before the stretches get what is left.
@@ -53,6 +54,19 @@ UnavailablePage::UnavailablePage(const QString &viewName, const QString &title, 
     layout->addSpacing(8);
     layout->addLayout(reasonRow);
     layout->addStretch(2);
+}
+
+void UnavailablePage::updateMeasure()
+{
+    m_reason->setMaximumWidth(m_reason->fontMetrics().averageCharWidth() * kLineLength);
+}
+
+void UnavailablePage::changeEvent(QEvent *event)
+{
+    // Measured in the font it is drawn in: the application's may change after the page is made.
+    if (event->type() == QEvent::FontChange)
+        updateMeasure();
+    QWidget::changeEvent(event);
 }
 
 void UnavailablePage::setReason(const QString &reason)

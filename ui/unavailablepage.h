@@ -18,7 +18,12 @@ public:
     void setReason(const QString &reason);
     QString text() const;
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void updateMeasure();
+
     QLabel *m_title = nullptr;
     QLabel *m_reason = nullptr;
 };
