@@ -32,7 +32,7 @@ bool stoppedUnregistered(const QJsonObject &instance)
            && !instance.value(QStringLiteral("callback")).isObject();
 }
 
-bool destructionQueued(const QJsonObject &instance)
+bool destructionIssued(const QJsonObject &instance)
 {
     return instance.value(QStringLiteral("status")).toString() == Stopped
            && instance.value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("event_type")).toString()
@@ -41,7 +41,7 @@ bool destructionQueued(const QJsonObject &instance)
 
 QStringList heldActions(const QJsonObject &instance)
 {
-    if (stoppedUnregistered(instance) || destructionQueued(instance))
+    if (stoppedUnregistered(instance) || destructionIssued(instance))
         return {QStringLiteral("start")};
     return {};
 }

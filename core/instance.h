@@ -24,10 +24,10 @@ const StateMachine &machine();
 // STOPPED before its provider registered it (it has no "callback"): it may not start, since
 // RUNNING would be told to no provider. The server refuses it, the console holds Start back.
 bool stoppedUnregistered(const QJsonObject &instance);
-// STOPPED with its destruction callback queued (retention over, the STOPPED notification
-// acknowledged): the provider may have deleted it already, so it may not start again. It becomes
-// DESTROYED once the provider acknowledges. Its awaiting_ack names the callback.
-bool destructionQueued(const QJsonObject &instance);
+// STOPPED with its destruction callback issued, delivered or not (retention over, the STOPPED
+// notification acknowledged): the provider may have deleted it already, so it may not start
+// again. It becomes DESTROYED once the provider acknowledges. Its awaiting_ack names the callback.
+bool destructionIssued(const QJsonObject &instance);
 // What the machine allows from the instance's state that the instance itself holds back (start,
 // for the two above): refused by the server, and left out of a refusal's "allowed".
 QStringList heldActions(const QJsonObject &instance);

@@ -193,9 +193,9 @@ void MainWindow::watchHolds()
         // is destroyed: the table's Awaiting column is hidden by default, so the pane says it.
         const QString awaiting = valueAt(object, QStringLiteral("awaiting_ack.reason")).toString();
         const qint64 awaitedCallback = valueAt(object, QStringLiteral("awaiting_ack.delivery_id")).toInteger();
-        // Its destruction callback queued, its provider may have deleted it: the server refuses to
+        // Its destruction callback issued, its provider may have deleted it: the server refuses to
         // start it again.
-        if (kind.name == QLatin1String("instances") && Instance::destructionQueued(object))
+        if (kind.name == QLatin1String("instances") && Instance::destructionIssued(object))
             return {tr("Being destroyed: %1. Its provider may have deleted it already, so it cannot start again; it "
                        "becomes DESTROYED once callback #%2 is acknowledged. If that failed, retry it on the Callbacks "
                        "page.")

@@ -161,7 +161,7 @@ void InstancesApi::addRoutes(Router &router)
                    start.check = [this](const TransitionStep &step) {
                        if (std::optional<Problem> unregistered = neverRegistered(step.before))
                            return unregistered;
-                       if (std::optional<Problem> destroying = destructionQueued(step.before))
+                       if (std::optional<Problem> destroying = destructionIssued(step.before))
                            return destroying;
                        return organizationDeleted(step.before);
                    };
@@ -399,9 +399,9 @@ std::optional<Problem> InstancesApi::neverRegistered(const QJsonObject &instance
                              .arg(instance.value(QStringLiteral("id")).toInteger()));
 }
 
-std::optional<Problem> InstancesApi::destructionQueued(const QJsonObject &instance)
+std::optional<Problem> InstancesApi::destructionIssued(const QJsonObject &instance)
 {
-    if (!Instance::destructionQueued(instance))
+    if (!Instance::destructionIssued(instance))
         return std::nullopt;
     const qint64 delivery =
         instance.value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("delivery_id")).toInteger();

@@ -46,7 +46,7 @@ private:
     std::optional<Problem> organizationDeleted(const QJsonObject &instance);
     // 409 instance-not-registered for an instance its provider never registered (no callback).
     static std::optional<Problem> neverRegistered(const QJsonObject &instance);
-    static std::optional<Problem> destructionQueued(const QJsonObject &instance);
+    static std::optional<Problem> destructionIssued(const QJsonObject &instance);
     // Register's write: the endpoint, the callback and its new secret, then writeStatus() to the
     // transition's target.
     bool writeRegistration(TransitionStep &step, const QString &url, const QString &signing, QJsonObject *after,
