@@ -263,7 +263,6 @@ void StateDiagramWidget::relayout()
 
 void StateDiagramWidget::layoutEdges()
 {
-    m_edges.clear();
     // One arrow per (from, to) pair; its label joins the actions that take it.
     for (const Transition &t : m_machine->transitions()) {
         auto it = std::find_if(m_edges.begin(), m_edges.end(),
@@ -407,6 +406,18 @@ void StateDiagramWidget::updateDescription()
                   .arg(m_currentState, roleText(m_role), allowed.join(QStringLiteral(", "))));
 }
 
+QTransform StateDiagramWidget::diagramToWidget() const
+{
+    if (m_diagramSize.isEmpty())
+        return {};
+    const qreal scale = qMin<qreal>(1.0, qMin(width() / m_diagramSize.width(), height() / m_diagramSize.height()));
+    // Centred across, from the top down: a tall tab leaves its room below the diagram.
+    QTransform t;
+    t.translate((width() - m_diagramSize.width() * scale) / 2, 0);
+    t.scale(scale, scale);
+    return t;
+}
+
 QSize StateDiagramWidget::sizeHint() const
 {
     if (m_diagramSize.isEmpty())
@@ -439,10 +450,7 @@ void StateDiagramWidget::paintEvent(QPaintEvent *)
         return;
     }
 
-    const qreal scale = qMin<qreal>(1.0, qMin(width() / m_diagramSize.width(), height() / m_diagramSize.height()));
-    // Centred across, from the top down: a tall tab leaves its room below the diagram.
-    p.translate((width() - m_diagramSize.width() * scale) / 2, 0);
-    p.scale(scale, scale);
+    p.setTransform(diagramToWidget(), true);
 
     const QPalette pal = palette();
     QColor dim = pal.color(QPalette::Text);

@@ -7,6 +7,7 @@
 #include <QHash>
 #include <QPainterPath>
 #include <QRectF>
+#include <QTransform>
 #include <QWidget>
 
 namespace OpsDeck {
@@ -36,6 +37,9 @@ public:
     // Where the label of the arrow from one state to another is drawn, in the same coordinates
     // (empty when there is no such arrow).
     QRectF labelRect(const QString &from, const QString &to) const;
+    // From those coordinates to the widget's: centred across, from the top down, scaled down
+    // when the widget is smaller than the diagram.
+    QTransform diagramToWidget() const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;

@@ -16,6 +16,9 @@ struct ToneColors
 };
 
 bool isDarkPalette(const QPalette &palette);
+// A dark palette for Fusion. The console follows the desktop's palette; this one is what the
+// screenshots' dark view and the tests of what is drawn on a dark ground use.
+QPalette darkPalette();
 ToneColors toneColors(StateTone tone, const QPalette &palette);
 
 } // namespace OpsDeck

@@ -329,10 +329,8 @@ void tst_DetailPane::theLifecycleIsDrawnWholeInItsTab()
     // At its own size (not scaled down), and every box of it in sight.
     QTRY_VERIFY(diagram->width() >= diagram->sizeHint().width() && diagram->height() >= diagram->sizeHint().height());
     const QRect seen = diagram->visibleRegion().boundingRect();
-    // Boxes are placed in the diagram's own coordinates; it is drawn centred across.
-    const int across = (diagram->width() - diagram->sizeHint().width()) / 2;
     for (const QString &state : Delivery::machine().states()) {
-        const QRect box = diagram->stateRect(state).toAlignedRect().translated(across, 0);
+        const QRect box = diagram->diagramToWidget().mapRect(diagram->stateRect(state)).toAlignedRect();
         QVERIFY2(!box.isEmpty(), qPrintable(state));
         QVERIFY2(seen.contains(box), qPrintable(state));
     }

@@ -1,5 +1,6 @@
 // The state diagram highlights exactly what the core/ table allows for the role in the current state.
 #include "ui/statediagramwidget.h"
+#include "ui/tonepalette.h"
 
 #include "core/delivery.h"
 #include "core/endpoint.h"
@@ -129,9 +130,7 @@ void tst_StateDiagramWidget::everyStateHasABox_data()
 void tst_StateDiagramWidget::everyStateHasABox()
 {
     QFETCH(QString, machine);
-    const StateMachine *m = machine == QLatin1String("instance")       ? &Instance::machine()
-                            : machine == QLatin1String("organization") ? &Organization::machine()
-                                                                       : &Sandbox::machine();
+    const StateMachine *m = machineNamed(machine);
     StateDiagramWidget w;
     w.setMachine(m);
     QList<QRectF> boxes;
@@ -242,13 +241,11 @@ void tst_StateDiagramWidget::noArrowStrikesALabelThrough()
     w.resize(w.sizeHint());
     const QImage image = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
     const QColor accent = w.palette().color(QPalette::Highlight);
-    // The diagram is drawn centred across the widget, at its own size.
-    const QPointF origin((w.width() - (w.sizeHint().width() - 1)) / 2.0, 0);
     QSet<QPair<QString, QString>> hot;
     for (const Transition &t : w.highlightedTransitions())
         hot.insert({t.from, t.to});
     for (const Transition &t : m->transitions()) {
-        const QRectF drawn = w.labelRect(t.from, t.to).translated(origin);
+        const QRectF drawn = w.diagramToWidget().mapRect(w.labelRect(t.from, t.to));
         // Within the diagram's size: a label beside the last column's arrows reached past it,
         // and a pane as narrow as the diagram cut it off.
         QVERIFY2(QRectF(w.rect()).contains(drawn), qPrintable(t.from + QStringLiteral(" → ") + t.to));
@@ -285,20 +282,14 @@ void tst_StateDiagramWidget::dimmedTextIsReadable()
     // (WCAG, text) against their ground. Half the text's ink gave 3.9:1.
     QFETCH(bool, dark);
     StateDiagramWidget w;
-    if (dark) {
-        QPalette p = w.palette();
-        p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
-        p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
-        p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-        w.setPalette(p);
-    }
+    if (dark)
+        w.setPalette(darkPalette());
     w.setMachine(&Delivery::machine());
     w.setRole(Actor::Operator);
     w.setCurrentState(Delivery::Delivered); // nothing the operator may do: every label dimmed
     QVERIFY(w.highlightedTransitions().isEmpty());
     w.resize(w.sizeHint());
     const QImage image = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
-    const QPointF origin((w.width() - (w.sizeHint().width() - 1)) / 2.0, 0);
     const auto inkAgainstGround = [&image](const QRect &r) {
         // The ground at the left padding; the ink is the pixel farthest from it.
         const QColor ground = image.pixelColor(r.left() + 1, r.center().y());
@@ -309,14 +300,14 @@ void tst_StateDiagramWidget::dimmedTextIsReadable()
         return best;
     };
     for (const Transition &t : Delivery::machine().transitions()) {
-        const QRect label = w.labelRect(t.from, t.to).translated(origin).toAlignedRect().adjusted(1, 1, -1, -1);
+        const QRect label = w.diagramToWidget().mapRect(w.labelRect(t.from, t.to)).toAlignedRect().adjusted(1, 1, -1, -1);
         const double ratio = inkAgainstGround(label);
         QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("the label of %1 → %2: %3:1").arg(t.from, t.to).arg(ratio, 0, 'f', 2)));
     }
     for (const QString &state : Delivery::machine().states()) {
         if (state == Delivery::Delivered)
             continue;
-        const QRect box = w.stateRect(state).translated(origin).toAlignedRect().adjusted(3, 3, -3, -3);
+        const QRect box = w.diagramToWidget().mapRect(w.stateRect(state)).toAlignedRect().adjusted(3, 3, -3, -3);
         const double ratio = inkAgainstGround(box);
         QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1: %2:1").arg(state).arg(ratio, 0, 'f', 2)));
     }

@@ -1,5 +1,6 @@
 // The console's line icons in a light palette, a dark one and on a selection: drawn in the ink the palette asks for.
 #include "ui/themedicon.h"
+#include "ui/tonepalette.h"
 
 #include "contrast.h"
 
@@ -26,16 +27,6 @@ QPalette lightPalette()
     return p;
 }
 
-// The palette the screenshots' dark views use (app/screenshotter.cpp).
-QPalette darkPalette()
-{
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
-    p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Highlight, QColor(0x3d, 0x7e, 0xd6));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    return p;
-}
 
 // The colours of the fully opaque pixels of an icon drawn at 48 px, with how often each is met.
 QHash<QRgb, int> opaqueColours(const QIcon &icon, QIcon::Mode mode)

@@ -30,17 +30,6 @@ QColor over(const QColor &ink, const QColor &ground)
                             float(ink.blueF() * a + ground.blueF() * (1 - a)));
 }
 
-QPalette darkPalette()
-{
-    // As the screenshots' dark views (app/screenshotter.cpp).
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
-    p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
-    p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::PlaceholderText, QColor(0x9a, 0x9d, 0xa3));
-    return p;
-}
-
 } // namespace
 
 void tst_TonePalette::textIsReadableOnItsBadge_data()
