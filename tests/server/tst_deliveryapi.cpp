@@ -1,25 +1,12 @@
 // The delivery and endpoint actions as a hostile client calls them: what they refuse, and that a refusal changes nothing.
-#include "testserver.h"
-
-#include "server/outbox/deliveryrepository.h"
-#include "server/storage/database.h"
-#include "server/storage/journal.h"
-
-#include <QtTest>
+#include "deliveryapifixture.h"
 
 #include <QSqlQuery>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
 
-namespace {
-
-// Nobody listens there; with the worker off nothing is sent anyway.
-const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
-
-} // namespace
-
-class tst_DeliveryApi : public QObject
+class tst_DeliveryApi : public QObject, private DeliveryApiFixture
 {
     Q_OBJECT
 
@@ -37,106 +24,16 @@ private slots:
     void disabledEndpointOffersResume();
     void rotateSecretGrace_data();
     void rotateSecretGrace();
-    void abandonedLeaseIsLetGo_data();
-    void abandonedLeaseIsLetGo();
-    void expiredLeaseOfASettledRowIsLetGoByTheUpkeep_data();
-    void expiredLeaseOfASettledRowIsLetGoByTheUpkeep();
     void newestSupersedesTheOlderAtOnce_data();
     void newestSupersedesTheOlderAtOnce();
     void bulkRetryOfTooManyChangesNothing_data();
     void bulkRetryOfTooManyChangesNothing();
-
-private:
-    // The delivery's lease_until as stored, "NULL" when it has none.
-    QString leaseOf(qint64 delivery);
-    // A registered instance: its first notification is PENDING. Returns the instance id.
-    qint64 registeredInstance(qint64 provider = 0, const QString &application = QStringLiteral("crm"));
-    // A provider of its own with one delivery in each of FAILED (two), CANCELLED, PENDING and
-    // DELIVERED: their ids by name ("failed1", "failed2", "cancelled", "pending", "delivered").
-    QHash<QString, qint64> oneProviderInEveryState(qint64 *provider);
-    QJsonArray auditOf(qint64 delivery);
-    qint64 lastSeq();
-    QJsonArray deliveries(qint64 instance);
-    QJsonObject delivery(qint64 id);
-    Reply post(const QString &path, const QByteArray &body = QByteArray("{}"));
-    bool store(const QString &sql);
-
-    std::unique_ptr<TestServer> m_server;
-    qint64 m_org = 0;
-    qint64 m_provider = 0;
-    int m_counter = 0;
 };
 
 void tst_DeliveryApi::initTestCase()
 {
     OPSDECK_REQUIRE_BACKEND();
-    m_server = TestServer::withoutDeliveryWorker(); // the states are the test's to arrange
-    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
-    QVERIFY(m_server->createAcmeAndCrm(&m_org, &m_provider));
-}
-
-qint64 tst_DeliveryApi::registeredInstance(qint64 provider, const QString &application)
-{
-    const qint64 instance = m_server->createInstance(QStringLiteral("i%1").arg(++m_counter), m_org,
-                                                     provider > 0 ? provider : m_provider, application, QStringLiteral("alice"));
-    const Reply r = m_server->post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
-                                   {{QStringLiteral("callback_url"), Nowhere}}, m_server->operatorToken());
-    return r.status == 200 ? instance : 0;
-}
-
-QJsonArray tst_DeliveryApi::deliveries(qint64 instance)
-{
-    return m_server->get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(instance), m_server->operatorToken()).items();
-}
-
-QJsonObject tst_DeliveryApi::delivery(qint64 id)
-{
-    return m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(id), m_server->operatorToken()).json();
-}
-
-Reply tst_DeliveryApi::post(const QString &path, const QByteArray &body)
-{
-    return m_server->request("POST", path, body, m_server->operatorToken());
-}
-
-bool tst_DeliveryApi::store(const QString &sql)
-{
-    Database admin(m_server->databaseUrl());
-    return admin.open() && admin.exec(sql);
-}
-
-QHash<QString, qint64> tst_DeliveryApi::oneProviderInEveryState(qint64 *provider)
-{
-    const QString application = QStringLiteral("app%1").arg(++m_counter);
-    *provider = m_server->createProvider(QStringLiteral("p%1").arg(m_counter), m_org, {application});
-    QHash<QString, qint64> ids;
-    if (*provider <= 0)
-        return ids;
-    for (const char *name : {"failed1", "failed2", "cancelled", "pending", "delivered"}) {
-        const qint64 instance = registeredInstance(*provider, application);
-        if (instance <= 0)
-            return {};
-        ids.insert(QLatin1String(name), deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger());
-    }
-    const bool arranged =
-        store(QStringLiteral("UPDATE deliveries SET state = 'FAILED', next_attempt_at = NULL, attempts = 3 WHERE id IN (%1, %2)")
-                  .arg(ids.value(QStringLiteral("failed1")))
-                  .arg(ids.value(QStringLiteral("failed2"))))
-        && store(QStringLiteral("UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL WHERE id = %1")
-                     .arg(ids.value(QStringLiteral("delivered"))))
-        && post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(ids.value(QStringLiteral("cancelled")))).status == 200;
-    return arranged ? ids : QHash<QString, qint64>();
-}
-
-QJsonArray tst_DeliveryApi::auditOf(qint64 delivery)
-{
-    return m_server->get(QStringLiteral("/api/v1/audit?kind=delivery&object_id=%1&limit=200").arg(delivery), m_server->operatorToken())
-        .items();
-}
-
-qint64 tst_DeliveryApi::lastSeq()
-{
-    return m_server->get(QStringLiteral("/api/v1/events"), m_server->operatorToken()).json().value(QStringLiteral("last_seq")).toInteger();
+    startServer();
 }
 
 void tst_DeliveryApi::retryOfAnOlderNotification_data()
@@ -459,119 +356,6 @@ void tst_DeliveryApi::rotateSecretGrace()
     QCOMPARE(!validUntil.isNull(), grace);
     if (grace)
         QVERIFY(validUntil.toString() > rotated.json().value(QStringLiteral("updated_at")).toString());
-}
-
-QString tst_DeliveryApi::leaseOf(qint64 delivery)
-{
-    Database admin(m_server->databaseUrl());
-    if (!admin.open())
-        return QStringLiteral("unreadable");
-    QSqlQuery q(admin.connection());
-    if (!q.exec(QStringLiteral("SELECT lease_until FROM deliveries WHERE id = %1").arg(delivery)) || !q.next())
-        return QStringLiteral("unreadable");
-    return q.isNull(0) ? QStringLiteral("NULL") : q.value(0).toString();
-}
-
-void tst_DeliveryApi::abandonedLeaseIsLetGo_data()
-{
-    QTest::addColumn<QString>("how");
-    QTest::addColumn<bool>("live");
-    QTest::newRow("cancelled, its worker gone") << QStringLiteral("cancel") << false;
-    QTest::newRow("cancelled mid-attempt") << QStringLiteral("cancel") << true;
-    QTest::newRow("superseded by a stop, its worker gone") << QStringLiteral("stop") << false;
-    QTest::newRow("superseded by a stop mid-attempt") << QStringLiteral("stop") << true;
-    QTest::newRow("retried, its worker gone") << QStringLiteral("retry") << false;
-    QTest::newRow("retried mid-attempt") << QStringLiteral("retry") << true;
-}
-
-void tst_DeliveryApi::abandonedLeaseIsLetGo()
-{
-    // A settled row with a lease still set is "in flight" to the claim, which then holds the
-    // instance's newer notifications back while the lease lasts, and keeps the row in its in-flight
-    // index. A lease whose worker is gone (expired) is let go when the row is cancelled,
-    // superseded or retried, and the attempt it held is logged as interrupted; a live one stays
-    // until its attempt is recorded.
-    QFETCH(QString, how);
-    QFETCH(bool, live);
-    const qint64 instance = registeredInstance();
-    QVERIFY(instance > 0);
-    const qint64 first = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
-    const QString until = live ? QStringLiteral("2999-01-01T00:00:00.000Z") : QStringLiteral("2000-01-01T00:00:00.000Z");
-    QVERIFY(store(QStringLiteral("UPDATE deliveries SET lease_owner = 'w-elsewhere', lease_until = '%1' WHERE id = %2")
-                      .arg(until)
-                      .arg(first)));
-    const qint64 versionBefore = delivery(first).value(QStringLiteral("version")).toInteger();
-    const qint64 seqBefore = lastSeq();
-    if (how == QLatin1String("cancel") || how == QLatin1String("retry"))
-        QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/%2").arg(first).arg(how)).status, 200);
-    else
-        QCOMPARE(post(QStringLiteral("/api/v1/instances/%1/stop").arg(instance)).status, 200);
-    const QJsonObject after = delivery(first);
-    QCOMPARE(after.value(QStringLiteral("state")).toString(), how == QLatin1String("cancel") ? QStringLiteral("CANCELLED")
-                                                              : how == QLatin1String("retry") ? QStringLiteral("PENDING")
-                                                                                              : QStringLiteral("SUPERSEDED"));
-    QCOMPARE(leaseOf(first), live ? until : QStringLiteral("NULL"));
-    const QJsonArray log = after.value(QStringLiteral("attempt_log")).toArray();
-    QCOMPARE(log.size(), live ? 0 : 1);
-    if (!live) {
-        QCOMPARE(log.first().toObject().value(QStringLiteral("error_class")).toString(), QStringLiteral("interrupted"));
-        QVERIFY(log.first().toObject().value(QStringLiteral("error")).toString().contains(QLatin1String("w-elsewhere")));
-    }
-    // The feed's last event of the delivery carries its final version.
-    const QJsonArray events = m_server->get(QStringLiteral("/api/v1/events?after=%1&limit=100").arg(seqBefore), m_server->operatorToken())
-                                  .json()
-                                  .value(QStringLiteral("events"))
-                                  .toArray();
-    qint64 lastVersion = 0;
-    for (const QJsonValue &e : events) {
-        if (e.toObject().value(QStringLiteral("kind")).toString() == QLatin1String("delivery")
-            && e.toObject().value(QStringLiteral("id")).toInteger() == first)
-            lastVersion = e.toObject().value(QStringLiteral("version")).toInteger();
-    }
-    QCOMPARE(lastVersion, after.value(QStringLiteral("version")).toInteger());
-    QVERIFY(lastVersion > versionBefore);
-}
-
-void tst_DeliveryApi::expiredLeaseOfASettledRowIsLetGoByTheUpkeep_data()
-{
-    QTest::addColumn<bool>("testEvent");
-    QTest::newRow("a notification") << false;
-    QTest::newRow("a test event") << true;
-}
-
-void tst_DeliveryApi::expiredLeaseOfASettledRowIsLetGoByTheUpkeep()
-{
-    // Cancelled while in flight on a worker that is gone: no claim takes a settled row, so the
-    // store's upkeep lets go of its expired lease and logs the attempt. A test event's attempt is
-    // an attempt like any other.
-    QFETCH(bool, testEvent);
-    const qint64 instance = registeredInstance();
-    QVERIFY(instance > 0);
-    qint64 id = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
-    if (testEvent) {
-        const qint64 endpoint = delivery(id).value(QStringLiteral("endpoint_id")).toInteger();
-        const Reply test = post(QStringLiteral("/api/v1/endpoints/%1/test").arg(endpoint));
-        QCOMPARE(test.status, 202);
-        id = test.json().value(QStringLiteral("id")).toInteger();
-        QCOMPARE(test.json().value(QStringLiteral("event_type")).toString(), DeliveryRepository::TestEvent);
-    }
-    QVERIFY(store(QStringLiteral("UPDATE deliveries SET state = 'CANCELLED', next_attempt_at = NULL, lease_owner = 'w-gone',"
-                                 " lease_until = '2000-01-01T00:00:00.000Z' WHERE id = %1").arg(id)));
-    Database db(m_server->databaseUrl());
-    QVERIFY(db.open());
-    Journal journal(db);
-    DeliveryRepository repository(db, journal);
-    Problem problem;
-    QCOMPARE(repository.letGoOfExpiredSettledLeases(&problem), 1);
-    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
-    QCOMPARE(repository.letGoOfExpiredSettledLeases(&problem), 0);
-    QCOMPARE(leaseOf(id), QStringLiteral("NULL"));
-    const QJsonObject after = delivery(id);
-    QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
-    const QJsonArray log = after.value(QStringLiteral("attempt_log")).toArray();
-    QCOMPARE(log.size(), 1);
-    QCOMPARE(log.first().toObject().value(QStringLiteral("error_class")).toString(), QStringLiteral("interrupted"));
-    QVERIFY(log.first().toObject().value(QStringLiteral("latency_ms")).isNull());
 }
 
 void tst_DeliveryApi::newestSupersedesTheOlderAtOnce_data()
