@@ -262,8 +262,10 @@ void ControlPlane::registerRoutes()
     m_apis->access->addRoutes(*m_router);
     m_apis->deliveries = std::make_unique<DeliveryApi>(m_apis->ctx);
     m_apis->deliveries->addRoutes(*m_router);
-    // The watch route is answered by the WebSocket upgrade; a plain GET is told to upgrade.
-    m_router->add("GET", QStringLiteral("/api/v1/watch"), kUserRoles, false, [](Request &) {
+    // The watch route is answered by the WebSocket upgrade; a plain GET is told to upgrade, with
+    // or without a token: the handshake checks it, in Authorization or ?access_token= (which a
+    // plain route would not read, and refused as unauthenticated).
+    m_router->add("GET", QStringLiteral("/api/v1/watch"), {}, false, [](Request &) {
         return Response::problem(Problem::make(426, QStringLiteral("upgrade-required"), QStringLiteral("Upgrade required"),
                                                QStringLiteral("/api/v1/watch is a WebSocket; send Upgrade: websocket")))
             .withHeader(QByteArrayLiteral("Upgrade"), QByteArrayLiteral("websocket"));

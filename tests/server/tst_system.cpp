@@ -93,6 +93,10 @@ void tst_System::routingErrors_data()
     QTest::newRow("wrong method") << QByteArray("PUT") << "/api/v1/organizations" << true << 405 << "method-not-allowed";
     QTest::newRow("no token") << QByteArray("GET") << "/api/v1/organizations" << false << 401 << "unauthenticated";
     QTest::newRow("plain GET on watch") << QByteArray("GET") << "/api/v1/watch" << true << 426 << "upgrade-required";
+    // The watch takes its token in the handshake, from Authorization or ?access_token=: a plain
+    // GET is told to upgrade whichever way it came (it was a 401 with the query's token).
+    QTest::newRow("plain GET on watch, token in the query") << QByteArray("GET") << "/api/v1/watch?access_token=x" << false
+                                                            << 426 << "upgrade-required";
 }
 
 void tst_System::routingErrors()
