@@ -246,9 +246,7 @@ void StateDiagramWidget::relayout()
 
     // The diagram's extent: its boxes, arrows and labels (a label beside the last column's arrows
     // reaches past its boxes), moved to start at the margin.
-    QRectF bounds;
-    for (const QRectF &r : std::as_const(m_boxes))
-        bounds |= r;
+    QRectF bounds = boxesExtent();
     for (const Edge &e : std::as_const(m_edges))
         bounds |= e.path.boundingRect() | e.labelRect;
     const QPointF shift = QPointF(kMargin, kMargin) - bounds.topLeft();
@@ -259,6 +257,14 @@ void StateDiagramWidget::relayout()
         e.labelRect.translate(shift);
     }
     m_diagramSize = bounds.size() + QSizeF(2 * kMargin, 2 * kMargin);
+}
+
+QRectF StateDiagramWidget::boxesExtent() const
+{
+    QRectF extent;
+    for (const QRectF &r : std::as_const(m_boxes))
+        extent |= r;
+    return extent;
 }
 
 void StateDiagramWidget::layoutEdges()
@@ -276,18 +282,9 @@ void StateDiagramWidget::layoutEdges()
 
     // Measured in bold, as a highlighted label is drawn: the room is the same either way.
     const QFontMetricsF fm(labelFont(true));
-    const qreal boxesBottom = [this] {
-        qreal b = 0;
-        for (const QRectF &r : std::as_const(m_boxes))
-            b = qMax(b, r.bottom());
-        return b;
-    }();
-    const qreal rightmost = [this] {
-        qreal r = 0;
-        for (const QRectF &box : std::as_const(m_boxes))
-            r = qMax(r, box.right());
-        return r;
-    }();
+    const QRectF boxes = boxesExtent();
+    const qreal boxesBottom = boxes.bottom();
+    const qreal rightmost = boxes.right();
     int curveIndex = 0;
     for (Edge &e : m_edges) {
         const QRectF a = m_boxes.value(e.from);

@@ -51,6 +51,8 @@ protected:
 private:
     void relayout();
     void layoutEdges();
+    // The rectangle every state's box lies in.
+    QRectF boxesExtent() const;
     QFont labelFont(bool bold) const;
     void updateDescription();
     QString stateLabel(const QString &state) const;
