@@ -340,7 +340,7 @@ Response InstancesApi::create(Request &req)
 Response InstancesApi::registerInstance(Request &req)
 {
     JsonReader r = bodyReader(req);
-    const QString url = r.string(QStringLiteral("callback_url"), 2048);
+    QString url = r.string(QStringLiteral("callback_url"), 2048);
     const QString signing = r.optOneOf(QStringLiteral("signing"), {QStringLiteral("standard-webhooks"), QStringLiteral("x-hub-signature")})
                                 .value_or(QStringLiteral("standard-webhooks"));
     const QString status = r.optOneOf(QStringLiteral("status"), {Instance::Running, Instance::Stopped}).value_or(Instance::Running);
@@ -350,6 +350,8 @@ Response InstancesApi::registerInstance(Request &req)
         const Problem urlError = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
         if (!urlError.isNull())
             r.addError(QStringLiteral("callback_url"), urlError.detail);
+        else
+            url = CallbackUrlGuard::canonical(QUrl(url, QUrl::StrictMode)); // the endpoint's key
     }
     if (!r.ok())
         return Response::problem(r.problem());

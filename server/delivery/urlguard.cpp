@@ -3,6 +3,8 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace OpsDeck {
 
 namespace {
@@ -55,7 +57,52 @@ quint32 embeddedIpv4(const Q_IPV6ADDR &bytes, int offset)
            | quint32(bytes[offset + 3]);
 }
 
+// RFC 3986 §5.2.4: "/a/./b/../c" is "/a/c". (QUrl::NormalizePathSegments in Qt 6.4 leaves "/a//c".)
+QString withoutDotSegments(QString input)
+{
+    QString output;
+    const auto dropLastSegment = [&output] { output.truncate(std::max<qsizetype>(0, output.lastIndexOf(QLatin1Char('/')))); };
+    while (!input.isEmpty()) {
+        if (input.startsWith(QLatin1String("../"))) {
+            input.remove(0, 3);
+        } else if (input.startsWith(QLatin1String("./"))) {
+            input.remove(0, 2);
+        } else if (input.startsWith(QLatin1String("/./"))) {
+            input.remove(0, 2);
+        } else if (input == QLatin1String("/.")) {
+            input = QStringLiteral("/");
+        } else if (input.startsWith(QLatin1String("/../"))) {
+            input.remove(0, 3);
+            dropLastSegment();
+        } else if (input == QLatin1String("/..")) {
+            input = QStringLiteral("/");
+            dropLastSegment();
+        } else if (input == QLatin1String(".") || input == QLatin1String("..")) {
+            input.clear();
+        } else {
+            const qsizetype end = input.indexOf(QLatin1Char('/'), 1);
+            const qsizetype length = end < 0 ? input.size() : end;
+            output += input.left(length);
+            input.remove(0, length);
+        }
+    }
+    return output;
+}
+
 } // namespace
+
+QString CallbackUrlGuard::canonical(const QUrl &url)
+{
+    QUrl out = url.adjusted(QUrl::RemoveFragment);
+    const QString scheme = url.scheme().toLower();
+    out.setScheme(scheme);
+    out.setHost(url.host().toLower());
+    if ((scheme == QLatin1String("http") && url.port() == 80) || (scheme == QLatin1String("https") && url.port() == 443))
+        out.setPort(-1);
+    const QString path = withoutDotSegments(url.path(QUrl::FullyEncoded));
+    out.setPath(path.isEmpty() ? QStringLiteral("/") : path, QUrl::TolerantMode);
+    return out.toString(QUrl::FullyEncoded);
+}
 
 CallbackUrlGuard::CallbackUrlGuard(bool allowPrivate)
     : m_allowPrivate(allowPrivate)

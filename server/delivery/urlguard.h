@@ -34,6 +34,13 @@ public:
     // Why an address is not public ("loopback", "private", …), or empty when it is.
     static QString restrictedCategory(const QHostAddress &address);
 
+    // The one spelling of a valid callback URL, which keys its endpoint: scheme and host in lower
+    // case, an IPv4 host in dotted form (QUrl reads "127.1" and "0x7f000001" as 127.0.0.1), no
+    // default port, no dot segments, "/" for an empty path, percent-encoding as QUrl normalizes
+    // it (unreserved characters decoded, hex digits in upper case), and no fragment, which is
+    // never sent. Two spellings of one receiver are then one endpoint: pausing it holds both.
+    static QString canonical(const QUrl &url);
+
 private:
     static Problem refuse(const QString &detail);
 

@@ -69,6 +69,7 @@ private slots:
     void timeBoundsFinerThanAMillisecond();
     void resumeSurvivesDeadlock();
     void rotateSecretWaitsForAConcurrentWriter();
+    void spellingsOfOneUrlAreOneEndpoint();
 
 private:
     qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
@@ -460,6 +461,36 @@ void tst_Endpoints::rotateSecretWaitsForAConcurrentWriter()
     QVERIFY2(rotated.status == 200, rotated.body.constData());
     QVERIFY(rotated.json().value(QStringLiteral("secret")).toString().startsWith(QLatin1String("whsec_")));
     QCOMPARE(rotated.json().value(QStringLiteral("version")).toInteger(), version + 2);
+}
+
+void tst_Endpoints::spellingsOfOneUrlAreOneEndpoint()
+{
+    // A provider's receiver is one endpoint however its URL is spelled: pausing it must hold every
+    // instance that calls it, and its health counts every attempt.
+    TestServer &server = *m_quiet;
+    const qint64 org = server.createOrganization(QStringLiteral("spellings"));
+    const qint64 prov = server.createProvider(QStringLiteral("spellings"), org, {QStringLiteral("app")});
+    const QStringList spellings = {QStringLiteral("http://127.0.0.1:8099/hook"), QStringLiteral("HTTP://127.1:8099/hook"),
+                                   QStringLiteral("http://0x7f000001:8099/a/../hook"),
+                                   QStringLiteral("http://127.0.0.1:8099/./hook#top")};
+    QSet<qint64> endpoints;
+    for (const QString &url : spellings) {
+        const qint64 instance = server.createInstance(QStringLiteral("spelled-%1").arg(++m_counter), org, prov,
+                                                      QStringLiteral("app"), QStringLiteral("alice"));
+        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                    {{QStringLiteral("callback_url"), url}}, server.operatorToken());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("callback")).toObject().value(QStringLiteral("url")).toString(),
+                 spellings.first());
+        const QJsonArray list = deliveries(server, instance);
+        QCOMPARE(list.size(), 1);
+        endpoints.insert(list.at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger());
+    }
+    QCOMPARE(endpoints.size(), 1);
+    const Reply listed = server.get(QStringLiteral("/api/v1/endpoints?provider=%1").arg(prov), server.operatorToken());
+    QCOMPARE(listed.status, 200);
+    QCOMPARE(listed.items().size(), 1);
+    QCOMPARE(listed.items().at(0).toObject().value(QStringLiteral("url")).toString(), spellings.first());
 }
 
 QTEST_MAIN(tst_Endpoints)

@@ -15,6 +15,8 @@ private slots:
     void checkResolved_data();
     void checkResolved();
     void problemShape();
+    void canonical_data();
+    void canonical();
 };
 
 void tst_UrlGuard::validate_data()
@@ -149,6 +151,44 @@ void tst_UrlGuard::problemShape()
     QVERIFY(CallbackUrlGuard().checkResolved(QHostAddress()).detail.contains(QLatin1String("did not resolve")));
     QVERIFY(!CallbackUrlGuard().allowsPrivate());
     QVERIFY(CallbackUrlGuard(true).allowsPrivate());
+}
+
+void tst_UrlGuard::canonical_data()
+{
+    QTest::addColumn<QString>("url");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("already canonical") << "https://hooks.example.com/opsdeck?x=1" << "https://hooks.example.com/opsdeck?x=1";
+    QTest::newRow("scheme and host case") << "HTTPS://Hooks.Example.COM/Cb" << "https://hooks.example.com/Cb";
+    QTest::newRow("default http port") << "http://h.example:80/cb" << "http://h.example/cb";
+    QTest::newRow("default https port") << "https://h.example:443/cb" << "https://h.example/cb";
+    QTest::newRow("other port kept") << "http://h.example:443/cb" << "http://h.example:443/cb";
+    QTest::newRow("empty path") << "https://h.example" << "https://h.example/";
+    QTest::newRow("dot segments") << "http://h.example/a/./b/../c" << "http://h.example/a/c";
+    QTest::newRow("dot segment at the end") << "http://h.example/a/b/.." << "http://h.example/a/";
+    QTest::newRow("above the root") << "http://h.example/../../cb" << "http://h.example/cb";
+    QTest::newRow("encoded dots") << "http://h.example/a/%2E%2e/cb" << "http://h.example/cb";
+    QTest::newRow("double slash kept") << "http://h.example/a//b" << "http://h.example/a//b";
+    QTest::newRow("unreserved decoded") << "http://h.example/%7Euser/%41" << "http://h.example/~user/A";
+    QTest::newRow("reserved kept encoded") << "http://h.example/a%2fb?q=%26" << "http://h.example/a%2Fb?q=%26";
+    QTest::newRow("fragment dropped") << "https://h.example/cb#section" << "https://h.example/cb";
+    QTest::newRow("short ipv4") << "http://127.1:8080/cb" << "http://127.0.0.1:8080/cb";
+    QTest::newRow("hex ipv4") << "http://0x7f000001:8080/cb" << "http://127.0.0.1:8080/cb";
+    QTest::newRow("decimal ipv4") << "http://2130706433/cb" << "http://127.0.0.1/cb";
+    QTest::newRow("ipv6 case and zeros") << "http://[2001:DB8:0:0::1]:80/cb" << "http://[2001:db8::1]/cb";
+    QTest::newRow("query order kept") << "http://h.example/cb?b=2&a=1" << "http://h.example/cb?b=2&a=1";
+}
+
+void tst_UrlGuard::canonical()
+{
+    QFETCH(QString, url);
+    QFETCH(QString, expected);
+    const QUrl parsed(url, QUrl::StrictMode);
+    QVERIFY2(parsed.isValid(), qPrintable(parsed.errorString()));
+    const QString once = CallbackUrlGuard::canonical(parsed);
+    QCOMPARE(once, expected);
+    // A canonical URL is its own canonical form, and still passes the guard.
+    QCOMPARE(CallbackUrlGuard::canonical(QUrl(once, QUrl::StrictMode)), once);
+    QVERIFY(CallbackUrlGuard(true).validate(once).isNull());
 }
 
 QTEST_GUILESS_MAIN(tst_UrlGuard)
