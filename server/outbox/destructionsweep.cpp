@@ -5,6 +5,7 @@
 #include "writetransaction.h"
 
 #include "core/delivery.h"
+#include "core/endpoint.h"
 #include "core/instance.h"
 #include "server/api/instancesapi.h"
 #include "server/storage/database.h"
@@ -24,6 +25,19 @@ struct LatestDelivery
 {
     qint64 id = 0;
     QString state;
+    qint64 endpointId = 0;
+    QString endpointState; // empty when the endpoint is gone
+
+    // A PENDING notification whose endpoint is paused or disabled is not sent at all until the
+    // endpoint is resumed: the reason says so, and what to do.
+    QString held() const
+    {
+        if (state != Delivery::Pending || endpointState.isEmpty() || endpointState == Endpoint::Active)
+            return {};
+        return QStringLiteral("; it is not sent while its endpoint %1 is %2: resume the endpoint to send it")
+            .arg(endpointId)
+            .arg(endpointState);
+    }
 };
 
 // The newest notification of the instance and kind (id 0 when there is none); false when the
@@ -41,6 +55,8 @@ bool latest(Database &db, qint64 instanceId, const QString &eventType, LatestDel
     if (q.next()) {
         d->id = q.value(0).toLongLong();
         d->state = q.value(1).toString();
+        d->endpointId = q.value(2).toLongLong();
+        d->endpointState = q.value(3).toString();
     }
     q.finish();
     return true;
@@ -80,6 +96,13 @@ bool readDue(Database &db, const QString &at, qint64 id, int pageSize, QList<Due
     return true;
 }
 
+QString awaitingDestruction(qint64 deliveryId, const QString &held)
+{
+    return QStringLiteral("waiting for the provider to acknowledge the destruction callback (delivery %1)%2")
+        .arg(deliveryId)
+        .arg(held);
+}
+
 } // namespace
 
 DestructionSweep::DestructionSweep(Database &db, Journal &journal, DeliveryRepository &repository,
@@ -116,7 +139,8 @@ const QString &DestructionSweep::dueSql(bool postgres)
 const QString &DestructionSweep::latestSql()
 {
     static const QString sql = QStringLiteral(
-        "SELECT id, state FROM deliveries WHERE instance_id = ? AND event_type = ? ORDER BY id DESC LIMIT 1");
+        "SELECT d.id, d.state, d.endpoint_id, e.state FROM deliveries d LEFT JOIN endpoints e ON e.id = d.endpoint_id"
+        " WHERE d.instance_id = ? AND d.event_type = ? ORDER BY d.id DESC LIMIT 1");
     return sql;
 }
 
@@ -214,9 +238,9 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         return false;
     if (stopped.id != 0 && stopped.state != Delivery::Delivered)
         return setAwaiting(id,
-                           QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)")
+                           QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)%3")
                                .arg(stopped.id)
-                               .arg(stopped.state),
+                               .arg(stopped.state, stopped.held()),
                            stopped.id, Instance::StatusChangedEvent, error, changed);
     LatestDelivery destroyed;
     if (!latest(m_db, id, Instance::DestroyedEvent, &destroyed, error))
@@ -236,16 +260,16 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         const auto d = m_repository.enqueue(id, Instance::DestroyedEvent, body, error);
         if (!d)
             return false;
-        return setAwaiting(id, QStringLiteral("waiting for the provider to acknowledge the destruction callback"),
-                           d->value(QStringLiteral("id")).toInteger(), Instance::DestroyedEvent, error, changed);
+        const qint64 queued = d->value(QStringLiteral("id")).toInteger();
+        return setAwaiting(id, awaitingDestruction(queued, {}), queued, Instance::DestroyedEvent, error, changed);
     }
     if (destroyed.state == Delivery::Delivered) {
         *changed = true;
         return destroy(id, error);
     }
     if (destroyed.state == Delivery::Pending)
-        return setAwaiting(id, QStringLiteral("waiting for the provider to acknowledge the destruction callback"),
-                           destroyed.id, Instance::DestroyedEvent, error, changed);
+        return setAwaiting(id, awaitingDestruction(destroyed.id, destroyed.held()), destroyed.id,
+                           Instance::DestroyedEvent, error, changed);
     return setAwaiting(id,
                        QStringLiteral("the provider has not acknowledged the destruction callback (delivery %1 is %2)")
                            .arg(destroyed.id)

@@ -242,6 +242,7 @@ private slots:
     void acknowledgedThenDestroyed();
     void awaitsStoppedAcknowledgement();
     void awaitsDestructionAcknowledgement();
+    void awaitingNamesAPausedEndpoint();
     void restartedInstanceIsKept();
     void restartedInstanceAwaitsNothing();
     void sweepReachesPastStuckPages_data();
@@ -430,6 +431,31 @@ void tst_Destruction::awaitsDestructionAcknowledgement()
     QCOMPARE(instance(id).value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"));
     QCOMPARE(instance(id).value(QStringLiteral("version")).toInteger(), version);
     QCOMPARE(deliveries(id).size(), queued); // no RUNNING notification after the destruction callback
+}
+
+void tst_Destruction::awaitingNamesAPausedEndpoint()
+{
+    // A paused endpoint sends nothing: "delivery 7 is PENDING" alone would read as a provider slow
+    // to answer, when the wait is the operator's to end.
+    DemoProvider provider; // never started: what is sent fails and is retried
+    const qint64 id = newInstance();
+    registerOn(id, &provider, QStringLiteral("/ok/paused"));
+    const qint64 endpoint = deliveries(id).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    QVERIFY(endpoint > 0);
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, m_server->operatorToken()).status,
+             200);
+    QVERIFY(stop(id));
+    const auto reason = [&] {
+        return instance(id).value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("reason")).toString();
+    };
+    const QString held = QStringLiteral("endpoint %1 is PAUSED").arg(endpoint);
+    QTRY_VERIFY_WITH_TIMEOUT(reason().contains(held), Patience);
+    QVERIFY2(reason().contains(QLatin1String("STOPPED notification")) && reason().contains(QLatin1String("resume the endpoint")),
+             qPrintable(reason()));
+    // Resumed, it is sent (and fails, with no provider there): the reason no longer blames the pause.
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status,
+             200);
+    QTRY_VERIFY_WITH_TIMEOUT(!reason().contains(held) && reason().contains(QLatin1String("STOPPED notification")), Patience);
 }
 
 void tst_Destruction::restartedInstanceIsKept()
