@@ -341,6 +341,10 @@ QJsonObject operation(const Operation &op)
         responses.insert(QStringLiteral("415"), problemResponse(QStringLiteral("body sent as something other than JSON in UTF-8")));
         responses.insert(QStringLiteral("422"), problemResponse(QStringLiteral("idempotency key reused with another body")));
     }
+    if (path == QLatin1String("/api/v1/deliveries/retry"))
+        responses.insert(QStringLiteral("422"),
+                         problemResponse(QStringLiteral("idempotency key reused with another body, no filter"
+                                                        " (filter-required), or over 10000 matches (too-many-matches)")));
     if (path == QLatin1String("/api/v1/events"))
         responses.insert(QStringLiteral("410"), problemResponse(QStringLiteral("cursor older than the retained feed; list again")));
     if (path == QLatin1String("/api/v1/watch"))

@@ -288,6 +288,16 @@ Response DeliveryApi::bulkRetry(Request &req)
             return Response::problem(invalid(QStringLiteral("?dry_run"), QStringLiteral("expected true or false")));
         dryRun = dryRun || q == QLatin1String("true");
     }
+    // An empty body would retry every retryable delivery the caller sees, all at once: a stray
+    // POST, or a client that lost its filter on the way, should not be able to. A dry run may
+    // count them; a retry names what it retries (every retryable state, if that is the intent).
+    if (!dryRun && values.isEmpty() && !stateList)
+        return Response::problem(Problem::make(
+            422, QStringLiteral("filter-required"), QStringLiteral("Filter required"),
+            QStringLiteral("a bulk retry without a filter would retry every retryable delivery you can see: name at"
+                           " least one of %1 (\"state\": [\"PENDING\", \"FAILED\", \"CANCELLED\"] for all of them),"
+                           " or count them first with dry_run")
+                .arg(filterKeys().join(QStringLiteral(", ")))));
     Problem problem;
     const auto filter = readFilter(
         req.who(), [&values](const QString &k) { return values.value(k); },

@@ -17,6 +17,7 @@ private slots:
     void retryOfAnOlderTestEvent();
     void bulkRetryRefusesBadFilters_data();
     void bulkRetryRefusesBadFilters();
+    void bulkRetryNamesWhatItRetries();
     void bulkRetryOfSeveralStates_data();
     void bulkRetryOfSeveralStates();
     void testEventNeedsAnActiveEndpoint_data();
@@ -169,6 +170,37 @@ void tst_DeliveryApi::bulkRetryRefusesBadFilters()
     const QJsonObject after = delivery(id);
     QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("CANCELLED"));
     QCOMPARE(after.value(QStringLiteral("version")), before.value(QStringLiteral("version")));
+}
+
+void tst_DeliveryApi::bulkRetryNamesWhatItRetries()
+{
+    // An empty body would retry everything retryable the caller sees: refused, nothing retried,
+    // while a dry run may still count it all.
+    const qint64 instance = registeredInstance();
+    QVERIFY(instance > 0);
+    const qint64 id = deliveries(instance).first().toObject().value(QStringLiteral("id")).toInteger();
+    QCOMPARE(post(QStringLiteral("/api/v1/deliveries/%1/cancel").arg(id)).status, 200);
+    const QJsonObject before = delivery(id);
+    const qint64 seq = lastSeq();
+    for (const QByteArray &body : {QByteArray("{}"), QByteArray(R"({"reason": "resend everything"})"),
+                                   QByteArray(R"({"dry_run": false})")}) {
+        const Reply r = post(QStringLiteral("/api/v1/deliveries/retry"), body);
+        QVERIFY2(r.status == 422, r.body.constData());
+        QCOMPARE(r.header("Content-Type"), QByteArray("application/problem+json"));
+        QCOMPARE(r.code(), QStringLiteral("filter-required"));
+        QVERIFY2(r.json().value(QStringLiteral("detail")).toString().contains(QLatin1String("dry_run")), r.body.constData());
+    }
+    QCOMPARE(delivery(id).value(QStringLiteral("version")), before.value(QStringLiteral("version")));
+    QCOMPARE(lastSeq(), seq);
+
+    const Reply counted = post(QStringLiteral("/api/v1/deliveries/retry?dry_run=true"), "{}");
+    QVERIFY2(counted.status == 200, counted.body.constData());
+    QVERIFY(counted.json().value(QStringLiteral("count")).toInteger() >= 1);
+    const Reply named = post(QStringLiteral("/api/v1/deliveries/retry"),
+                             QStringLiteral(R"({"instance": %1, "reason": "resend"})").arg(instance).toUtf8());
+    QVERIFY2(named.status == 200, named.body.constData());
+    QCOMPARE(named.json().value(QStringLiteral("retried")).toInteger(), 1);
+    QCOMPARE(delivery(id).value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
 }
 
 void tst_DeliveryApi::bulkRetryOfSeveralStates_data()
