@@ -12,6 +12,8 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
+#include <QTimer>
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QTcpSocket>
@@ -112,6 +114,22 @@ QString mediaTypeRefusal(const Request &req)
 
 } // namespace
 
+struct HttpServer::SetAside
+{
+    explicit SetAside(QHttpServerResponder &&r)
+        : responder(std::move(r))
+    {
+    }
+
+    quint64 id = 0;
+    Request request;
+    RouteMatch match;
+    QHttpServerResponder responder;
+    QPointer<QTcpSocket> socket;
+    QElapsedTimer since; // from the request's arrival
+    int tries = 1;
+};
+
 HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
                        int maxBodyBytes, QObject *parent)
     : QAbstractHttpServer(parent)
@@ -123,6 +141,8 @@ HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, Idempot
     , m_maxBodyBytes(maxBodyBytes)
 {
 }
+
+HttpServer::~HttpServer() = default;
 
 void HttpServer::write(QHttpServerResponder &responder, const Response &response, bool withoutBody)
 {
@@ -159,6 +179,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // it the connection speaks WebSocket frames).
     if (socket->property(kDeferred).toBool()) {
         socket->setProperty(kDeferred, false);
+        runAsideNow(socket);
         if (m_deferredFlush)
             m_deferredFlush(socket);
     }
@@ -192,7 +213,23 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                                                                : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
-    const Response r = dispatch(req, match);
+    const Response r = dispatchWaiting(req, match, LockWaitPerTry);
+    if (mayWaitAside(r, timer.nsecsElapsed())) {
+        auto waiting = std::make_unique<SetAside>(std::move(responder));
+        waiting->request = std::move(req);
+        waiting->match = match;
+        waiting->socket = socket;
+        waiting->since = timer;
+        setAside(std::move(waiting));
+        return true;
+    }
+    answer(req, match, r, responder, socket, timer.nsecsElapsed());
+    return true;
+}
+
+void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r, QHttpServerResponder &responder,
+                        QTcpSocket *socket, qint64 elapsedNs)
+{
     const QString route = match.route               ? match.route->pattern
                           : match.allowed.isEmpty() ? QStringLiteral("unmatched")
                           : req.method == "OPTIONS" ? QStringLiteral("options")
@@ -203,7 +240,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
         socket->setProperty(kDeferred, true);
     if (!r.deferred) {
         write(responder, req.connection.isEmpty() ? r : Response(r).withHeader(QByteArrayLiteral("Connection"), req.connection),
-              head);
+              req.head);
         if (req.closeAfter())
             socket->disconnectFromHost();
     }
@@ -211,8 +248,91 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // next request rather than failing every request from now on.
     if (r.status >= 500)
         m_db.recover();
-    m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(timer.nsecsElapsed()) / 1e9);
-    return true;
+    m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(elapsedNs) / 1e9);
+}
+
+Response HttpServer::dispatchWaiting(Request &req, const RouteMatch &match, std::chrono::milliseconds lockWait)
+{
+    m_db.clearLockMissed();
+    m_db.setLockWait(lockWait);
+    Response r = dispatch(req, match);
+    m_db.setLockWait(std::chrono::milliseconds(Database::SqliteBusyTimeoutMs));
+    return r;
+}
+
+bool HttpServer::mayWaitAside(const Response &r, qint64 elapsedNs) const
+{
+    // Nothing of the request was written (the statement that missed the lock was its first
+    // write, or its transaction's BEGIN), so it can run again from the start, as a conflict does.
+    return m_db.lockMissed() && !r.deferred && r.status == 503
+           && elapsedNs < qint64(Database::SqliteBusyTimeoutMs) * 1000000;
+}
+
+void HttpServer::setAside(std::unique_ptr<SetAside> waiting)
+{
+    // Another process (a backup, a shell's BEGIN IMMEDIATE) may hold SQLite's write lock for
+    // seconds. A request that waited for it here held up every other request, reads and /healthz
+    // too, which never need that lock. Set aside, it is tried again after 5 ms, then twice as
+    // long each time up to 200 ms, within the same 5 s in all as a waiting statement.
+    static quint64 nextId = 0;
+    waiting->id = ++nextId;
+    waiting->request.keepHeaders();
+    waiting->request.responder = nullptr; // a route that answers later never waits for the lock
+    // Owed before anything the client sends after it: that runs it now (runAsideNow()).
+    waiting->socket->setProperty(kDeferred, true);
+    if (waiting->request.closeAfter())
+        waiting->socket->setProperty(kClosing, true);
+    const int delayMs = std::min(200, 5 << std::min(waiting->tries - 1, 6));
+    QTimer::singleShot(delayMs, this, [this, id = waiting->id] {
+        const auto it = std::find_if(m_aside.begin(), m_aside.end(), [id](const auto &w) { return w->id == id; });
+        if (it != m_aside.end())
+            runAside(it->get());
+    });
+    m_aside.push_back(std::move(waiting));
+}
+
+void HttpServer::runAside(SetAside *waiting)
+{
+    const auto it = std::find_if(m_aside.begin(), m_aside.end(), [waiting](const auto &w) { return w.get() == waiting; });
+    Q_ASSERT(it != m_aside.end());
+    // A client that went away meanwhile hears nothing, so nothing runs for it: its retry will.
+    if (!waiting->socket || waiting->socket->state() != QAbstractSocket::ConnectedState) {
+        drop(it);
+        return;
+    }
+    std::unique_ptr<SetAside> w = std::move(*it);
+    m_aside.erase(it);
+    ++w->tries;
+    const Response r = dispatchWaiting(w->request, w->match, LockWaitPerTry);
+    if (mayWaitAside(r, w->since.nsecsElapsed())) {
+        setAside(std::move(w));
+        return;
+    }
+    answer(w->request, w->match, r, w->responder, w->socket, w->since.nsecsElapsed());
+}
+
+void HttpServer::runAsideNow(QTcpSocket *socket)
+{
+    for (auto it = m_aside.begin(); it != m_aside.end();) {
+        if ((*it)->socket != socket) {
+            ++it;
+            continue;
+        }
+        std::unique_ptr<SetAside> w = std::move(*it);
+        it = m_aside.erase(it);
+        // The rest of its 5 s, waited for here: the client's next request must not overtake it.
+        const qint64 leftMs = std::max<qint64>(1, Database::SqliteBusyTimeoutMs - w->since.elapsed());
+        const Response r = dispatchWaiting(w->request, w->match, std::chrono::milliseconds(leftMs));
+        answer(w->request, w->match, r, w->responder, socket, w->since.nsecsElapsed());
+    }
+}
+
+void HttpServer::drop(std::vector<std::unique_ptr<SetAside>>::iterator it)
+{
+    const Request &req = (*it)->request;
+    if (req.holdsIdempotencyKey && req.caller)
+        m_idempotency.abandon(req.caller->key(), QString::fromUtf8(req.header(QByteArrayLiteral("Idempotency-Key"))));
+    m_aside.erase(it);
 }
 
 void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -321,16 +441,18 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     const QByteArray fp = IdempotencyStore::fingerprint(req.method, req.path, req.query.toString(QUrl::FullyEncoded),
                                                         req.body, conditions);
     auto rec = m_idempotency.find(caller, k);
+    // Set aside after it took the key, and the key could not be let go then: it is this request's.
+    const bool ours = rec && rec->running && req.holdsIdempotencyKey && rec->fingerprint == fp;
     // Requests are answered within seconds; a key still "running" after a minute belongs to a
     // process that died mid-request before anything of it committed, so the retry may run it.
-    if (rec && rec->running && rec->createdAt < timestamp(QDateTime::currentDateTimeUtc().addSecs(-60))) {
+    if (rec && rec->running && !ours && rec->createdAt < timestamp(QDateTime::currentDateTimeUtc().addSecs(-60))) {
         m_idempotency.abandon(caller, k);
         rec.reset();
     }
-    if (rec)
+    if (rec && !ours)
         return replay(*rec, fp);
     Problem stored;
-    if (!m_idempotency.begin(caller, k, fp, &stored)) {
+    if (!ours && !m_idempotency.begin(caller, k, fp, &stored)) {
         if (!stored.isNull())
             return withRetryAfter(Response::problem(stored));
         return problem(409, "idempotency-key-in-use", "Idempotency key in use",
@@ -344,8 +466,11 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
         m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error); });
     });
     m_db.setBeforeCommit({});
+    req.holdsIdempotencyKey = false;
     if (r.deferred || (r.status >= 500 && !marked)) {
-        m_idempotency.abandon(caller, k);
+        // With the write lock held elsewhere this may fail too: the request set aside then runs
+        // again under its key (a retry from the client hears "in use" meanwhile).
+        req.holdsIdempotencyKey = !m_idempotency.abandon(caller, k);
     } else if (r.status < 500) {
         IdempotencyRecord answer;
         answer.status = r.status;

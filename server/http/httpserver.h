@@ -3,7 +3,10 @@
 
 #include <QAbstractHttpServer>
 
+#include <chrono>
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace OpsDeck {
 
@@ -27,6 +30,7 @@ public:
     // The database, stores and router are not owned and must outlive the server.
     HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
                int maxBodyBytes, QObject *parent = nullptr);
+    ~HttpServer() override;
 
     // withoutBody: the answer to a HEAD request, its headers (Content-Length too) and no body.
     static void write(QHttpServerResponder &responder, const Response &response, bool withoutBody = false);
@@ -36,12 +40,33 @@ public:
     // order (RFC 9112, 9.3.2).
     void setDeferredFlush(std::function<void(QTcpSocket *)> flush) { m_deferredFlush = std::move(flush); }
 
+    // How long a request's statement waits for SQLite's write lock held by another connection
+    // before the request is set aside, to run again a moment later while this thread answers
+    // others; and how long in all before it is answered 503 storage-busy.
+    static constexpr std::chrono::milliseconds LockWaitPerTry{20};
+
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
 
 private:
+    struct SetAside;
+
     Response dispatch(Request &request, const RouteMatch &match);
+    // dispatch() with the statements waiting at most `lockWait` for SQLite's write lock.
+    Response dispatchWaiting(Request &request, const RouteMatch &match, std::chrono::milliseconds lockWait);
+    // The answer written (Connection header, close after it), what the database needs after a
+    // failure, and the request counted in the metrics.
+    void answer(Request &request, const RouteMatch &match, const Response &response, QHttpServerResponder &responder,
+                QTcpSocket *socket, qint64 elapsedNs);
+    // Whether the request found the write lock held elsewhere and may wait for it set aside.
+    bool mayWaitAside(const Response &response, qint64 elapsedNs) const;
+    void setAside(std::unique_ptr<SetAside> waiting);
+    void runAside(SetAside *waiting);
+    // Runs now, waiting for the lock as long as it takes, what this connection set aside: an
+    // answer owed before the one to a request that came after it.
+    void runAsideNow(QTcpSocket *socket);
+    void drop(std::vector<std::unique_ptr<SetAside>>::iterator it);
     Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
     // What a retry with a known key hears: the first answer again, or why not.
     static Response replay(const IdempotencyRecord &record, const QByteArray &fingerprint);
@@ -59,6 +84,7 @@ private:
     Metrics &m_metrics;
     int m_maxBodyBytes;
     std::function<void(QTcpSocket *)> m_deferredFlush;
+    std::vector<std::unique_ptr<SetAside>> m_aside;
 };
 
 } // namespace OpsDeck

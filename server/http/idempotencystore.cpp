@@ -120,14 +120,15 @@ void IdempotencyStore::finish(const QString &caller, const QString &key, const I
     q.finish();
 }
 
-void IdempotencyStore::abandon(const QString &caller, const QString &key)
+bool IdempotencyStore::abandon(const QString &caller, const QString &key)
 {
     QSqlQuery &q = m_db.query(QStringLiteral("DELETE FROM idempotency_keys WHERE caller = ? AND key = ?"
                                              " AND state = 'running'"));
     q.addBindValue(caller);
     q.addBindValue(key);
-    q.exec();
+    const bool ok = q.exec();
     q.finish();
+    return ok;
 }
 
 void IdempotencyStore::expireOld()

@@ -47,7 +47,8 @@ public:
     bool markCommitted(const QString &caller, const QString &key, Problem *error);
     void finish(const QString &caller, const QString &key, const IdempotencyRecord &answer);
     // Gives the key up unless the request committed.
-    void abandon(const QString &caller, const QString &key);
+    // False when the key could not be let go (the database's write lock was held elsewhere, say).
+    bool abandon(const QString &caller, const QString &key);
 
 private:
     void expireOld();

@@ -10,16 +10,30 @@ namespace OpsDeck {
 QByteArray Request::header(const QByteArray &name) const
 {
     // QHttpServerRequest::value() matches names case-insensitively without copying the list.
-    return raw ? raw->value(name) : QByteArray();
+    if (raw)
+        return raw->value(name);
+    const auto it = std::find_if(keptHeaders.cbegin(), keptHeaders.cend(),
+                                 [&name](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
+    return it == keptHeaders.cend() ? QByteArray() : it->second;
 }
 
 bool Request::hasHeader(const QByteArray &name) const
 {
+    const auto has = [&name](const auto &headers) {
+        return std::any_of(headers.cbegin(), headers.cend(),
+                           [&name](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
+    };
+    return raw ? has(raw->headers()) : has(keptHeaders);
+}
+
+void Request::keepHeaders()
+{
     if (!raw)
-        return false;
-    const auto headers = raw->headers();
-    return std::any_of(headers.cbegin(), headers.cend(),
-                       [&name](const auto &h) { return h.first.compare(name, Qt::CaseInsensitive) == 0; });
+        return;
+    keptHeaders.clear();
+    for (const auto &h : raw->headers())
+        keptHeaders.append({h.first, h.second});
+    raw = nullptr;
 }
 
 QString Request::queryValue(const QString &key) const

@@ -9,6 +9,7 @@
 #include <QUrlQuery>
 
 #include <optional>
+#include <utility>
 
 class QHttpServerRequest;
 class QHttpServerResponder;
@@ -23,7 +24,8 @@ struct Request
     QByteArray body;
     QList<qint64> ids;            // the {id} segments of the matched route, in order
     std::optional<Caller> caller; // set on every route that requires a token
-    const QHttpServerRequest *raw = nullptr;     // not owned
+    const QHttpServerRequest *raw = nullptr;     // not owned; null once keepHeaders() copied them
+    QList<std::pair<QByteArray, QByteArray>> keptHeaders;
     QHttpServerResponder *responder = nullptr;   // not owned; a deferring route moves from it
     // What the answer's Connection header says: "close" when the client asked for the connection
     // to end with this answer (a route that defers its answer says so when it writes it, and
@@ -34,6 +36,12 @@ struct Request
     // not wait for it).
     bool head = false;
     bool closeAfter() const { return connection == "close"; }
+    // Set aside to run later (HttpServer): QHttpServer reuses its request for the connection's
+    // next one, so the headers are copied and the raw request let go.
+    void keepHeaders();
+    // The request's Idempotency-Key is still taken by this very request, which was set aside
+    // after taking it: running it again goes on under the key rather than finding it in use.
+    bool holdsIdempotencyKey = false;
 
     QByteArray header(const QByteArray &name) const;
     // Whether the request carries the header at all, even with an empty value.

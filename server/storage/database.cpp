@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 namespace OpsDeck {
 
@@ -100,9 +101,9 @@ bool Database::open(Problem *error)
         // SQLite's own busy timeout sleeps 1, 2, 5, 10, ... ms between tries: a request whose
         // transaction meets the delivery store's commit (a few ms, many times a second) slept
         // past several of them while the single HTTP thread answered nobody. This handler tries
-        // again after 50 µs, doubling to 800 µs, for the same 5 s in all.
+        // again after 50 µs, doubling to 800 µs, for the same 5 s in all (or setLockWait()'s).
         sqlite3 *handle = sqliteHandle();
-        if (!handle || sqlite3_busy_handler(handle, &Database::waitForLock, &m_busySinceNs) != SQLITE_OK) {
+        if (!handle || sqlite3_busy_handler(handle, &Database::waitForLock, this) != SQLITE_OK) {
             if (error)
                 *error = storageProblem(QStringLiteral("cannot set the busy handler of %1").arg(url.toString(QUrl::RemovePassword)));
             return false;
@@ -235,14 +236,17 @@ sqlite3 *Database::sqliteHandle() const
                : nullptr;
 }
 
-int Database::waitForLock(void *busySinceNs, int tries)
+int Database::waitForLock(void *database, int tries)
 {
     const qint64 now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    qint64 &since = *static_cast<qint64 *>(busySinceNs);
+    Database &db = *static_cast<Database *>(database);
+    qint64 &since = db.m_busySinceNs;
     if (tries == 0)
         since = now;
-    if (now - since >= qint64(SqliteBusyTimeoutMs) * 1000000)
+    if (now - since >= db.m_lockWaitMs * 1000000) {
+        db.m_lockMissed = true;
         return 0; // SQLITE_BUSY: "database is locked"
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(50 << std::min(tries, 4)));
     return 1;
 }
@@ -294,7 +298,12 @@ bool Database::begin()
         connection().rollback();
         return false;
     };
-    return attempt() || (recover() && attempt());
+    // A lock another connection held past the wait is not a lost connection: trying again would
+    // only wait as long once more.
+    const bool missedBefore = std::exchange(m_lockMissed, false);
+    const bool begun = attempt() || (!m_lockMissed && recover() && attempt());
+    m_lockMissed = m_lockMissed || missedBefore;
+    return begun;
 }
 
 bool Database::commit()

@@ -9,6 +9,7 @@
 #include <QSqlQuery>
 #include <QString>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -67,6 +68,16 @@ public:
     bool begin();
     bool commit();
     void rollback();
+
+    // How long one statement of this connection waits for SQLite's write lock, which another
+    // connection holds, before it fails with "database is locked" (storage-busy): by default
+    // SqliteBusyTimeoutMs. The HTTP thread's connection waits briefly and sets its request aside
+    // (HttpServer), so a lock held long elsewhere holds up only the writes, not every request.
+    void setLockWait(std::chrono::milliseconds wait) { m_lockWaitMs = wait.count(); }
+    // Whether a statement gave up waiting for the lock since the last clearLockMissed(): nothing
+    // it would have written was written.
+    bool lockMissed() const { return m_lockMissed; }
+    void clearLockMissed() { m_lockMissed = false; }
     // PostgreSQL: the first statement of every write transaction, so that writers (of this
     // process and of other replicas) commit one at a time, in the order of the feed sequence numbers
     // they take. Without it a transaction holding seq 8 could commit after one holding seq 9, and a
@@ -105,7 +116,7 @@ private:
     sqlite3 *sqliteHandle() const;
     // sqlite3_busy_handler(): waits 50 µs, then twice as long each try up to 800 µs, for
     // SqliteBusyTimeoutMs in all.
-    static int waitForLock(void *busySinceNs, int tries);
+    static int waitForLock(void *database, int tries);
 
     QString m_url;
     QString m_connectionName;
@@ -114,6 +125,8 @@ private:
     QHash<QString, sqlite3_stmt *> m_statements;
     std::function<bool(Problem *)> m_beforeCommit;
     qint64 m_busySinceNs = 0; // when the current wait for the SQLite write lock began (steady clock)
+    qint64 m_lockWaitMs = SqliteBusyTimeoutMs;
+    bool m_lockMissed = false;
 };
 
 } // namespace OpsDeck

@@ -1,0 +1,263 @@
+// SQLite's write lock held by another process (a backup, a shell's BEGIN IMMEDIATE): the requests
+// that need it wait aside, and every other request is answered meanwhile. On PostgreSQL writers
+// wait for row locks in the server, not here: these tests are SQLite's.
+#include "testserver.h"
+#include "testsupport.h"
+
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTcpSocket>
+#include <QUuid>
+#include <QtTest>
+
+#include <atomic>
+#include <thread>
+
+using namespace OpsDeck;
+using namespace OpsDeck::Test;
+
+namespace {
+
+// Another connection's write transaction on the server's database file, on a thread of its own
+// (the in-process server runs on the test's thread, which must stay free to answer).
+class LockHolder final
+{
+public:
+    explicit LockHolder(QString path)
+        : m_path(std::move(path))
+    {
+    }
+    ~LockHolder() { release(); }
+
+    bool take()
+    {
+        m_thread = std::thread([this] {
+            const QString name = QUuid::createUuid().toString();
+            {
+                QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+                db.setDatabaseName(m_path);
+                QSqlQuery q(db);
+                const bool held = db.open() && q.exec(QStringLiteral("BEGIN IMMEDIATE"))
+                                  && q.exec(QStringLiteral("INSERT INTO feed_state (id, purged_through) VALUES (424242, 0)"));
+                m_state = held ? 1 : -1;
+                while (held && !m_release)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                // Rolled back: the other process wrote nothing the tests would see.
+                if (held)
+                    q.exec(QStringLiteral("ROLLBACK"));
+                q.finish();
+                db.close();
+            }
+            QSqlDatabase::removeDatabase(name);
+        });
+        while (m_state == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return m_state == 1;
+    }
+
+    void release()
+    {
+        m_release = true;
+        for (std::thread *t : {&m_thread, &m_timer}) {
+            if (t->joinable())
+                t->join();
+        }
+    }
+
+    // Lets go of the lock after `ms` without the test's thread doing anything.
+    void releaseAfter(int ms)
+    {
+        m_timer = std::thread([this, ms] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+            m_release = true;
+        });
+    }
+
+private:
+    QString m_path;
+    std::thread m_thread;
+    std::thread m_timer;
+    std::atomic<int> m_state{0};
+    std::atomic<bool> m_release{false};
+};
+
+} // namespace
+
+class tst_BusyStorage : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void readsGoOnWhileAWriteWaits();
+    void idempotentWriteWaitsToo();
+    void aWriteGivesUpAfterTheBusyTimeout();
+    void nothingRunsForAClientThatLeft();
+    void pipelinedAnswersKeepTheirOrder();
+
+private:
+    QNetworkReply *send(const QByteArray &method, const QString &path, const QByteArray &body = {},
+                        const QList<QPair<QByteArray, QByteArray>> &headers = {});
+    int organizationsNamed(const QString &name);
+    // Sends "create the organization `name`" on a connection of its own, in plain bytes.
+    bool createOnSocket(QTcpSocket *socket, const QByteArray &name);
+    QString databasePath() const { return QUrl(m_server->databaseUrl()).path(); }
+
+    std::unique_ptr<TestServer> m_server;
+    QNetworkAccessManager m_nam;
+};
+
+void tst_BusyStorage::initTestCase()
+{
+    OPSDECK_REQUIRE_BACKEND();
+    ServerOptions options;
+    options.deliveryWorker = false; // nothing of the server's own takes the lock meanwhile
+    m_server = std::make_unique<TestServer>(options);
+    QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
+    if (m_server->testDatabase().isPostgres())
+        QSKIP("SQLite's write lock; PostgreSQL's writers wait on row locks");
+    m_server->operatorToken(); // created before any lock is held
+}
+
+QNetworkReply *tst_BusyStorage::send(const QByteArray &method, const QString &path, const QByteArray &body,
+                                     const QList<QPair<QByteArray, QByteArray>> &headers)
+{
+    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + path));
+    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
+    if (!body.isEmpty())
+        req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    for (const auto &h : headers)
+        req.setRawHeader(h.first, h.second);
+    QNetworkReply *reply = m_nam.sendCustomRequest(req, method, body);
+    reply->setParent(this);
+    return reply;
+}
+
+bool tst_BusyStorage::createOnSocket(QTcpSocket *socket, const QByteArray &name)
+{
+    socket->connectToHost(m_server->baseUrl().host(), quint16(m_server->baseUrl().port()));
+    if (!socket->waitForConnected(5000))
+        return false;
+    const QByteArray body = R"({"name": ")" + name + R"("})";
+    socket->write("POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+                  + m_server->operatorToken().toUtf8() + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n"
+                  + body);
+    return socket->waitForBytesWritten(5000);
+}
+
+int tst_BusyStorage::organizationsNamed(const QString &name)
+{
+    int n = 0;
+    for (const QJsonValue &o : m_server->get(QStringLiteral("/api/v1/organizations?limit=500"), m_server->operatorToken()).items())
+        n += o.toObject().value(QStringLiteral("name")).toString() == name ? 1 : 0;
+    return n;
+}
+
+static int statusOf(QNetworkReply *reply)
+{
+    return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+}
+
+void tst_BusyStorage::readsGoOnWhileAWriteWaits()
+{
+    LockHolder holder(databasePath());
+    QVERIFY(holder.take());
+    QNetworkReply *write = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "waited"})");
+    // The write reached the server and found the lock taken. A server that waited for it on its
+    // one HTTP thread would answer nothing else for the 5 s of its busy timeout.
+    QTest::qWait(300);
+    QVERIFY(!write->isFinished());
+    QNetworkReply *health = send("GET", QStringLiteral("/healthz"));
+    QNetworkReply *list = send("GET", QStringLiteral("/api/v1/organizations"));
+    QTRY_VERIFY_WITH_TIMEOUT(health->isFinished() && list->isFinished(), 2000);
+    QCOMPARE(statusOf(health), 200);
+    QCOMPARE(statusOf(list), 200);
+    QVERIFY2(!write->isFinished(), write->readAll().constData());
+
+    // Once the lock is free the write goes through: the client never heard of the wait.
+    holder.release();
+    QTRY_VERIFY_WITH_TIMEOUT(write->isFinished(), 5000);
+    QCOMPARE(statusOf(write), 201);
+    QCOMPARE(organizationsNamed(QStringLiteral("waited")), 1);
+}
+
+void tst_BusyStorage::idempotentWriteWaitsToo()
+{
+    // Its key is taken by a write of its own: the request set aside runs under it, and the retry
+    // after the answer hears that answer again.
+    const QList<QPair<QByteArray, QByteArray>> key = {{"Idempotency-Key", "busy-1"}};
+    LockHolder holder(databasePath());
+    QVERIFY(holder.take());
+    QNetworkReply *write = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "keyed"})", key);
+    QTest::qWait(300);
+    QVERIFY(!write->isFinished());
+    holder.release();
+    QTRY_VERIFY_WITH_TIMEOUT(write->isFinished(), 5000);
+    QCOMPARE(statusOf(write), 201);
+    const QByteArray first = write->readAll();
+    QNetworkReply *again = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "keyed"})", key);
+    QTRY_VERIFY_WITH_TIMEOUT(again->isFinished(), 5000);
+    QCOMPARE(statusOf(again), 201);
+    QCOMPARE(again->readAll(), first);
+    QCOMPARE(organizationsNamed(QStringLiteral("keyed")), 1);
+}
+
+void tst_BusyStorage::aWriteGivesUpAfterTheBusyTimeout()
+{
+    LockHolder holder(databasePath());
+    QVERIFY(holder.take());
+    QElapsedTimer timer;
+    timer.start();
+    QNetworkReply *write = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "never"})");
+    QTRY_VERIFY_WITH_TIMEOUT(write->isFinished(), 15000);
+    const qint64 waited = timer.elapsed();
+    QCOMPARE(statusOf(write), 503);
+    QCOMPARE(write->rawHeader("Content-Type"), QByteArray("application/problem+json"));
+    QVERIFY(!write->rawHeader("Retry-After").isEmpty());
+    QCOMPARE(QJsonDocument::fromJson(write->readAll()).object().value(QStringLiteral("code")).toString(),
+             QStringLiteral("storage-busy"));
+    // As long as a statement would have waited (Database::SqliteBusyTimeoutMs), not twice that.
+    QVERIFY2(waited >= 4500 && waited < 9000, qPrintable(QString::number(waited)));
+    holder.release();
+    QCOMPARE(organizationsNamed(QStringLiteral("never")), 0);
+}
+
+void tst_BusyStorage::nothingRunsForAClientThatLeft()
+{
+    LockHolder holder(databasePath());
+    QVERIFY(holder.take());
+    QTcpSocket socket;
+    QVERIFY(createOnSocket(&socket, "abandoned"));
+    QTest::qWait(300);
+    socket.abort();
+    QTest::qWait(100);
+    holder.release();
+    QTest::qWait(500); // every retry of the set-aside write is due by now
+    QCOMPARE(organizationsNamed(QStringLiteral("abandoned")), 0);
+}
+
+void tst_BusyStorage::pipelinedAnswersKeepTheirOrder()
+{
+    // A request after a waiting write on the same connection: the write is answered first (it
+    // waits for the lock then), then the request, in the order they were sent.
+    LockHolder holder(databasePath());
+    QVERIFY(holder.take());
+    QTcpSocket socket;
+    QVERIFY(createOnSocket(&socket, "first"));
+    QTest::qWait(200);
+    holder.releaseAfter(300);
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QByteArray answer;
+    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 10000);
+    answer += socket.readAll();
+    QCOMPARE(answer.count("HTTP/1.1 "), 2);
+    QVERIFY2(answer.startsWith("HTTP/1.1 201"), answer.left(300).constData());
+    QVERIFY2(answer.indexOf("HTTP/1.1 200") > 0, answer.constData());
+    holder.release();
+    QCOMPARE(organizationsNamed(QStringLiteral("first")), 1);
+}
+
+QTEST_MAIN(tst_BusyStorage)
+#include "tst_busystorage.moc"
