@@ -348,10 +348,16 @@ Response InstancesApi::registerInstance(Request &req)
     r.rejectUnknown();
     if (r.ok()) {
         const Problem urlError = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
-        if (!urlError.isNull())
+        if (!urlError.isNull()) {
             r.addError(QStringLiteral("callback_url"), urlError.detail);
-        else
-            url = CallbackUrlGuard::canonical(QUrl(url, QUrl::StrictMode)); // the endpoint's key
+        } else {
+            // The endpoint's key. Checked again: "/" added to an empty path may take a URL at the
+            // length limit past it, and what is stored must pass wherever it is checked later.
+            url = CallbackUrlGuard::canonical(QUrl(url, QUrl::StrictMode));
+            const Problem canonicalError = CallbackUrlGuard(m_ctx.options.allowPrivateCallbacks).validate(url);
+            if (!canonicalError.isNull())
+                r.addError(QStringLiteral("callback_url"), canonicalError.detail);
+        }
     }
     if (!r.ok())
         return Response::problem(r.problem());

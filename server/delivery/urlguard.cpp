@@ -153,8 +153,9 @@ Problem CallbackUrlGuard::validate(const QUrl &url) const
     if (literal.setAddress(host))
         return checkResolved(literal);
 
-    // Resolvers accept IPv4 in forms QUrl leaves alone ("2130706433", "0x7f.1", "127.1"); a
-    // host made only of such parts is refused rather than guessed at.
+    // QUrl writes most numeric IPv4 forms dotted ("127.1" and "0x7f.1" are 127.0.0.1), but leaves
+    // some that resolvers may still accept ("0x7f.1.", "127.0.0.1.", "08.1"): a host made only
+    // of numeric parts is refused rather than guessed at.
     static const QRegularExpression numericHost(QStringLiteral("^(0x[0-9a-f]*|[0-9]+)(\\.(0x[0-9a-f]*|[0-9]+))*\\.?$"));
     if (numericHost.match(host).hasMatch())
         return refuse(QStringLiteral("the host \"%1\" is a non-canonical numeric address").arg(host));

@@ -491,6 +491,18 @@ void tst_Endpoints::spellingsOfOneUrlAreOneEndpoint()
     QCOMPARE(listed.status, 200);
     QCOMPARE(listed.items().size(), 1);
     QCOMPARE(listed.items().at(0).toObject().value(QStringLiteral("url")).toString(), spellings.first());
+
+    // At the length limit with an empty path, its one spelling ("/" added) is one past it: refused
+    // now, rather than stored and refused by every later check of the URL.
+    QString atLimit = QStringLiteral("http://127.0.0.1:8099?q=");
+    atLimit += QString(2048 - atLimit.size(), QLatin1Char('x'));
+    const qint64 longer = server.createInstance(QStringLiteral("spelled-long"), org, prov, QStringLiteral("app"),
+                                                QStringLiteral("alice"));
+    const Reply refused = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(longer),
+                                      {{QStringLiteral("callback_url"), atLimit}}, server.operatorToken());
+    QCOMPARE(refused.status, 400);
+    QCOMPARE(refused.json().value(QStringLiteral("errors")).toArray().at(0).toObject().value(QStringLiteral("path")).toString(),
+             QStringLiteral("/callback_url"));
 }
 
 QTEST_MAIN(tst_Endpoints)
