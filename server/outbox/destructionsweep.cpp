@@ -29,12 +29,16 @@ struct LatestDelivery
     QString endpointState; // empty when the endpoint is gone
 
     // A PENDING notification whose endpoint is paused or disabled is not sent at all until the
-    // endpoint is resumed: the reason says so, and what to do.
-    QString held() const
+    // endpoint is resumed: the reason says so first (nothing reached the provider), and what to do.
+    bool held() const
     {
-        if (state != Delivery::Pending || endpointState.isEmpty() || endpointState == Endpoint::Active)
-            return {};
-        return QStringLiteral("; it is not sent while its endpoint %1 is %2: resume the endpoint to send it")
+        return state == Delivery::Pending && !endpointState.isEmpty() && endpointState != Endpoint::Active;
+    }
+    QString heldReason(const QString &what) const
+    {
+        return QStringLiteral("the %1 (delivery %2) is not sent: its endpoint %3 is %4; resume the endpoint to send it")
+            .arg(what)
+            .arg(id)
             .arg(endpointId)
             .arg(endpointState);
     }
@@ -96,11 +100,11 @@ bool readDue(Database &db, const QString &at, qint64 id, int pageSize, QList<Due
     return true;
 }
 
-QString awaitingDestruction(qint64 deliveryId, const QString &held)
+QString awaitingDestruction(const LatestDelivery &d)
 {
-    return QStringLiteral("waiting for the provider to acknowledge the destruction callback (delivery %1)%2")
-        .arg(deliveryId)
-        .arg(held);
+    if (d.held())
+        return d.heldReason(QStringLiteral("destruction callback"));
+    return QStringLiteral("waiting for the provider to acknowledge the destruction callback (delivery %1)").arg(d.id);
 }
 
 } // namespace
@@ -238,9 +242,11 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         return false;
     if (stopped.id != 0 && stopped.state != Delivery::Delivered)
         return setAwaiting(id,
-                           QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)%3")
-                               .arg(stopped.id)
-                               .arg(stopped.state, stopped.held()),
+                           stopped.held()
+                               ? stopped.heldReason(QStringLiteral("STOPPED notification"))
+                               : QStringLiteral("the provider has not acknowledged the STOPPED notification (delivery %1 is %2)")
+                                     .arg(stopped.id)
+                                     .arg(stopped.state),
                            stopped.id, Instance::StatusChangedEvent, error, changed);
     LatestDelivery destroyed;
     if (!latest(m_db, id, Instance::DestroyedEvent, &destroyed, error))
@@ -261,15 +267,19 @@ bool DestructionSweep::step(qint64 id, Problem *error, bool *changed)
         if (!d)
             return false;
         const qint64 queued = d->value(QStringLiteral("id")).toInteger();
-        return setAwaiting(id, awaitingDestruction(queued, {}), queued, Instance::DestroyedEvent, error, changed);
+        // Read back with its endpoint, so a paused one is named now, not a pass later.
+        LatestDelivery fresh;
+        if (!latest(m_db, id, Instance::DestroyedEvent, &fresh, error))
+            return false;
+        Q_ASSERT(fresh.id == queued);
+        return setAwaiting(id, awaitingDestruction(fresh), queued, Instance::DestroyedEvent, error, changed);
     }
     if (destroyed.state == Delivery::Delivered) {
         *changed = true;
         return destroy(id, error);
     }
     if (destroyed.state == Delivery::Pending)
-        return setAwaiting(id, awaitingDestruction(destroyed.id, destroyed.held()), destroyed.id,
-                           Instance::DestroyedEvent, error, changed);
+        return setAwaiting(id, awaitingDestruction(destroyed), destroyed.id, Instance::DestroyedEvent, error, changed);
     return setAwaiting(id,
                        QStringLiteral("the provider has not acknowledged the destruction callback (delivery %1 is %2)")
                            .arg(destroyed.id)

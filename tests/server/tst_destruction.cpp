@@ -243,6 +243,7 @@ private slots:
     void awaitsStoppedAcknowledgement();
     void awaitsDestructionAcknowledgement();
     void awaitingNamesAPausedEndpoint();
+    void destructionCallbackOnAPausedEndpoint();
     void restartedInstanceIsKept();
     void restartedInstanceAwaitsNothing();
     void sweepReachesPastStuckPages_data();
@@ -456,6 +457,66 @@ void tst_Destruction::awaitingNamesAPausedEndpoint()
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status,
              200);
     QTRY_VERIFY_WITH_TIMEOUT(!reason().contains(held) && reason().contains(QLatin1String("STOPPED notification")), Patience);
+}
+
+void tst_Destruction::destructionCallbackOnAPausedEndpoint()
+{
+    // The STOPPED notification is acknowledged, then the endpoint paused before the retention
+    // ends: the destruction callback is queued on a paused endpoint. The instance says so in the
+    // change that queues it, one change, not a second one a pass later.
+    ServerOptions options;
+    options.instanceRetention = std::chrono::seconds(3);
+    options.outboxPollInterval = std::chrono::milliseconds(50);
+    TestServer server(options);
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    qint64 org = 0;
+    qint64 prov = 0;
+    QVERIFY(server.createAcmeAndCrm(&org, &prov));
+    const qint64 id = server.createInstance(QStringLiteral("paused-destruction"), org, prov, QStringLiteral("crm"),
+                                            QStringLiteral("alice"));
+    DemoProvider provider;
+    provider.port = freePort();
+    const Reply registered = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(id),
+                                         {{QStringLiteral("callback_url"), provider.url(QStringLiteral("/ok/pd"))}},
+                                         server.operatorToken());
+    QCOMPARE(registered.status, 200);
+    startProvider(&provider, registered.json().value(QStringLiteral("secret")).toString());
+    const auto list = [&] {
+        return server.get(QStringLiteral("/api/v1/deliveries?instance=%1").arg(id), server.operatorToken()).items();
+    };
+    const qint64 endpoint = list().at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    QCOMPARE(server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {}, server.operatorToken()).status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(list().last().toObject().value(QStringLiteral("state")).toString(), QStringLiteral("DELIVERED"),
+                              Patience);
+    const qint64 seq = server.get(QStringLiteral("/api/v1/events?limit=1"), server.operatorToken())
+                           .json()
+                           .value(QStringLiteral("last_seq"))
+                           .toInteger();
+    QCOMPARE(server.post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, server.operatorToken()).status, 200);
+    const auto awaiting = [&] {
+        return server.get(QStringLiteral("/api/v1/instances/%1").arg(id), server.operatorToken())
+            .json()
+            .value(QStringLiteral("awaiting_ack"))
+            .toObject();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(awaiting().value(QStringLiteral("event_type")).toString(), QStringLiteral("instance.destroyed"),
+                              Patience);
+    const QString reason = awaiting().value(QStringLiteral("reason")).toString();
+    QVERIFY2(reason.startsWith(QLatin1String("the destruction callback"))
+                 && reason.contains(QStringLiteral("endpoint %1 is PAUSED").arg(endpoint)),
+             qPrintable(reason));
+    QTest::qWait(300); // several sweep passes
+    int changes = 0;
+    const QJsonArray events = server.get(QStringLiteral("/api/v1/events?after=%1&limit=1000").arg(seq), server.operatorToken())
+                                  .json()
+                                  .value(QStringLiteral("events"))
+                                  .toArray();
+    for (const QJsonValue &e : events) {
+        const QJsonObject o = e.toObject();
+        if (o.value(QStringLiteral("kind")).toString() == QLatin1String("instance") && o.value(QStringLiteral("id")).toInteger() == id)
+            ++changes;
+    }
+    QCOMPARE(changes, 1);
 }
 
 void tst_Destruction::restartedInstanceIsKept()
