@@ -250,6 +250,11 @@ const Router &ControlPlane::router() const
     return *m_router;
 }
 
+Router &ControlPlane::router()
+{
+    return *m_router;
+}
+
 void ControlPlane::registerRoutes()
 {
     m_apis->system = std::make_unique<SystemApi>(m_apis->ctx, m_apis->metrics, m_apis->workerHealth, *m_router);

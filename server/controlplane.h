@@ -47,6 +47,9 @@ public:
     Database &database();
     ChangeFeed &feed();
     const Router &router() const;
+    // Routes added before the first request that needs them (an embedding program's own, or a
+    // test's that drives the HTTP front through a handler of its making).
+    Router &router();
     // SQLite: the thread that copies the write-ahead log into the database file while the control
     // plane runs; null on PostgreSQL and when stopped.
     const WalCheckpointer *walCheckpointer() const { return m_checkpointer.get(); }

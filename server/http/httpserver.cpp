@@ -9,6 +9,7 @@
 #include "server/storage/database.h"
 #include "server/storage/timestamps.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -121,13 +122,11 @@ struct HttpServer::SetAside
     {
     }
 
-    quint64 id = 0;
     Request request;
     RouteMatch match;
     QHttpServerResponder responder;
     QPointer<QTcpSocket> socket;
     QElapsedTimer since; // from the request's arrival
-    int tries = 1;
 };
 
 HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
@@ -139,7 +138,13 @@ HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, Idempot
     , m_idempotency(idempotency)
     , m_metrics(metrics)
     , m_maxBodyBytes(maxBodyBytes)
+    , m_asideTimer(new QTimer(this))
+    , m_heldKeyTimer(new QTimer(this))
 {
+    m_asideTimer->setSingleShot(true);
+    connect(m_asideTimer, &QTimer::timeout, this, &HttpServer::runAside);
+    m_heldKeyTimer->setInterval(200);
+    connect(m_heldKeyTimer, &QTimer::timeout, this, &HttpServer::releaseHeldKeys);
 }
 
 HttpServer::~HttpServer() = default;
@@ -213,7 +218,9 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                                                                : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
-    const Response r = dispatchWaiting(req, match, LockWaitPerTry);
+    // While the set-aside requests find the lock held, a new one only looks (it would wait its
+    // 20 ms for nothing): each of a stream of writes would hold the thread up again.
+    const Response r = dispatchWaiting(req, match, m_asideMisses > 0 ? std::chrono::milliseconds(0) : LockWaitPerTry);
     if (mayWaitAside(r, timer.nsecsElapsed())) {
         auto waiting = std::make_unique<SetAside>(std::move(responder));
         waiting->request = std::move(req);
@@ -249,6 +256,7 @@ void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r
     if (r.status >= 500)
         m_db.recover();
     m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(elapsedNs) / 1e9);
+    releaseKeyLater(req);
 }
 
 Response HttpServer::dispatchWaiting(Request &req, const RouteMatch &match, std::chrono::milliseconds lockWait)
@@ -265,6 +273,7 @@ bool HttpServer::mayWaitAside(const Response &r, qint64 elapsedNs) const
     // Nothing of the request was written (the statement that missed the lock was its first
     // write, or its transaction's BEGIN), so it can run again from the start, as a conflict does.
     return m_db.lockMissed() && !r.deferred && r.status == 503
+           && Problem::fromJson(r.status, r.body).code == QLatin1String("storage-busy")
            && elapsedNs < qint64(Database::SqliteBusyTimeoutMs) * 1000000;
 }
 
@@ -274,41 +283,60 @@ void HttpServer::setAside(std::unique_ptr<SetAside> waiting)
     // seconds. A request that waited for it here held up every other request, reads and /healthz
     // too, which never need that lock. Set aside, it is tried again after 5 ms, then twice as
     // long each time up to 200 ms, within the same 5 s in all as a waiting statement.
-    static quint64 nextId = 0;
-    waiting->id = ++nextId;
     waiting->request.keepHeaders();
     waiting->request.responder = nullptr; // a route that answers later never waits for the lock
     // Owed before anything the client sends after it: that runs it now (runAsideNow()).
     waiting->socket->setProperty(kDeferred, true);
     if (waiting->request.closeAfter())
         waiting->socket->setProperty(kClosing, true);
-    const int delayMs = std::min(200, 5 << std::min(waiting->tries - 1, 6));
-    QTimer::singleShot(delayMs, this, [this, id = waiting->id] {
-        const auto it = std::find_if(m_aside.begin(), m_aside.end(), [id](const auto &w) { return w->id == id; });
-        if (it != m_aside.end())
-            runAside(it->get());
-    });
     m_aside.push_back(std::move(waiting));
+    scheduleAside();
 }
 
-void HttpServer::runAside(SetAside *waiting)
+void HttpServer::scheduleAside()
 {
-    const auto it = std::find_if(m_aside.begin(), m_aside.end(), [waiting](const auto &w) { return w.get() == waiting; });
-    Q_ASSERT(it != m_aside.end());
-    // A client that went away meanwhile hears nothing, so nothing runs for it: its retry will.
-    if (!waiting->socket || waiting->socket->state() != QAbstractSocket::ConnectedState) {
-        drop(it);
+    if (m_aside.empty() || m_asideTimer->isActive())
         return;
+    m_asideTimer->start(std::min(200, 5 << std::min(m_asideMisses, 6)));
+}
+
+void HttpServer::runAside()
+{
+    const qint64 budgetNs = qint64(Database::SqliteBusyTimeoutMs) * 1000000;
+    for (auto it = m_aside.begin(); it != m_aside.end();) {
+        SetAside &w = **it;
+        // A client that went away meanwhile hears nothing, so nothing runs for it: its retry will.
+        if (!w.socket || w.socket->state() != QAbstractSocket::ConnectedState) {
+            releaseKeyLater(w.request);
+            it = m_aside.erase(it);
+            continue;
+        }
+        // As long as a statement would have waited: answered as one that waited would be.
+        if (w.since.nsecsElapsed() >= budgetNs) {
+            const Response busy = problem(503, "storage-busy", "Storage busy",
+                                          QStringLiteral("the database's write lock was held elsewhere for %1 s;"
+                                                         " nothing was written, retry later")
+                                              .arg(Database::SqliteBusyTimeoutMs / 1000));
+            answer(w.request, w.match, busy, w.responder, w.socket, w.since.nsecsElapsed()); // lets its key go
+            it = m_aside.erase(it);
+            continue;
+        }
+        ++it;
     }
-    std::unique_ptr<SetAside> w = std::move(*it);
-    m_aside.erase(it);
-    ++w->tries;
-    const Response r = dispatchWaiting(w->request, w->match, LockWaitPerTry);
-    if (mayWaitAside(r, w->since.nsecsElapsed())) {
-        setAside(std::move(w));
-        return;
+    bool gotTheLock = true;
+    while (gotTheLock && !m_aside.empty()) {
+        std::unique_ptr<SetAside> w = std::move(m_aside.front());
+        m_aside.erase(m_aside.begin());
+        const Response r = dispatchWaiting(w->request, w->match, LockWaitPerTry);
+        if (mayWaitAside(r, w->since.nsecsElapsed())) {
+            m_aside.insert(m_aside.begin(), std::move(w));
+            gotTheLock = false;
+            break;
+        }
+        answer(w->request, w->match, r, w->responder, w->socket, w->since.nsecsElapsed());
     }
-    answer(w->request, w->match, r, w->responder, w->socket, w->since.nsecsElapsed());
+    m_asideMisses = gotTheLock ? 0 : m_asideMisses + 1;
+    scheduleAside();
 }
 
 void HttpServer::runAsideNow(QTcpSocket *socket)
@@ -327,12 +355,31 @@ void HttpServer::runAsideNow(QTcpSocket *socket)
     }
 }
 
-void HttpServer::drop(std::vector<std::unique_ptr<SetAside>>::iterator it)
+void HttpServer::releaseKeyLater(const Request &req)
 {
-    const Request &req = (*it)->request;
-    if (req.holdsIdempotencyKey && req.caller)
-        m_idempotency.abandon(req.caller->key(), QString::fromUtf8(req.header(QByteArrayLiteral("Idempotency-Key"))));
-    m_aside.erase(it);
+    if (!req.holdsIdempotencyKey || !req.caller)
+        return;
+    m_heldKeys.push_back({req.caller->key(), QString::fromUtf8(req.header(QByteArrayLiteral("Idempotency-Key"))),
+                          QDateTime::currentMSecsSinceEpoch()});
+    releaseHeldKeys();
+}
+
+void HttpServer::releaseHeldKeys()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const std::chrono::milliseconds before = m_db.lockWait();
+    m_db.setLockWait(LockWaitPerTry);
+    m_heldKeys.erase(std::remove_if(m_heldKeys.begin(), m_heldKeys.end(),
+                                    [&](const HeldKey &held) {
+                                        return now - held.sinceMs > HeldKeyRetryMs
+                                               || m_idempotency.abandon(held.caller, held.key);
+                                    }),
+                     m_heldKeys.end());
+    m_db.setLockWait(before);
+    if (m_heldKeys.empty())
+        m_heldKeyTimer->stop();
+    else if (!m_heldKeyTimer->isActive())
+        m_heldKeyTimer->start();
 }
 
 void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -486,7 +533,11 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
         answer.withheld = shownOnceMember(r);
         if (!answer.withheld.isEmpty())
             answer.body.clear();
+        // After the commit, whatever holds the lock now: a missed answer would be lost for good.
+        const std::chrono::milliseconds before = m_db.lockWait();
+        m_db.setLockWait(std::chrono::milliseconds(Database::SqliteBusyTimeoutMs));
         m_idempotency.finish(caller, k, answer);
+        m_db.setLockWait(before);
     }
     // A 500 after the commit leaves the key committed: a retry hears that, and nothing runs twice.
     return r;

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <QAbstractHttpServer>
+#include <QString>
 
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
+
+class QTimer;
 
 namespace OpsDeck {
 
@@ -44,6 +47,9 @@ public:
     // before the request is set aside, to run again a moment later while this thread answers
     // others; and how long in all before it is answered 503 storage-busy.
     static constexpr std::chrono::milliseconds LockWaitPerTry{20};
+    // How long a key left "running" by a request that ended without running is tried to be let go
+    // of; after that the next request with the key takes it over anyway (IdempotencyStore).
+    static constexpr int HeldKeyRetryMs = 60000;
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -51,6 +57,12 @@ protected:
 
 private:
     struct SetAside;
+    struct HeldKey
+    {
+        QString caller;
+        QString key;
+        qint64 sinceMs = 0; // QDateTime::currentMSecsSinceEpoch() when it was first tried
+    };
 
     Response dispatch(Request &request, const RouteMatch &match);
     // dispatch() with the statements waiting at most `lockWait` for SQLite's write lock.
@@ -62,11 +74,17 @@ private:
     // Whether the request found the write lock held elsewhere and may wait for it set aside.
     bool mayWaitAside(const Response &response, qint64 elapsedNs) const;
     void setAside(std::unique_ptr<SetAside> waiting);
-    void runAside(SetAside *waiting);
+    void scheduleAside();
+    // The set-aside requests' turn: the oldest tries the lock, and the others follow only once it
+    // got it, so the thread waits for the lock once per turn however many wait.
+    void runAside();
     // Runs now, waiting for the lock as long as it takes, what this connection set aside: an
     // answer owed before the one to a request that came after it.
     void runAsideNow(QTcpSocket *socket);
-    void drop(std::vector<std::unique_ptr<SetAside>>::iterator it);
+    // A request that ends without having run (its client left, or its time ran out) lets its
+    // idempotency key go, later if the lock is still held.
+    void releaseKeyLater(const Request &request);
+    void releaseHeldKeys();
     Response runIdempotent(Request &request, const RouteMatch &match, const QByteArray &key);
     // What a retry with a known key hears: the first answer again, or why not.
     static Response replay(const IdempotencyRecord &record, const QByteArray &fingerprint);
@@ -84,7 +102,11 @@ private:
     Metrics &m_metrics;
     int m_maxBodyBytes;
     std::function<void(QTcpSocket *)> m_deferredFlush;
-    std::vector<std::unique_ptr<SetAside>> m_aside;
+    std::vector<std::unique_ptr<SetAside>> m_aside; // oldest first
+    QTimer *m_asideTimer = nullptr;
+    int m_asideMisses = 0; // turns in a row whose first request found the lock held
+    std::vector<HeldKey> m_heldKeys;
+    QTimer *m_heldKeyTimer = nullptr;
 };
 
 } // namespace OpsDeck

@@ -74,6 +74,7 @@ public:
     // SqliteBusyTimeoutMs. The HTTP thread's connection waits briefly and sets its request aside
     // (HttpServer), so a lock held long elsewhere holds up only the writes, not every request.
     void setLockWait(std::chrono::milliseconds wait) { m_lockWaitMs = wait.count(); }
+    std::chrono::milliseconds lockWait() const { return std::chrono::milliseconds(m_lockWaitMs); }
     // Whether a statement gave up waiting for the lock since the last clearLockMissed(): nothing
     // it would have written was written.
     bool lockMissed() const { return m_lockMissed; }

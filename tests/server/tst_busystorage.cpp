@@ -4,6 +4,10 @@
 #include "testserver.h"
 #include "testsupport.h"
 
+#include "server/http/router.h"
+#include "server/outbox/writetransaction.h"
+#include "server/storage/database.h"
+
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QSqlDatabase>
@@ -96,6 +100,9 @@ private slots:
     void aWriteGivesUpAfterTheBusyTimeout();
     void nothingRunsForAClientThatLeft();
     void pipelinedAnswersKeepTheirOrder();
+    void aKeyTakenBeforeTheMissIsKept();
+    void aKeyTakenBeforeTheMissIsLetGo();
+    void manyWaitingWritesTryTheLockOncePerTurn();
 
 private:
     QNetworkReply *send(const QByteArray &method, const QString &path, const QByteArray &body = {},
@@ -257,6 +264,136 @@ void tst_BusyStorage::pipelinedAnswersKeepTheirOrder()
     QVERIFY2(answer.indexOf("HTTP/1.1 200") > 0, answer.constData());
     holder.release();
     QCOMPARE(organizationsNamed(QStringLiteral("first")), 1);
+}
+
+namespace {
+
+// A route whose first run takes the lock on another connection after the request took its
+// Idempotency-Key (an autocommit write) and before its own transaction begins: the one moment
+// where a request set aside already holds its key. `holdMs` < 0 holds until the test lets go.
+struct KeyThenLockRoute
+{
+    TestServer server;
+    std::unique_ptr<LockHolder> holder;
+    int runs = 0;
+    int commits = 0;
+
+    explicit KeyThenLockRoute(int holdMs)
+        : server([] {
+            ServerOptions o;
+            o.deliveryWorker = false;
+            return o;
+        }())
+    {
+        Database &db = server.controlPlane().database();
+        server.controlPlane().router().add("POST", QStringLiteral("/api/v1/test-key-then-lock"), Actors(Actor::Operator), true,
+                                           [this, &db, holdMs](Request &) {
+                                               if (++runs == 1) {
+                                                   holder = std::make_unique<LockHolder>(QUrl(server.databaseUrl()).path());
+                                                   if (!holder->take())
+                                                       return Response::problem(Problem::make(500, QStringLiteral("internal"),
+                                                                                              QStringLiteral("no lock"), {}));
+                                                   if (holdMs >= 0)
+                                                       holder->releaseAfter(holdMs);
+                                               }
+                                               WriteTransaction tx(db);
+                                               Problem problem;
+                                               if (!tx.isActive())
+                                                   return Response::problem(tx.problem());
+                                               if (!db.exec(QStringLiteral("UPDATE feed_state SET purged_through = purged_through"),
+                                                            &problem)
+                                                   || !tx.commit(&problem))
+                                                   return Response::problem(problem);
+                                               return Response::json(201, QJsonObject{{QStringLiteral("commits"), ++commits}});
+                                           });
+    }
+
+    Reply post() { return server.request("POST", QStringLiteral("/api/v1/test-key-then-lock"), "{}", server.operatorToken(),
+                                         {{"Idempotency-Key", "held-1"}}); }
+};
+
+} // namespace
+
+void tst_BusyStorage::aKeyTakenBeforeTheMissIsKept()
+{
+    // Set aside holding its key (letting it go needs the lock too), it runs again under it once
+    // the lock is free, and a retry hears that answer: not "the key is in use" by itself.
+    KeyThenLockRoute route(400);
+    QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
+    const Reply first = route.post();
+    QVERIFY2(first.status == 201, first.body.constData());
+    QVERIFY(route.runs >= 2); // tried while the lock was held, then once it was free
+    QCOMPARE(first.json().value(QStringLiteral("commits")).toInt(), 1);
+    const int runs = route.runs;
+    const Reply again = route.post();
+    QCOMPARE(again.status, 201);
+    QCOMPARE(again.body, first.body);
+    QCOMPARE(route.runs, runs);
+    QCOMPARE(route.commits, 1);
+}
+
+void tst_BusyStorage::aKeyTakenBeforeTheMissIsLetGo()
+{
+    // Its time runs out while the lock is held: 503, and once the lock is free its key is let go,
+    // so the client's retry runs instead of hearing "in use" for a minute.
+    KeyThenLockRoute route(-1);
+    QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
+    const Reply busy = route.post();
+    QCOMPARE(busy.status, 503);
+    QCOMPARE(busy.code(), QStringLiteral("storage-busy"));
+    route.holder->release();
+    Reply retry;
+    QTRY_VERIFY_WITH_TIMEOUT((retry = route.post()).status == 201, 3000);
+    QCOMPARE(retry.json().value(QStringLiteral("commits")).toInt(), 1);
+}
+
+void tst_BusyStorage::manyWaitingWritesTryTheLockOncePerTurn()
+{
+    // Twenty writes wait for a lock held for a second. Had each tried it every turn, the thread
+    // would wait 20 ms twenty times a turn, and a crowd of writes would hold up the reads again.
+    // The oldest tries it; the rest follow once it got it: a handful of runs beyond one each.
+    TestServer server([] {
+        ServerOptions o;
+        o.deliveryWorker = false;
+        return o;
+    }());
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    Database &db = server.controlPlane().database();
+    int runs = 0;
+    server.controlPlane().router().add("POST", QStringLiteral("/api/v1/test-crowd"), Actors(Actor::Operator), false,
+                                       [&db, &runs](Request &) {
+                                           ++runs;
+                                           WriteTransaction tx(db);
+                                           Problem problem;
+                                           if (!tx.isActive())
+                                               return Response::problem(tx.problem());
+                                           if (!tx.commit(&problem))
+                                               return Response::problem(problem);
+                                           return Response::json(201, QJsonObject{});
+                                       });
+    const QByteArray token = server.operatorToken().toUtf8();
+    LockHolder holder(QUrl(server.databaseUrl()).path());
+    QVERIFY(holder.take());
+    constexpr int Writes = 20;
+    std::vector<std::unique_ptr<QTcpSocket>> sockets;
+    for (int i = 0; i < Writes; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
+        QVERIFY(socket->waitForConnected(5000));
+        socket->write("POST /api/v1/test-crowd HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+                      + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        QVERIFY(socket->waitForBytesWritten(5000));
+        sockets.push_back(std::move(socket));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(runs, Writes, 5000); // each tried once on arrival
+    holder.releaseAfter(1000);
+    QByteArray answers;
+    for (auto &socket : sockets) {
+        QTRY_VERIFY_WITH_TIMEOUT(socket->state() == QAbstractSocket::UnconnectedState, 10000);
+        answers += socket->readAll();
+    }
+    QCOMPARE(answers.count("HTTP/1.1 201"), Writes);
+    QVERIFY2(runs < 3 * Writes, qPrintable(QString::number(runs)));
 }
 
 QTEST_MAIN(tst_BusyStorage)
