@@ -357,29 +357,34 @@ void HttpServer::runAsideNow(QTcpSocket *socket)
 
 void HttpServer::releaseKeyLater(const Request &req)
 {
-    if (!req.holdsIdempotencyKey || !req.caller)
+    if (!req.heldKey)
         return;
-    m_heldKeys.push_back({req.caller->key(), QString::fromUtf8(req.header(QByteArrayLiteral("Idempotency-Key"))),
-                          QDateTime::currentMSecsSinceEpoch()});
-    releaseHeldKeys();
+    m_heldKeys.push_back(*req.heldKey);
+    if (!m_heldKeyTimer->isActive())
+        m_heldKeyTimer->start();
 }
 
 void HttpServer::releaseHeldKeys()
 {
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
     const std::chrono::milliseconds before = m_db.lockWait();
     m_db.setLockWait(LockWaitPerTry);
-    m_heldKeys.erase(std::remove_if(m_heldKeys.begin(), m_heldKeys.end(),
-                                    [&](const HeldKey &held) {
-                                        return now - held.sinceMs > HeldKeyRetryMs
-                                               || m_idempotency.abandon(held.caller, held.key);
-                                    }),
-                     m_heldKeys.end());
+    for (auto it = m_heldKeys.begin(); it != m_heldKeys.end();) {
+        if (it->takenAt.elapsed() > HeldKeyRetryMs) {
+            it = m_heldKeys.erase(it);
+            continue;
+        }
+        m_db.clearLockMissed();
+        if (m_idempotency.abandon(it->caller, it->key)) {
+            it = m_heldKeys.erase(it);
+            continue;
+        }
+        if (m_db.lockMissed())
+            break; // still held elsewhere: the others wait for the next tick, not 20 ms each
+        ++it;
+    }
     m_db.setLockWait(before);
     if (m_heldKeys.empty())
         m_heldKeyTimer->stop();
-    else if (!m_heldKeyTimer->isActive())
-        m_heldKeyTimer->start();
 }
 
 void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -489,7 +494,8 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
                                                         req.body, conditions);
     auto rec = m_idempotency.find(caller, k);
     // Set aside after it took the key, and the key could not be let go then: it is this request's.
-    const bool ours = rec && rec->running && req.holdsIdempotencyKey && rec->fingerprint == fp;
+    const bool ours = rec && rec->running && req.heldKey && req.heldKey->caller == caller && req.heldKey->key == k
+                      && rec->fingerprint == fp;
     // Requests are answered within seconds; a key still "running" after a minute belongs to a
     // process that died mid-request before anything of it committed, so the retry may run it.
     if (rec && rec->running && !ours && rec->createdAt < timestamp(QDateTime::currentDateTimeUtc().addSecs(-60))) {
@@ -499,6 +505,10 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     if (rec && !ours)
         return replay(*rec, fp);
     Problem stored;
+    QElapsedTimer takenAt;
+    takenAt.start();
+    if (ours)
+        takenAt = req.heldKey->takenAt;
     if (!ours && !m_idempotency.begin(caller, k, fp, &stored)) {
         if (!stored.isNull())
             return withRetryAfter(Response::problem(stored));
@@ -513,11 +523,12 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
         m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error); });
     });
     m_db.setBeforeCommit({});
-    req.holdsIdempotencyKey = false;
+    req.heldKey.reset();
     if (r.deferred || (r.status >= 500 && !marked)) {
         // With the write lock held elsewhere this may fail too: the request set aside then runs
         // again under its key (a retry from the client hears "in use" meanwhile).
-        req.holdsIdempotencyKey = !m_idempotency.abandon(caller, k);
+        if (!m_idempotency.abandon(caller, k))
+            req.heldKey = Request::HeldKey{caller, k, takenAt};
     } else if (r.status < 500) {
         IdempotencyRecord answer;
         answer.status = r.status;

@@ -1,6 +1,8 @@
 // The HTTP front: parses, routes, authenticates, applies Idempotency-Key and writes answers.
 #pragma once
 
+#include "request.h"
+
 #include <QAbstractHttpServer>
 #include <QString>
 
@@ -20,7 +22,6 @@ class Metrics;
 class Router;
 struct Route;
 class TokenStore;
-struct Request;
 struct Response;
 struct RouteMatch;
 
@@ -47,9 +48,10 @@ public:
     // before the request is set aside, to run again a moment later while this thread answers
     // others; and how long in all before it is answered 503 storage-busy.
     static constexpr std::chrono::milliseconds LockWaitPerTry{20};
-    // How long a key left "running" by a request that ended without running is tried to be let go
-    // of; after that the next request with the key takes it over anyway (IdempotencyStore).
-    static constexpr int HeldKeyRetryMs = 60000;
+    // How long after it was taken a key left "running" by a request that ended without running is
+    // tried to be let go of: less than the minute after which the next request with the key takes
+    // it over anyway (runIdempotent()), whose key letting go later could take away.
+    static constexpr int HeldKeyRetryMs = 55000;
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -57,12 +59,6 @@ protected:
 
 private:
     struct SetAside;
-    struct HeldKey
-    {
-        QString caller;
-        QString key;
-        qint64 sinceMs = 0; // QDateTime::currentMSecsSinceEpoch() when it was first tried
-    };
 
     Response dispatch(Request &request, const RouteMatch &match);
     // dispatch() with the statements waiting at most `lockWait` for SQLite's write lock.
@@ -105,7 +101,7 @@ private:
     std::vector<std::unique_ptr<SetAside>> m_aside; // oldest first
     QTimer *m_asideTimer = nullptr;
     int m_asideMisses = 0; // turns in a row whose first request found the lock held
-    std::vector<HeldKey> m_heldKeys;
+    std::vector<Request::HeldKey> m_heldKeys;
     QTimer *m_heldKeyTimer = nullptr;
 };
 

