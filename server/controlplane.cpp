@@ -14,6 +14,7 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/outbox/deliveryapi.h"
+#include "server/outbox/deliveryrepository.h"
 #include "server/outbox/deliveryschedule.h"
 #include "server/outbox/outboxservice.h"
 #include "server/outbox/workerhealth.h"
@@ -21,6 +22,7 @@
 #include "server/storage/journal.h"
 #include "server/storage/walcheckpointer.h"
 
+#include <QDebug>
 #include <QFile>
 #include <QHostAddress>
 #include <QNetworkRequest>
@@ -88,6 +90,14 @@ bool ControlPlane::start(Problem *error)
     }
     if (!m_db->isOpen() && (!m_db->open(error) || !m_db->migrate(error)))
         return false;
+    // Callback URLs stored before registration kept one spelling of each: brought to it, so an
+    // instance registered now with another spelling finds the endpoint it shares. A failure
+    // leaves them as they were, as before, and is said.
+    {
+        Problem urls;
+        if (DeliveryRepository(*m_db, *m_journal).canonicalizeEndpointUrls(&urls) < 0)
+            qWarning().noquote() << "callback URLs left as stored:" << urls.detail;
+    }
     if (m_db->backend() == Database::Backend::Sqlite && !startCheckpointer(error))
         return false;
     m_feed = new ChangeFeed(*m_db, m_options.feedRetention, this);

@@ -231,6 +231,11 @@ public:
     bool emitDelivery(qint64 id, const QString &op, Problem *error);
     // The endpoint's event; its version into *version when asked.
     bool emitEndpoint(qint64 id, const QString &op, Problem *error, qint64 *version = nullptr);
+    // Endpoint URLs (and the instances' callback URLs with them) stored before registration kept
+    // one spelling of each (CallbackUrlGuard::canonical()), brought to that spelling, each on the
+    // feed; one whose canonical spelling another endpoint of its provider has already is left.
+    // How many changed, or -1.
+    int canonicalizeEndpointUrls(Problem *error);
 
     static Caller workerCaller();
     static QString newWebhookId();

@@ -70,6 +70,7 @@ private slots:
     void resumeSurvivesDeadlock();
     void rotateSecretWaitsForAConcurrentWriter();
     void spellingsOfOneUrlAreOneEndpoint();
+    void storedSpellingsAreRespelledAtStart();
 
 private:
     qint64 registerInstance(TestServer &server, DemoProvider *provider, const QString &path, QString *secret);
@@ -503,6 +504,67 @@ void tst_Endpoints::spellingsOfOneUrlAreOneEndpoint()
     QCOMPARE(refused.status, 400);
     QCOMPARE(refused.json().value(QStringLiteral("errors")).toArray().at(0).toObject().value(QStringLiteral("path")).toString(),
              QStringLiteral("/callback_url"));
+}
+
+void tst_Endpoints::storedSpellingsAreRespelledAtStart()
+{
+    // URLs stored before they were stored in one spelling: the next start brings them to it, so a
+    // registration spelled canonically finds the endpoint instead of making a second one. One
+    // whose canonical spelling its provider has already as another endpoint is left alone.
+    TestServer &server = *m_quiet;
+    const qint64 org = server.createOrganization(QStringLiteral("respelled"));
+    const qint64 prov = server.createProvider(QStringLiteral("respelled"), org, {QStringLiteral("app")});
+    const auto registered = [&](const QString &url) {
+        const qint64 instance = server.createInstance(QStringLiteral("respelled-%1").arg(++m_counter), org, prov,
+                                                      QStringLiteral("app"), QStringLiteral("alice"));
+        const Reply r = server.post(QStringLiteral("/api/v1/instances/%1/register").arg(instance),
+                                    {{QStringLiteral("callback_url"), url}}, server.operatorToken());
+        return r.status == 200 ? instance : 0;
+    };
+    const qint64 old = registered(QStringLiteral("http://127.0.0.1:8097/hook"));
+    const qint64 twin = registered(QStringLiteral("http://127.0.0.1:8096/hook"));
+    const qint64 other = registered(QStringLiteral("http://127.0.0.1:8096/other"));
+    QVERIFY(old && twin && other);
+    const auto endpointOf = [&](qint64 instance) {
+        return deliveries(server, instance).at(0).toObject().value(QStringLiteral("endpoint_id")).toInteger();
+    };
+    // As an older server stored them: the first one's spelling; and the third made a second
+    // endpoint for the second one's receiver.
+    {
+        QSqlQuery q(server.controlPlane().database().connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE endpoints SET url = 'HTTP://127.1:8097/./hook' WHERE id = %1").arg(endpointOf(old))));
+        QVERIFY(q.exec(QStringLiteral("UPDATE instances SET callback_url = 'HTTP://127.1:8097/./hook' WHERE id = %1").arg(old)));
+        QVERIFY(q.exec(QStringLiteral("UPDATE endpoints SET url = 'http://127.0.0.1:8096/a/../hook' WHERE id = %1")
+                           .arg(endpointOf(other))));
+    }
+    ServerOptions options;
+    options.host = QStringLiteral("127.0.0.1");
+    options.port = 0;
+    options.databaseUrl = server.databaseUrl();
+    options.deliveryWorker = false;
+    ControlPlane restarted(options);
+    Problem problem;
+    QVERIFY2(restarted.start(&problem), qPrintable(problem.detail));
+
+    const auto urlOf = [&](qint64 endpoint) {
+        return server.get(QStringLiteral("/api/v1/endpoints/%1").arg(endpoint), server.operatorToken())
+            .json()
+            .value(QStringLiteral("url"))
+            .toString();
+    };
+    QCOMPARE(urlOf(endpointOf(old)), QStringLiteral("http://127.0.0.1:8097/hook"));
+    QCOMPARE(server.get(QStringLiteral("/api/v1/instances/%1").arg(old), server.operatorToken())
+                 .json()
+                 .value(QStringLiteral("callback"))
+                 .toObject()
+                 .value(QStringLiteral("url"))
+                 .toString(),
+             QStringLiteral("http://127.0.0.1:8097/hook"));
+    QCOMPARE(urlOf(endpointOf(other)), QStringLiteral("http://127.0.0.1:8096/a/../hook"));
+    // A new instance on the first receiver, spelled canonically, shares its endpoint.
+    const qint64 fresh = registered(QStringLiteral("http://127.0.0.1:8097/hook"));
+    QVERIFY(fresh);
+    QCOMPARE(endpointOf(fresh), endpointOf(old));
 }
 
 QTEST_MAIN(tst_Endpoints)
