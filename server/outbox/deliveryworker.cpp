@@ -227,11 +227,27 @@ int DeliveryWorker::endpointLimit(qint64 endpointId) const
     return m_proven.contains(endpointId) ? std::max(1, m_options.endpointConcurrency) : 1;
 }
 
+int DeliveryWorker::claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs)
+{
+    // Claimed attempts wait here so that a freed slot is filled at once instead of after a round
+    // trip to the store. As many as the endpoint has slots sufficed while the store answered at
+    // once; under load it answers a claim after the batch it is recording (milliseconds), and an
+    // endpoint answering every 40 µs had emptied those long before: the provider then waited for
+    // the store (docs/benchmarks.md). So an endpoint asks for more while what waits here is less
+    // than it answers in a few of the store's answer times; a slow one asks no sooner than before
+    // (what waits here is leased: no other server sends it, and a cancel finds it on its way).
+    if (answerGapUs <= 0)
+        return 2 * limit;
+    const qint64 horizon = std::max(ClaimHorizonFloorUs, ClaimHorizonRounds * claimRoundTripUs);
+    return limit + int(std::clamp<qint64>(horizon / answerGapUs, limit, qint64(MaxClaimAheadFactor) * limit));
+}
+
 int DeliveryWorker::claimAhead(qint64 endpointId) const
 {
-    // A proven endpoint keeps as many claimed attempts waiting here as it has in flight, so a
-    // freed slot is filled at once instead of after a round trip to the store.
-    return m_proven.contains(endpointId) ? 2 * endpointLimit(endpointId) : 1;
+    if (!m_proven.contains(endpointId))
+        return 1;
+    const auto known = m_known.constFind(endpointId);
+    return claimAheadFor(endpointLimit(endpointId), known == m_known.cend() ? 0 : known->answerGapUs, m_claimRoundTripUs);
 }
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
@@ -370,6 +386,7 @@ void DeliveryWorker::postClaim(const QDateTime &now, int batch, const EndpointFi
 {
     const QDateTime leaseUntil = now.addMSecs(2 * m_options.deliveryTimeout.count() + 5000);
     m_claimPending = true;
+    m_claimPostedUs = m_clock.nsecsElapsed() / 1000;
     m_store->claim(now, leaseUntil, batch, endpoints, mode, this,
                    [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
                        onClaimed(targets, batch, leaseUntil, problem);
@@ -380,6 +397,8 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
                                const Problem &problem)
 {
     m_claimPending = false;
+    const qint64 roundTrip = m_clock.nsecsElapsed() / 1000 - m_claimPostedUs;
+    m_claimRoundTripUs = m_claimRoundTripUs == 0 ? roundTrip : (7 * m_claimRoundTripUs + roundTrip) / 8;
     if (!m_running) {
         // Answered while shutting down (releaseUnsent()): none of them was sent.
         QList<qint64> unsent;
@@ -514,6 +533,14 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         // answers the odd one is then given its time again (up to the cap) before the next demotion.
         qint64 &slowest = m_slowAnswer[target.endpointId];
         slowest = std::max(result.latencyMs, slowest - slowest / 8);
+        // Its pace, for claimAhead(); a quiet spell in between counts once and fades.
+        Known &known = m_known[target.endpointId];
+        const qint64 nowUs = m_clock.nsecsElapsed() / 1000;
+        if (known.lastAnsweredUs >= 0) {
+            const qint64 gap = std::max<qint64>(1, nowUs - known.lastAnsweredUs);
+            known.answerGapUs = known.answerGapUs == 0 ? gap : (7 * known.answerGapUs + gap) / 8;
+        }
+        known.lastAnsweredUs = nowUs;
     } else {
         m_proven.remove(target.endpointId);
         m_slowAnswer.remove(target.endpointId);

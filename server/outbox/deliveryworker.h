@@ -51,6 +51,15 @@ public:
 
     const QString &leaseOwner() const { return m_owner; }
 
+    // In flight plus claimed-and-waiting a proven endpoint with `limit` slots may have: what it
+    // answers (one every `answerGapUs`; 0 when not known yet) in ClaimHorizonRounds of the
+    // store's recent answer times to a claim (`claimRoundTripUs`), at least ClaimHorizonFloorUs,
+    // waits beside its slots, between `limit` and MaxClaimAheadFactor times it.
+    static int claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs);
+    static constexpr qint64 ClaimHorizonRounds = 4;
+    static constexpr qint64 ClaimHorizonFloorUs = 2000;
+    static constexpr int MaxClaimAheadFactor = 8;
+
 Q_SIGNALS:
     // Feed events were committed by this worker.
     void committed();
@@ -143,6 +152,8 @@ private:
     {
         QString host;      // its URL's host and port
         qint64 lastSent = 0; // ms on m_clock
+        qint64 lastAnsweredUs = -1; // its last good answer (µs on m_clock)
+        qint64 answerGapUs = 0;     // between its good answers, averaged (0: not known yet)
     };
     QHash<qint64, Known> m_known;           // endpoint sent to -> what the worker keeps of it
     QHash<QString, QSet<qint64>> m_hostEndpoints; // host and port -> its endpoints in m_known
@@ -162,6 +173,8 @@ private:
     std::set<qint64> m_retryTimes;          // when retries this worker scheduled fall due (ms since the epoch)
     QElapsedTimer m_lastFlush;              // since the last hand-over
     bool m_claimPending = false;            // a claim was posted to the store and not answered yet
+    qint64 m_claimPostedUs = 0;             // when it was (µs on m_clock)
+    qint64 m_claimRoundTripUs = 0;          // from a claim's posting to its answer, averaged
     bool m_othersClaimDue = false;          // set by the poll for its pump: with the budget full, a claim for
                                             // the endpoints holding none of it
     bool m_othersClaimPending = false;      // the claim on its way is that one
