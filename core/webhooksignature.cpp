@@ -1,6 +1,8 @@
 // Standard Webhooks v1 signing and verification, and the legacy X-Hub-Signature (sha1) scheme.
 #include "webhooksignature.h"
 
+#include "sha256blocks.h"
+
 #include <QMessageAuthenticationCode>
 #include <QRandomGenerator>
 
@@ -23,63 +25,11 @@ QByteArray signedContent(const QByteArray &msgId, const QByteArray &timestamp, c
     return content;
 }
 
-// SHA-256 as FIPS 180-4 specifies it, with its state open so that HMAC's padded key blocks are
-// hashed once per key (QCryptographicHash cannot hand out or take a midstate in Qt 6.4).
-constexpr quint32 Sha256RoundConstants[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-constexpr quint32 Sha256InitialState[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                           0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-constexpr int Sha256BlockBytes = 64;
-constexpr int Sha256DigestBytes = 32;
-
-inline quint32 rotateRight(quint32 value, int bits)
-{
-    return (value >> bits) | (value << (32 - bits));
-}
-
-void sha256Compress(quint32 state[8], const unsigned char *block)
-{
-    quint32 w[64];
-    for (int i = 0; i < 16; ++i)
-        w[i] = quint32(block[4 * i]) << 24 | quint32(block[4 * i + 1]) << 16 | quint32(block[4 * i + 2]) << 8
-               | quint32(block[4 * i + 3]);
-    for (int i = 16; i < 64; ++i) {
-        const quint32 s0 = rotateRight(w[i - 15], 7) ^ rotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        const quint32 s1 = rotateRight(w[i - 2], 17) ^ rotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    quint32 a = state[0], b = state[1], c = state[2], d = state[3];
-    quint32 e = state[4], f = state[5], g = state[6], h = state[7];
-    for (int i = 0; i < 64; ++i) {
-        const quint32 t1 = h + (rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)) + ((e & f) ^ (~e & g))
-                           + Sha256RoundConstants[i] + w[i];
-        const quint32 t2 = (rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    state[0] += a;
-    state[1] += b;
-    state[2] += c;
-    state[3] += d;
-    state[4] += e;
-    state[5] += f;
-    state[6] += g;
-    state[7] += h;
-}
+// SHA-256 with its state open, so that HMAC's padded key blocks are hashed once per key
+// (QCryptographicHash cannot hand out or take a midstate in Qt 6.4).
+constexpr int Sha256BlockBytes = Sha256Blocks::BlockBytes;
+constexpr int Sha256DigestBytes = Sha256Blocks::DigestBytes;
+const quint32 *const Sha256InitialState = Sha256Blocks::InitialState;
 
 // A running SHA-256: a state, the bytes hashed so far and the tail of an unfinished block.
 class Sha256
@@ -103,11 +53,13 @@ public:
             size -= take;
             if (m_used < Sha256BlockBytes)
                 return;
-            sha256Compress(m_state, m_block);
+            Sha256Blocks::compress(m_state, m_block, 1);
             m_used = 0;
         }
-        for (; size >= Sha256BlockBytes; size -= Sha256BlockBytes, bytes += Sha256BlockBytes)
-            sha256Compress(m_state, bytes);
+        const qsizetype whole = size / Sha256BlockBytes;
+        Sha256Blocks::compress(m_state, bytes, whole);
+        bytes += whole * Sha256BlockBytes;
+        size -= whole * Sha256BlockBytes;
         std::copy(bytes, bytes + size, m_block);
         m_used = int(size);
     }
@@ -118,13 +70,13 @@ public:
         m_block[m_used++] = 0x80;
         if (m_used > Sha256BlockBytes - 8) {
             std::fill(m_block + m_used, m_block + Sha256BlockBytes, 0);
-            sha256Compress(m_state, m_block);
+            Sha256Blocks::compress(m_state, m_block, 1);
             m_used = 0;
         }
         std::fill(m_block + m_used, m_block + Sha256BlockBytes - 8, 0);
         for (int i = 0; i < 8; ++i)
             m_block[Sha256BlockBytes - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-        sha256Compress(m_state, m_block);
+        Sha256Blocks::compress(m_state, m_block, 1);
         for (int i = 0; i < 8; ++i) {
             digest[4 * i] = static_cast<unsigned char>(m_state[i] >> 24);
             digest[4 * i + 1] = static_cast<unsigned char>(m_state[i] >> 16);
@@ -214,10 +166,10 @@ WebhookSignature::PreparedKey::PreparedKey(const QByteArray &key)
     std::copy(Sha256InitialState, Sha256InitialState + 8, m_outer);
     for (int i = 0; i < Sha256BlockBytes; ++i)
         block[i] = padded[i] ^ 0x36;
-    sha256Compress(m_inner, block);
+    Sha256Blocks::compress(m_inner, block, 1);
     for (int i = 0; i < Sha256BlockBytes; ++i)
         block[i] = padded[i] ^ 0x5c;
-    sha256Compress(m_outer, block);
+    Sha256Blocks::compress(m_outer, block, 1);
 }
 
 QByteArray WebhookSignature::PreparedKey::mac(std::initializer_list<QByteArrayView> parts) const

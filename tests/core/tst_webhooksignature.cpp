@@ -1,5 +1,6 @@
 // Standard Webhooks signing against the specification's reference vector, rotation, tampering,
 // tolerance edges, secrets, the legacy X-Hub-Signature scheme and redaction.
+#include "core/sha256blocks.h"
 #include "core/webhooksignature.h"
 
 #include <QMessageAuthenticationCode>
@@ -60,6 +61,7 @@ private slots:
     void redaction_data();
     void redaction();
     void constantTimeEquals();
+    void shaInstructionsAgreeWithThePortableCode();
 };
 
 void tst_WebhookSignature::referenceVector()
@@ -336,6 +338,38 @@ void tst_WebhookSignature::constantTimeEquals()
     QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("abc"), QByteArray("abd")));
     QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("abc"), QByteArray("abcd")));
     QVERIFY(!WebhookSignature::constantTimeEquals(QByteArray("\x01", 1), QByteArray("\x81", 1)));
+}
+
+void tst_WebhookSignature::shaInstructionsAgreeWithThePortableCode()
+{
+    if (!Sha256Blocks::accelerated())
+        QSKIP("this processor has no SHA instructions: the portable code is the only one");
+    // Random blocks, one to nine at a time, from random states: every block count the HMAC
+    // code hands over, and states other than the initial one (a prepared key's midstate).
+    QRandomGenerator random(20261203);
+    for (int round = 0; round < 200; ++round) {
+        const int count = 1 + round % 9;
+        QByteArray data(count * Sha256Blocks::BlockBytes, Qt::Uninitialized);
+        random.fillRange(reinterpret_cast<quint32 *>(data.data()), data.size() / int(sizeof(quint32)));
+        quint32 fast[8];
+        quint32 portable[8];
+        random.fillRange(fast, 8);
+        std::copy(fast, fast + 8, portable);
+        const auto *blocks = reinterpret_cast<const unsigned char *>(data.constData());
+        Sha256Blocks::compress(fast, blocks, count);
+        Sha256Blocks::compressPortable(portable, blocks, count);
+        QVERIFY2(std::equal(fast, fast + 8, portable), qPrintable(QStringLiteral("round %1, %2 blocks").arg(round).arg(count)));
+    }
+    // And a known digest through the public path: SHA-256 of "abc" (FIPS 180-4's example), the
+    // one padded block hashed from the initial state.
+    unsigned char block[Sha256Blocks::BlockBytes] = {'a', 'b', 'c', 0x80};
+    block[Sha256Blocks::BlockBytes - 1] = 24; // the message's length in bits
+    quint32 state[8];
+    std::copy(Sha256Blocks::InitialState, Sha256Blocks::InitialState + 8, state);
+    Sha256Blocks::compress(state, block, 1);
+    const quint32 expected[8] = {0xba7816bf, 0x8f01cfea, 0x414140de, 0x5dae2223,
+                                 0xb00361a3, 0x96177a9c, 0xb410ff61, 0xf20015ad};
+    QVERIFY(std::equal(state, state + 8, expected));
 }
 
 QTEST_GUILESS_MAIN(tst_WebhookSignature)
