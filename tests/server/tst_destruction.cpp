@@ -401,13 +401,24 @@ void tst_Destruction::awaitsDestructionAcknowledgement()
 {
     DemoProvider provider;
     const qint64 id = newInstance();
-    // The provider answers the STOPPED notification and nothing after it (however soon the
-    // retention ends): the instance waits for the destruction callback's acknowledgement.
-    startProvider(&provider, registerOn(id, &provider, QStringLiteral("/hang-after/1/w")));
+    // The provider answers the RUNNING notification of the registration and the STOPPED one,
+    // and nothing after them (however soon the retention ends): the instance waits for the
+    // destruction callback's acknowledgement. RUNNING is delivered before the stop: its attempt
+    // before the provider listened was refused and is retried, and a stop while that retry is
+    // due would supersede it (then STOPPED were the provider's first request), or not if the
+    // retry came first: which one the second answer went to would depend on timing.
+    startProvider(&provider, registerOn(id, &provider, QStringLiteral("/hang-after/2/w")));
+    QTRY_COMPARE_WITH_TIMEOUT(deliveries(id).first().toObject().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("DELIVERED"), Patience);
     QVERIFY(stop(id));
-    QTRY_VERIFY_WITH_TIMEOUT(instance(id).value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("reason")).toString().contains(
-                                 QLatin1String("destruction")),
-                             Patience);
+    // On a failure, what it awaits instead and what its deliveries went through.
+    const auto seen = [&] {
+        return QJsonDocument(QJsonObject{{QStringLiteral("instance"), instance(id)}, {QStringLiteral("deliveries"), deliveries(id)}})
+            .toJson(QJsonDocument::Compact);
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT(instance(id).value(QStringLiteral("awaiting_ack")).toObject().value(QStringLiteral("reason")).toString().contains(
+                                  QLatin1String("destruction")),
+                              seen().constData(), Patience);
     const QJsonObject awaiting = instance(id).value(QStringLiteral("awaiting_ack")).toObject();
     const qint64 blocking = awaiting.value(QStringLiteral("delivery_id")).toInteger();
     const QJsonObject d = m_server->get(QStringLiteral("/api/v1/deliveries/%1").arg(blocking), m_server->operatorToken()).json();
