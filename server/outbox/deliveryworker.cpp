@@ -227,7 +227,7 @@ int DeliveryWorker::endpointLimit(qint64 endpointId) const
     return m_proven.contains(endpointId) ? std::max(1, m_options.endpointConcurrency) : 1;
 }
 
-int DeliveryWorker::claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs)
+int DeliveryWorker::claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs, qsizetype budgetShare)
 {
     // Claimed attempts wait here so that a freed slot is filled at once instead of after a round
     // trip to the store. As many as the endpoint has slots sufficed while the store answered at
@@ -236,10 +236,14 @@ int DeliveryWorker::claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRou
     // the store (docs/benchmarks.md). So an endpoint asks for more while what waits here is less
     // than it answers in a few of the store's answer times; a slow one asks no sooner than before
     // (what waits here is leased: no other server sends it, and a cancel finds it on its way).
+    // What waits counts against the budget the proven endpoints share: beyond the old twice its
+    // slots, an endpoint takes no more than its share of it, so that a few fast endpoints do not
+    // fill it with waiting attempts while others have work.
     if (answerGapUs <= 0)
         return 2 * limit;
     const qint64 horizon = std::max(ClaimHorizonFloorUs, ClaimHorizonRounds * claimRoundTripUs);
-    return limit + int(std::clamp<qint64>(horizon / answerGapUs, limit, qint64(MaxClaimAheadFactor) * limit));
+    const qint64 paced = limit + std::clamp<qint64>(horizon / answerGapUs, limit, qint64(MaxClaimAheadFactor) * limit);
+    return int(std::max<qint64>(2 * limit, std::min<qint64>(paced, budgetShare)));
 }
 
 int DeliveryWorker::claimAhead(qint64 endpointId) const
@@ -247,7 +251,9 @@ int DeliveryWorker::claimAhead(qint64 endpointId) const
     if (!m_proven.contains(endpointId))
         return 1;
     const auto known = m_known.constFind(endpointId);
-    return claimAheadFor(endpointLimit(endpointId), known == m_known.cend() ? 0 : known->answerGapUs, m_claimRoundTripUs);
+    const qsizetype holders = m_inFlight.size() + (m_inFlight.contains(endpointId) ? 0 : 1);
+    return claimAheadFor(endpointLimit(endpointId), known == m_known.cend() ? 0 : known->answerGapUs, m_claimRoundTripUs,
+                         std::max(1, m_options.deliveryConcurrency) / holders);
 }
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
@@ -397,8 +403,13 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
                                const Problem &problem)
 {
     m_claimPending = false;
-    const qint64 roundTrip = m_clock.nsecsElapsed() / 1000 - m_claimPostedUs;
-    m_claimRoundTripUs = m_claimRoundTripUs == 0 ? roundTrip : (7 * m_claimRoundTripUs + roundTrip) / 8;
+    // The store's answer time, for claimAhead(): that of the round's claims, which keep endpoints
+    // fed. The poll's claim for the endpoints holding none of a full budget reads past all of the
+    // holders' due rows, and a failed one may have waited out a busy database.
+    if (m_running && problem.isNull() && !m_othersClaimPending) {
+        const qint64 roundTrip = std::min(ClaimRoundTripCapUs, m_clock.nsecsElapsed() / 1000 - m_claimPostedUs);
+        m_claimRoundTripUs = m_claimRoundTripUs == 0 ? roundTrip : (7 * m_claimRoundTripUs + roundTrip) / 8;
+    }
     if (!m_running) {
         // Answered while shutting down (releaseUnsent()): none of them was sent.
         QList<qint64> unsent;

@@ -51,14 +51,20 @@ public:
 
     const QString &leaseOwner() const { return m_owner; }
 
-    // In flight plus claimed-and-waiting a proven endpoint with `limit` slots may have: what it
-    // answers (one every `answerGapUs`; 0 when not known yet) in ClaimHorizonRounds of the
-    // store's recent answer times to a claim (`claimRoundTripUs`), at least ClaimHorizonFloorUs,
-    // waits beside its slots, between `limit` and MaxClaimAheadFactor times it.
-    static int claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs);
+    // In flight plus claimed-and-waiting a proven endpoint with `limit` slots may have before it
+    // stops asking for work: its slots, and waiting beside them what it answers (one every
+    // `answerGapUs`; 0 when not known yet) in ClaimHorizonRounds of the store's recent answer
+    // times to a claim (`claimRoundTripUs`), at least ClaimHorizonFloorUs of its answers, between
+    // `limit` and MaxClaimAheadFactor times it; so 2 to 9 times `limit`. Beyond twice `limit`, no
+    // more than `budgetShare`: its part of the budget the endpoints holding work here share
+    // (waiting attempts count against it too).
+    static int claimAheadFor(int limit, qint64 answerGapUs, qint64 claimRoundTripUs, qsizetype budgetShare);
     static constexpr qint64 ClaimHorizonRounds = 4;
     static constexpr qint64 ClaimHorizonFloorUs = 2000;
     static constexpr int MaxClaimAheadFactor = 8;
+    // A claim answered later than this counts as this much in the store's answer time: one that
+    // waited out a busy database would hold every fast endpoint at the ceiling for a minute.
+    static constexpr qint64 ClaimRoundTripCapUs = 50000;
 
 Q_SIGNALS:
     // Feed events were committed by this worker.
