@@ -23,6 +23,12 @@ constexpr int kMinClaimBatch = 128;
 // nothing, comes every 2, 4, ... polls, at most every this many.
 constexpr int kMaxOthersClaimPolls = 32;
 
+// A running average that weighs each new sample an eighth; 0 means none yet.
+qint64 averaged(qint64 average, qint64 sample)
+{
+    return average == 0 ? sample : (7 * average + sample) / 8;
+}
+
 } // namespace
 
 DeliveryWorker::DeliveryWorker(ServerOptions options, QObject *parent)
@@ -408,7 +414,7 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
     // holders' due rows, and a failed one may have waited out a busy database.
     if (m_running && problem.isNull() && !m_othersClaimPending) {
         const qint64 roundTrip = std::min(ClaimRoundTripCapUs, m_clock.nsecsElapsed() / 1000 - m_claimPostedUs);
-        m_claimRoundTripUs = m_claimRoundTripUs == 0 ? roundTrip : (7 * m_claimRoundTripUs + roundTrip) / 8;
+        m_claimRoundTripUs = averaged(m_claimRoundTripUs, roundTrip);
     }
     if (!m_running) {
         // Answered while shutting down (releaseUnsent()): none of them was sent.
@@ -549,7 +555,7 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         const qint64 nowUs = m_clock.nsecsElapsed() / 1000;
         if (known.lastAnsweredUs >= 0) {
             const qint64 gap = std::max<qint64>(1, nowUs - known.lastAnsweredUs);
-            known.answerGapUs = known.answerGapUs == 0 ? gap : (7 * known.answerGapUs + gap) / 8;
+            known.answerGapUs = averaged(known.answerGapUs, gap);
         }
         known.lastAnsweredUs = nowUs;
     } else {
