@@ -223,6 +223,18 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
         if (!checkpointer->start(&problem))
             qFatal("%s", qPrintable(problem.detail));
     }
+    // Claimed as a worker claims once every endpoint has answered well: one row each for any other.
+    EndpointFilter proven;
+    proven.oneEachExcept.emplace();
+    {
+        Database db(url);
+        db.open();
+        QSqlQuery q(db.connection());
+        if (!q.exec(QStringLiteral("SELECT id FROM endpoints")))
+            qFatal("%s", qPrintable(q.lastError().text()));
+        while (q.next())
+            proven.oneEachExcept->append(q.value(0).toLongLong());
+    }
     OutboxStore store(options, QStringLiteral("bench-store"));
     if (!store.open(&problem))
         qFatal("%s", qPrintable(problem.detail));
@@ -239,7 +251,7 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     const qint64 cpuAtStart = threadCpuMicros();
     std::function<void()> claimNext = [&] {
         const QDateTime now = QDateTime::currentDateTimeUtc();
-        store.claim(now, now.addSecs(60), 256, {}, OutboxStore::ClaimMode::Round, &context, [&, now](const QList<DeliveryTarget> &targets, const Problem &p) {
+        store.claim(now, now.addSecs(60), 256, proven, OutboxStore::ClaimMode::Round, &context, [&, now](const QList<DeliveryTarget> &targets, const Problem &p) {
             if (!p.isNull())
                 qFatal("%s", qPrintable(p.detail));
             if (targets.isEmpty()) {

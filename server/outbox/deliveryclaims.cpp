@@ -36,7 +36,7 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
     return leasedTargets(ids, owner, nowAt, error, last);
 }
 
-QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bool after)
+QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bool after, bool oneEach)
 {
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
@@ -46,11 +46,11 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
         " AND e.state = 'ACTIVE'");
     // The endpoints as one JSON array parameter, so the statement's text (and its cached
     // preparation) does not change with them.
-    if (endpoints != EndpointClause::None) {
-        due += endpoints == EndpointClause::Only ? QStringLiteral(" AND d.endpoint_id IN") : QStringLiteral(" AND d.endpoint_id NOT IN");
-        due += postgres ? QStringLiteral(" (SELECT value::bigint FROM json_array_elements_text(?::json))")
-                        : QStringLiteral(" (SELECT value FROM json_each(?))");
-    }
+    const QString jsonIds = postgres ? QStringLiteral(" (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                                     : QStringLiteral(" (SELECT value FROM json_each(?))");
+    if (endpoints != EndpointClause::None)
+        due += (endpoints == EndpointClause::Only ? QStringLiteral(" AND d.endpoint_id IN") : QStringLiteral(" AND d.endpoint_id NOT IN"))
+               + jsonIds;
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
     // hold a row back is read through the two partial indexes of migrations 6 and 12, never the
@@ -64,26 +64,42 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
         " AND o.id < d.id AND o.state = 'PENDING' AND o.event_type <> 'opsdeck.test')"
         " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
         " AND o.state <> 'PENDING' AND o.lease_until IS NOT NULL AND o.event_type <> 'opsdeck.test' AND o.lease_until >= ?)))");
-    QString select;
+    // The rows the claim may take, in claim order; with one row each for some endpoints, with
+    // what counting them needs beside the id.
+    const bool merged = after && !postgres;
+    const QString columns = oneEach ? QStringLiteral("SELECT d.id, d.next_attempt_at, d.endpoint_id")
+                            : merged ? QStringLiteral("SELECT d.id, d.next_attempt_at")
+                                     : QStringLiteral("SELECT d.id");
+    const QString order = QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
+    const QString locked = postgres ? QStringLiteral(" FOR UPDATE OF d SKIP LOCKED") : QString();
+    QString candidates;
     if (!after) {
-        select = QStringLiteral("SELECT d.id") + due + unblocked + QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
+        candidates = columns + due + unblocked + order + locked;
     } else if (postgres) {
         // After the cursor, in claim order: PostgreSQL seeks the index to a row comparison.
-        select = QStringLiteral("SELECT d.id") + due + QStringLiteral(" AND (d.next_attempt_at, d.id) > (?, ?)") + unblocked
-                 + QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
+        candidates = columns + due + QStringLiteral(" AND (d.next_attempt_at, d.id) > (?, ?)") + unblocked + order + locked;
     } else {
         // SQLite seeks only on the time and filters the id, so every row already passed at the
         // cursor's time would be read again by each claim: with one timestamp for a whole backlog
         // (a bulk change, a test's seed) and a hanging endpoint's rows left behind, a claim read
         // them all. The rest of the cursor's time and what comes after are two seeks instead,
         // merged in claim order.
-        select = QStringLiteral("SELECT id FROM (SELECT d.id, d.next_attempt_at") + due
-                 + QStringLiteral(" AND d.next_attempt_at = ? AND d.id > ?") + unblocked
-                 + QStringLiteral(" UNION ALL SELECT d.id, d.next_attempt_at") + due
-                 + QStringLiteral(" AND d.next_attempt_at > ?") + unblocked + QStringLiteral(" ORDER BY 2, 1 LIMIT ?)");
+        candidates = columns + due + QStringLiteral(" AND d.next_attempt_at = ? AND d.id > ?") + unblocked
+                     + QStringLiteral(" UNION ALL ") + columns + due + QStringLiteral(" AND d.next_attempt_at > ?")
+                     + unblocked + QStringLiteral(" ORDER BY 2, 1 LIMIT ?");
     }
-    if (postgres)
-        select += QStringLiteral(" FOR UPDATE OF d SKIP LOCKED");
+    // One row each is picked among the candidates, after their limit: the oldest delivery of
+    // each endpoint it limits. It costs a grouping of the candidates only when one of theirs is
+    // among them (none once every endpoint answers well), never a pass over an endpoint's whole
+    // backlog; what it leaves out comes in later claims (PostgreSQL keeps all the candidates
+    // locked until the claim commits). The exempt endpoints are the selection's last parameter.
+    QString select = candidates;
+    if (oneEach)
+        select = QStringLiteral("WITH c AS MATERIALIZED (") + candidates
+                 + QStringLiteral(") SELECT id FROM c WHERE endpoint_id IN") + jsonIds
+                 + QStringLiteral(" OR id IN (SELECT MIN(id) FROM c GROUP BY endpoint_id)");
+    else if (merged)
+        select = QStringLiteral("SELECT id FROM (") + candidates + QStringLiteral(")");
     // A row still naming a lease owner was neither recorded nor released by it (both clear the
     // owner): its lease expired. Both backends evaluate SET from the row as it was, so the owner
     // taken over is returned beside the id.
@@ -104,8 +120,9 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     const EndpointClause clause = !endpoints.names()                              ? EndpointClause::None
                                   : endpoints.mode == EndpointFilter::Mode::Only ? EndpointClause::Only
                                                                                   : EndpointClause::Except;
+    const bool oneEach = endpoints.oneEachExcept.has_value();
     std::optional<Statement> statement;
-    Statement &q = statement.emplace(m_db, leaseSql(postgres, clause, after.has_value()));
+    Statement &q = statement.emplace(m_db, leaseSql(postgres, clause, after.has_value(), oneEach));
     q.bindText(owner).bindText(timestamp(leaseUntil));
     const QString named = QLatin1Char('[') + idList(endpoints.ids) + QLatin1Char(']');
     // The parameters of leaseSql()'s due rows: now twice, then the endpoints if any.
@@ -122,7 +139,10 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     } else if (after) {
         q.bindText(after->at).bind(after->id);
     }
-    q.bindText(now).bind(limit).bindText(now);
+    q.bindText(now).bind(limit);
+    if (oneEach)
+        q.bindText(QLatin1Char('[') + idList(*endpoints.oneEachExcept) + QLatin1Char(']'));
+    q.bindText(now);
     if (!q.exec(error))
         return false;
     QList<std::pair<qint64, QString>> takenOver; // delivery, what its interrupted attempt says

@@ -76,6 +76,10 @@ struct EndpointFilter
 
     Mode mode = Mode::Except;
     QList<qint64> ids;
+    // When set, a claim takes at most one row of each endpoint not listed here: the endpoints a
+    // worker sends one attempt at a time (new, failing or hanging ones) would otherwise get a
+    // claim's whole batch, all but one of it waiting leased, held from every other server.
+    std::optional<QList<qint64>> oneEachExcept;
 };
 
 // One attempt as the log keeps it (spec §3).
@@ -199,9 +203,10 @@ public:
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
     static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
     // leaseDue()'s statement, as it is spelled for the backend, with or without a list of
-    // endpoints (`endpoints`: none, the busy ones left out, or the only ones) and a cursor.
+    // endpoints (`endpoints`: none, the busy ones left out, or the only ones), a cursor and one
+    // row each for the endpoints not named by a last list (EndpointFilter::oneEachExcept).
     enum class EndpointClause { None, Except, Only };
-    static QString leaseSql(bool postgres, EndpointClause endpoints, bool after);
+    static QString leaseSql(bool postgres, EndpointClause endpoints, bool after, bool oneEach = false);
     static QString leasedTargetsSql(qsizetype count); // leasedTargets() for `count` ids
     static const QString &newestIdSql();
 

@@ -264,7 +264,26 @@ int DeliveryWorker::claimAhead(qint64 endpointId) const
 
 bool DeliveryWorker::wantsWork(qint64 endpointId) const
 {
-    return m_inFlight.value(endpointId) + int(m_queued.value(endpointId).size()) < claimAhead(endpointId);
+    int held = m_inFlight.value(endpointId) + int(m_queued.value(endpointId).size());
+    // One sent an attempt at a time asks for the next once the last one is recorded: the claims
+    // in between leave it out, so that they reach past its backlog to the other endpoints' work.
+    if (!m_proven.contains(endpointId))
+        held += m_unrecorded.value(endpointId);
+    return held < claimAhead(endpointId);
+}
+
+QList<qint64> DeliveryWorker::heldEndpoints() const
+{
+    QList<qint64> held = m_inFlight.keys();
+    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
+        if (!m_inFlight.contains(it.key()))
+            held.append(it.key());
+    }
+    for (auto it = m_unrecorded.cbegin(); it != m_unrecorded.cend(); ++it) {
+        if (!m_inFlight.contains(it.key()) && !m_queued.contains(it.key()) && !m_proven.contains(it.key()))
+            held.append(it.key());
+    }
+    return held;
 }
 
 DeliveryWorker::Budget DeliveryWorker::budget() const
@@ -359,14 +378,13 @@ void DeliveryWorker::pump()
         }
         endpoints = EndpointFilter::only(wanting);
     } else {
-        for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it) {
-            if (!wantsWork(it.key()))
-                endpoints.ids.append(it.key());
+        for (const qint64 endpointId : heldEndpoints()) {
+            if (!wantsWork(endpointId))
+                endpoints.ids.append(endpointId);
         }
-        for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
-            if (!m_inFlight.contains(it.key()) && !wantsWork(it.key()))
-                endpoints.ids.append(it.key());
-        }
+        // The others are sent one attempt at a time: what a claim took beyond that would wait
+        // here, leased and held from every other server, however long their attempts take.
+        endpoints.oneEachExcept = m_proven.values();
     }
     if (!endpoints.admitsAny())
         return; // what asked for a claim still asks when the probing budget has room again
@@ -384,13 +402,8 @@ void DeliveryWorker::pump()
 
 EndpointFilter DeliveryWorker::holdersLeftOut() const
 {
-    EndpointFilter endpoints;
-    for (auto it = m_inFlight.cbegin(); it != m_inFlight.cend(); ++it)
-        endpoints.ids.append(it.key());
-    for (auto it = m_queued.cbegin(); it != m_queued.cend(); ++it) {
-        if (!m_inFlight.contains(it.key()))
-            endpoints.ids.append(it.key());
-    }
+    EndpointFilter endpoints(heldEndpoints());
+    endpoints.oneEachExcept = m_proven.values();
     return endpoints;
 }
 
@@ -569,6 +582,7 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         schedulePump();
     }
     m_done.append(AttemptRecord{target, log, outcome});
+    ++m_unrecorded[target.endpointId];
     scheduleFlush();
     // The freed slot takes the endpoint's next claimed attempt now, on the connection that just
     // answered, rather than after every other response of this turn: the provider gets to work on
@@ -618,6 +632,11 @@ void DeliveryWorker::onRecorded(const QList<AttemptRecord> &records, const Probl
     // so only where it takes more); released ones are due again.
     if (!problem.isNull())
         m_mayHaveWork = true;
+    for (const AttemptRecord &r : records) {
+        const auto unrecorded = m_unrecorded.find(r.target.endpointId);
+        if (unrecorded != m_unrecorded.end() && --unrecorded.value() <= 0)
+            m_unrecorded.erase(unrecorded);
+    }
     for (const AttemptRecord &r : records) {
         if (wantsWork(r.target.endpointId))
             m_wanting.insert(r.target.endpointId);

@@ -106,7 +106,10 @@ private:
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
-    // Every endpoint with attempts in flight or waiting here, for a claim that leaves them out.
+    // The endpoints with attempts in flight or waiting here, and those sent one attempt at a time
+    // whose last one is not recorded yet.
+    QList<qint64> heldEndpoints() const;
+    // Every one of them, for a claim that leaves them out.
     EndpointFilter holdersLeftOut() const;
     void postClaim(const QDateTime &now, int batch, const EndpointFilter &endpoints, OutboxStore::ClaimMode mode);
     // An endpoint that answered well is stalled once silent for this many times its slowest recent
@@ -169,6 +172,7 @@ private:
     QSet<qint64> m_busyInstances;           // instances with a claimed attempt here (per-instance order)
     QHash<qint64, QList<Claimed>> m_queued; // endpoint -> claimed, waiting for one of its slots
     QList<AttemptRecord> m_done;            // finished, not yet recorded
+    QHash<qint64, int> m_unrecorded;        // endpoint -> its finished attempts not recorded yet
     bool m_pumpQueued = false;
     bool m_mayHaveWork = true;              // claiming could find something
     QSet<qint64> m_wanting;                 // endpoints that took less than their claim-ahead when last seen

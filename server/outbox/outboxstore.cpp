@@ -99,6 +99,24 @@ void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int l
         Qt::QueuedConnection);
 }
 
+EndpointFilter OutboxStore::endpointsBesides(const EndpointFilter &endpoints, const QList<DeliveryTarget> &taken)
+{
+    if (!endpoints.oneEachExcept)
+        return endpoints;
+    // An endpoint limited to one row each already has its row.
+    EndpointFilter rest = endpoints;
+    const QSet<qint64> exempt(endpoints.oneEachExcept->cbegin(), endpoints.oneEachExcept->cend());
+    for (const DeliveryTarget &t : taken) {
+        if (exempt.contains(t.endpointId))
+            continue;
+        if (rest.mode == EndpointFilter::Mode::Only)
+            rest.ids.removeAll(t.endpointId);
+        else if (!rest.ids.contains(t.endpointId))
+            rest.ids.append(t.endpointId);
+    }
+    return rest;
+}
+
 QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
                                                    const EndpointFilter &endpoints, Problem *problem)
 {
@@ -123,8 +141,8 @@ QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const Q
     if (problem->isNull() && m_cursor && targets.size() < limit) {
         m_cursor.reset();
         last = {};
-        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()), endpoints, problem,
-                                       std::nullopt, &last);
+        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()),
+                                       endpointsBesides(endpoints, targets), problem, std::nullopt, &last);
     }
     if (!problem->isNull() || last.id == 0)
         m_cursor.reset();

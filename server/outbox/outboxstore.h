@@ -80,6 +80,10 @@ public:
     // runs the destruction sweep.
     void maintain(QObject *context, MaintainDone done);
 
+    // `endpoints` less those limited to one row each (EndpointFilter::oneEachExcept) that have it
+    // in `taken`: for a second claim in the same round.
+    static EndpointFilter endpointsBesides(const EndpointFilter &endpoints, const QList<DeliveryTarget> &taken);
+
 private:
     struct Pending
     {

@@ -280,9 +280,12 @@ QList<std::pair<QByteArray, QString>> leaseStatements(bool postgres, const char 
         {Clause::None, ""}, {Clause::Except, " past busy endpoints"}, {Clause::Only, " for named endpoints"}};
     QList<std::pair<QByteArray, QString>> statements;
     for (const auto &[clause, clauseName] : clauses) {
-        for (const bool after : {false, true})
-            statements.append({QByteArray(prefix) + clauseName + (after ? " after a cursor" : ""),
-                               DeliveryRepository::leaseSql(postgres, clause, after)});
+        for (const bool after : {false, true}) {
+            for (const bool oneEach : {false, true})
+                statements.append({QByteArray(prefix) + clauseName + (after ? " after a cursor" : "")
+                                       + (oneEach ? ", one row each unless exempt" : ""),
+                                   DeliveryRepository::leaseSql(postgres, clause, after, oneEach)});
+        }
     }
     return statements;
 }

@@ -3,6 +3,7 @@
 #include "lockwait.h"
 #include "recordingrig.h"
 
+#include "server/outbox/outboxstore.h"
 #include "server/storage/timestamps.h"
 
 #include <QSqlError>
@@ -37,6 +38,9 @@ private slots:
     void claimAfterTheCursorSeeksPastWhatItPassed();
     void busyEndpointsAreSkipped();
     void onlyNamedEndpointsAreClaimed();
+    void oneRowEachUnlessExempt_data();
+    void oneRowEachUnlessExempt();
+    void secondClaimLeavesOutWhatHasItsRow();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
     void expiredLeaseLogsAnInterruptedAttempt();
@@ -228,6 +232,79 @@ void tst_DeliveryClaims::onlyNamedEndpointsAreClaimed()
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
     QCOMPARE(m_repo->claim(kOwner, now, now.addSecs(60), 10, EndpointFilter::only({1}), &problem).size(), 1);
     QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+}
+
+void tst_DeliveryClaims::oneRowEachUnlessExempt_data()
+{
+    QTest::addColumn<bool>("afterCursor");
+    QTest::newRow("from the oldest") << false;
+    QTest::newRow("after a cursor") << true;
+}
+
+void tst_DeliveryClaims::oneRowEachUnlessExempt()
+{
+    // Six due rows, the first three endpoint 1's and the others a second endpoint's. Endpoints
+    // that get one attempt at a time get one row each; the exempt ones what the limit allows.
+    QFETCH(bool, afterCursor);
+    const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
+    m_rig->seed(6, 0, due);
+    QSqlQuery q(m_db->connection());
+    QVERIFY2(q.exec(QStringLiteral("INSERT INTO endpoints (provider_id, url, state, version, created_at, updated_at)"
+                                   " VALUES (1, 'http://127.0.0.1:9/other', 'ACTIVE', 1, '%1', '%1') RETURNING id").arg(due))
+                 && q.next(),
+             qPrintable(q.lastError().text()));
+    const qint64 second = q.value(0).toLongLong();
+    q.finish();
+    QList<qint64> rows;
+    QVERIFY(q.exec(QStringLiteral("SELECT id FROM deliveries ORDER BY id")));
+    while (q.next())
+        rows.append(q.value(0).toLongLong());
+    QCOMPARE(rows.size(), 6);
+    QVERIFY(q.exec(QStringLiteral("UPDATE deliveries SET endpoint_id = %1 WHERE id IN (%2, %3, %4)")
+                       .arg(second).arg(rows.at(3)).arg(rows.at(4)).arg(rows.at(5))));
+    const std::optional<ClaimCursor> cursor = afterCursor ? std::optional(ClaimCursor{due, 0}) : std::nullopt;
+    const auto claimed = [&](const QList<qint64> &exempt) {
+        EndpointFilter endpoints;
+        endpoints.oneEachExcept = exempt;
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        Problem problem;
+        QList<qint64> ids;
+        for (const DeliveryTarget &t : m_repo->claim(kOwner, now, now.addSecs(60), 10, endpoints, &problem, cursor))
+            ids.append(t.id);
+        if (!problem.isNull())
+            qWarning("claim failed: %s", qPrintable(problem.detail));
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    QCOMPARE(claimed({}), (QList<qint64>{rows.at(0), rows.at(3)}));
+    QCOMPARE(claimed({second}), (QList<qint64>{rows.at(1), rows.at(4), rows.at(5)}));
+    QCOMPARE(claimed({}), (QList<qint64>{rows.at(2)}));
+    QCOMPARE(claimed({}), QList<qint64>());
+}
+
+void tst_DeliveryClaims::secondClaimLeavesOutWhatHasItsRow()
+{
+    // When a claim after the cursor comes short, the store claims again from the oldest row in
+    // the same round: an endpoint limited to one row that got it is left out of that one.
+    const auto taken = [](std::initializer_list<qint64> endpoints) {
+        QList<DeliveryTarget> targets;
+        for (const qint64 endpoint : endpoints) {
+            DeliveryTarget t;
+            t.endpointId = endpoint;
+            targets.append(t);
+        }
+        return targets;
+    };
+    EndpointFilter except({5});
+    QCOMPARE(OutboxStore::endpointsBesides(except, taken({1, 2})).ids, (QList<qint64>{5}));
+    except.oneEachExcept = QList<qint64>{2};
+    const EndpointFilter rest = OutboxStore::endpointsBesides(except, taken({1, 2, 3, 1}));
+    QCOMPARE(rest.mode, EndpointFilter::Mode::Except);
+    QCOMPARE(rest.ids, (QList<qint64>{5, 1, 3}));
+    QCOMPARE(rest.oneEachExcept, except.oneEachExcept);
+    EndpointFilter only = EndpointFilter::only({1, 2, 3});
+    only.oneEachExcept = QList<qint64>{2};
+    QCOMPARE(OutboxStore::endpointsBesides(only, taken({1, 2})).ids, (QList<qint64>{2, 3}));
 }
 
 void tst_DeliveryClaims::leaseSharesTheBatchTransaction()

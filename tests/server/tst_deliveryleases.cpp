@@ -1,6 +1,7 @@
 // Leases of a server of its own whose endpoints answer slowly or not at all: what a clean stop
 // gives back, a backlog that waits longer than a lease for its slot, sent once and never taken
-// over, and a notification superseded on the wire, its lease kept and its late 2xx counted.
+// over, a failing endpoint's backlog leased one attempt at a time, and a notification
+// superseded on the wire, its lease kept and its late 2xx counted.
 #include "callbackfixture.h"
 #include "testserver.h"
 #include "testsupport.h"
@@ -14,6 +15,7 @@
 #include <QSqlQuery>
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -84,6 +86,8 @@ private slots:
     void shutdownGivesBackWhatItNeverSent();
     void shutdownGivesBackAttemptsStillConnecting();
     void slowBacklogIsSentOnceAndNeverInterrupted();
+    void failingEndpointIsLeasedOneAttemptAtATime_data();
+    void failingEndpointIsLeasedOneAttemptAtATime();
     void supersedeKeepsInFlightLease();
     void supersededInFlightAcknowledgedIsDelivered();
 
@@ -278,6 +282,54 @@ void tst_DeliveryLeases::slowBacklogIsSentOnceAndNeverInterrupted()
         seen.insert(webhookId);
     }
     QVERIFY(!seen.isEmpty());
+}
+
+void tst_DeliveryLeases::failingEndpointIsLeasedOneAttemptAtATime_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("timeoutMs");
+    QTest::addColumn<bool>("inFlightSeen"); // whether an attempt lasts long enough to be seen leased
+    QTest::newRow("answers 500") << QStringLiteral("/fail/x") << 15000 << false;
+    QTest::newRow("hangs") << QStringLiteral("/hang/x") << 300 << true;
+}
+
+void tst_DeliveryLeases::failingEndpointIsLeasedOneAttemptAtATime()
+{
+    // An endpoint that has not answered well gets one attempt at a time. Its backlog must not be
+    // leased to this worker meanwhile, waiting behind that attempt: another replica could not
+    // send it, and a lease outlived by the wait goes back unsent. Every delivery still gets its
+    // attempt, one after the other. The backlog is due at once: the endpoint is paused while the
+    // instances after the first register, then resumed.
+    QFETCH(QString, path);
+    QFETCH(int, timeoutMs);
+    QFETCH(bool, inFlightSeen);
+    constexpr int instances = 12;
+    ServerOptions options;
+    options.deliveryTimeout = std::chrono::milliseconds(timeoutMs);
+    options.endpointStallAfter = std::chrono::minutes(1);
+    qint64 endpoint = 0;
+    const QList<qint64> started = startInstances(options, instances, [&](int i) {
+        if (i == 1) {
+            const QJsonArray endpoints = m_server->get(QStringLiteral("/api/v1/endpoints"), m_server->operatorToken()).items();
+            endpoint = endpoints.isEmpty() ? 0 : endpoints.first().toObject().value(QStringLiteral("id")).toInteger();
+            m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, m_server->operatorToken());
+        }
+        return m_provider->url(path);
+    });
+    QCOMPARE(started.size(), instances);
+    QCOMPARE(text(QStringLiteral("SELECT state FROM endpoints WHERE id = %1").arg(endpoint)), QStringLiteral("PAUSED"));
+    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status,
+             200);
+    int mostLeased = 0;
+    const auto attempted = [&] {
+        mostLeased = std::max(mostLeased, count(Leased));
+        return count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE attempts > 0"));
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(attempted(), instances, Patience);
+    QVERIFY2(mostLeased <= 1, qPrintable(QStringLiteral("%1 leased at once").arg(mostLeased)));
+    if (inFlightSeen)
+        QCOMPARE(mostLeased, 1);
+    QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")), 0);
 }
 
 void tst_DeliveryLeases::supersedeKeepsInFlightLease()
