@@ -36,6 +36,19 @@ QString timeoutMessage(std::chrono::milliseconds timeout)
     return QStringLiteral("no complete answer within %1 ms").arg(timeout.count());
 }
 
+// What `cache` holds for `key`, made by `make` on first use; a cache that reached `bound` entries
+// starts over.
+template<typename Key, typename Value, typename Make>
+const Value &cached(QHash<Key, Value> &cache, const Key &key, qsizetype bound, Make make)
+{
+    const auto found = cache.constFind(key);
+    if (found != cache.cend())
+        return *found;
+    if (cache.size() >= bound)
+        cache.clear();
+    return *cache.insert(key, make());
+}
+
 } // namespace
 
 CallbackSender::CallbackSender(const CallbackUrlGuard &guard, QObject *parent)
@@ -186,23 +199,22 @@ void CallbackSender::start(Job &job)
                                   Qt::QueuedConnection);
         return;
     }
-    const Problem problem = m_guard.validate(request.url);
-    if (!problem.isNull()) {
-        const QString detail = problem.detail;
+    const Destination &destination = this->destination(request.url);
+    if (!destination.problem.isNull()) {
+        const QString detail = destination.problem.detail;
         QMetaObject::invokeMethod(this, [this, id, detail] { fail(id, AttemptResult::InvalidUrl, detail); },
                                   Qt::QueuedConnection);
         return;
     }
 
-    const QString host = request.url.host();
-    const QHostAddress literal(host);
+    const QString host = destination.host;
     // With the address known, the request goes out now: a connection reports whatever befalls
     // it on a later turn, so nothing completes from inside send(). Written at once, a request sent
     // from a finished attempt's callback reaches the provider while the sender is still reading
     // the other responses of that turn.
-    if (!literal.isNull()) {
+    if (!destination.literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
-        post(job, literal);
+        post(job, destination.literal);
         return;
     }
     const auto vetted = m_vettedHosts.constFind(host);
@@ -215,20 +227,17 @@ void CallbackSender::start(Job &job)
 
 const CallbackSender::SigningKey &CallbackSender::signingKey(const QByteArray &secret)
 {
-    const auto found = m_signingKeys.constFind(secret);
-    if (found != m_signingKeys.cend())
-        return *found;
     // Secrets are few (two per endpoint during a rotation); the bound only keeps a sender that
     // lives through many rotations from keeping every secret it ever saw.
-    if (m_signingKeys.size() >= MaxSigningKeys)
-        m_signingKeys.clear();
-    const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(QString::fromLatin1(secret));
-    SigningKey signing;
-    if (decoded.ok())
-        signing.key = WebhookSignature::PreparedKey(decoded.key);
-    else
-        signing.error = decoded.error;
-    return *m_signingKeys.insert(secret, signing);
+    return cached(m_signingKeys, secret, MaxSigningKeys, [&secret] {
+        const WebhookSignature::DecodedSecret decoded = WebhookSignature::decodeSecret(QString::fromLatin1(secret));
+        SigningKey signing;
+        if (decoded.ok())
+            signing.key = WebhookSignature::PreparedKey(decoded.key);
+        else
+            signing.error = decoded.error;
+        return signing;
+    });
 }
 
 void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
@@ -267,21 +276,39 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
     post(*j, chosen);
 }
 
+const CallbackSender::Destination &CallbackSender::destination(const QUrl &url)
+{
+    // Endpoints are few next to attempts; the bound only keeps a sender that sees many URLs in
+    // its life from keeping them all.
+    return cached(m_destinations, url, MaxDestinations, [this, &url] { return makeDestination(url); });
+}
+
+CallbackSender::Destination CallbackSender::makeDestination(const QUrl &url) const
+{
+    Destination d;
+    d.problem = m_guard.validate(url);
+    d.host = url.host();
+    d.literal = QHostAddress(d.host);
+    d.tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    d.port = quint16(url.port(d.tls ? 443 : 80));
+    d.hostHeader = url.host(QUrl::FullyEncoded).toLatin1();
+    if (d.hostHeader.contains(':'))
+        d.hostHeader = '[' + d.hostHeader + ']';
+    if (url.port() >= 0)
+        d.hostHeader += ':' + QByteArray::number(url.port());
+    d.target = url.path(QUrl::FullyEncoded).toLatin1();
+    if (d.target.isEmpty())
+        d.target = "/";
+    if (url.hasQuery())
+        d.target += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+    return d;
+}
+
 void CallbackSender::post(Job &job, const QHostAddress &address)
 {
-    const QUrl &url = job.request.url;
-    const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
-    const quint16 port = quint16(url.port(tls ? 443 : 80));
-    QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
-    if (host.contains(':'))
-        host = '[' + host + ']';
-    if (url.port() >= 0)
-        host += ':' + QByteArray::number(url.port());
-    QByteArray target = url.path(QUrl::FullyEncoded).toLatin1();
-    if (target.isEmpty())
-        target = "/";
-    if (url.hasQuery())
-        target += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+    const Destination &d = destination(job.request.url);
+    const QByteArray &host = d.hostHeader;
+    const QByteArray &target = d.target;
 
     // Connecting to the vetted address with the original name as Host and TLS peer name: the
     // name is never resolved again. No cookies, no credentials, no Accept-Encoding: what the
@@ -294,7 +321,7 @@ void CallbackSender::post(Job &job, const QHostAddress &address)
     wire.append("Content-Length: ").append(QByteArray::number(job.request.body.size())).append("\r\n\r\n");
     wire.append(job.request.body);
 
-    job.pool = pool({address, port, tls, url.host()}, host, job.request.isolationKey);
+    job.pool = pool({address, d.port, d.tls, d.host}, host, job.request.isolationKey);
     job.pool->submit(job.id, wire);
 }
 

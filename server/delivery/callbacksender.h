@@ -98,6 +98,7 @@ private:
     struct Job;
     static constexpr qsizetype MaxSigningKeys = 4096;
     static constexpr qsizetype MaxVettedHosts = 4096;
+    static constexpr qsizetype MaxDestinations = 4096;
     // How long a name's vetted address is used without asking DNS again. Short, so a provider
     // moving its endpoint is followed soon; the attempt connects to the vetted address itself,
     // so a name that meanwhile resolves inward is never connected to.
@@ -127,6 +128,22 @@ private:
     // The secret's decoded and prepared key, made on first use: decoding and the HMAC key
     // schedule are then paid once per secret instead of once per attempt.
     const SigningKey &signingKey(const QByteArray &secret);
+    // What a callback URL says of where it goes, taken apart and vetted once per URL rather than
+    // once per attempt (the guard's checks of the URL alone do not change; those of a name's
+    // addresses are made at each lookup).
+    struct Destination
+    {
+        Problem problem;         // the guard refused the URL
+        QString host;            // the name or literal address, as QUrl::host() gives it
+        QHostAddress literal;    // null unless the host is an address
+        bool tls = false;
+        quint16 port = 0;
+        QByteArray hostHeader;   // with the port when the URL names one
+        QByteArray target;       // path and query, encoded
+    };
+    // The destination of `url`; the reference lasts until the next call.
+    const Destination &destination(const QUrl &url);
+    Destination makeDestination(const QUrl &url) const;
 
     CallbackUrlGuard m_guard;
     Clock m_clock;
@@ -144,6 +161,7 @@ private:
         qint64 expiresAt = 0; // ms of m_monotonic
     };
     QHash<QString, VettedHost> m_vettedHosts; // by the URL's host name
+    QHash<QUrl, Destination> m_destinations;
     QList<WebhookSignature::PreparedKey> m_attemptKeys; // scratch of start()
     QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;

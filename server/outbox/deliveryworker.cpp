@@ -487,8 +487,15 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
 
 void DeliveryWorker::send(const DeliveryTarget &target)
 {
+    const qint64 now = m_clock.elapsed();
+    Known &known = m_known[target.endpointId];
+    // The endpoint's URL parsed once, and shared: the sender knows it again by it.
+    if (known.urlText != target.url || known.url.isEmpty()) {
+        known.urlText = target.url;
+        known.url = QUrl(target.url);
+    }
     CallbackRequest request;
-    request.url = QUrl(target.url);
+    request.url = known.url;
     request.body = target.body;
     request.webhookId = target.webhookId.toUtf8();
     request.scheme = target.signing == QLatin1String("x-hub-signature") ? SigningScheme::HubSignature
@@ -498,10 +505,8 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     request.timeout = m_options.deliveryTimeout;
     // Each endpoint its own connections: hanging ones on a host never hold up the others there.
     request.isolationKey = QString::number(target.endpointId);
-    const qint64 now = m_clock.elapsed();
     if (m_inFlight[target.endpointId]++ == 0)
         m_lastAnswer.insert(target.endpointId, now);
-    Known &known = m_known[target.endpointId];
     known.lastSent = now;
     if (known.host.isEmpty()) {
         known.host = QStringLiteral("%1:%2").arg(

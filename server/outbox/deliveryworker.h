@@ -14,6 +14,7 @@
 #include <QSet>
 #include <QObject>
 #include <QTimer>
+#include <QUrl>
 
 #include <set>
 
@@ -159,6 +160,8 @@ private:
     QHash<qint64, qint64> m_slowAnswer;     // endpoint -> its slowest recent good answer (ms, decaying)
     struct Known
     {
+        QString urlText;   // its URL as stored
+        QUrl url;          // parsed
         QString host;      // its URL's host and port
         qint64 lastSent = 0; // ms on m_clock
         qint64 lastAnsweredUs = -1; // its last good answer (µs on m_clock)
