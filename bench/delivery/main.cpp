@@ -251,7 +251,7 @@ StoreRun storeRun(const QString &name, int endpointCount, int count)
     const qint64 cpuAtStart = threadCpuMicros();
     std::function<void()> claimNext = [&] {
         const QDateTime now = QDateTime::currentDateTimeUtc();
-        store.claim(now, now.addSecs(60), 256, proven, OutboxStore::ClaimMode::Round, &context, [&, now](const QList<DeliveryTarget> &targets, const Problem &p) {
+        store.claim(now, now.addSecs(60), 256, proven, OutboxStore::ClaimMode::Round, &context, [&, now](const QList<DeliveryTarget> &targets, bool, const Problem &p) {
             if (!p.isNull())
                 qFatal("%s", qPrintable(p.detail));
             if (targets.isEmpty()) {

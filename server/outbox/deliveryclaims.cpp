@@ -19,8 +19,11 @@ using namespace DeliverySql;
 
 QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil,
                                                 int limit, const EndpointFilter &endpoints, Problem *error,
-                                                const std::optional<ClaimCursor> &after, ClaimCursor *last)
+                                                const std::optional<ClaimCursor> &after, ClaimCursor *last,
+                                                ClaimScan *scan)
 {
+    if (scan)
+        *scan = {};
     if (limit <= 0 || !endpoints.admitsAny())
         return {};
     WriteTransaction tx(m_db);
@@ -30,13 +33,13 @@ QList<DeliveryTarget> DeliveryRepository::claim(const QString &owner, const QDat
         return {};
     }
     QList<qint64> ids;
-    if (!leaseDue(owner, nowAt, leaseUntil, limit, endpoints, &ids, error, after) || ids.isEmpty()
+    if (!leaseDue(owner, nowAt, leaseUntil, limit, endpoints, &ids, error, after, scan) || ids.isEmpty()
         || !tx.commit(error))
         return {};
     return leasedTargets(ids, owner, nowAt, error, last);
 }
 
-QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bool after, bool oneEach)
+QString DeliveryRepository::selectionSql(bool postgres, EndpointClause endpoints, bool after, bool withEndpoint)
 {
     // An older row of the instance blocks a newer one while it is undelivered or still in flight
     // (a superseded row may be mid-attempt), so the provider sees one instance's changes in order.
@@ -46,11 +49,9 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
         " AND e.state = 'ACTIVE'");
     // The endpoints as one JSON array parameter, so the statement's text (and its cached
     // preparation) does not change with them.
-    const QString jsonIds = postgres ? QStringLiteral(" (SELECT value::bigint FROM json_array_elements_text(?::json))")
-                                     : QStringLiteral(" (SELECT value FROM json_each(?))");
     if (endpoints != EndpointClause::None)
         due += (endpoints == EndpointClause::Only ? QStringLiteral(" AND d.endpoint_id IN") : QStringLiteral(" AND d.endpoint_id NOT IN"))
-               + jsonIds;
+               + jsonIdsSql(postgres);
     // A test event says nothing of the instance: it neither waits for the instance's backlog (a
     // notification retried in an hour would hold it that long) nor holds anything back. What can
     // hold a row back is read through the two partial indexes of migrations 6 and 12, never the
@@ -64,42 +65,58 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
         " AND o.id < d.id AND o.state = 'PENDING' AND o.event_type <> 'opsdeck.test')"
         " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.instance_id = d.instance_id AND o.id < d.id"
         " AND o.state <> 'PENDING' AND o.lease_until IS NOT NULL AND o.event_type <> 'opsdeck.test' AND o.lease_until >= ?)))");
-    // The rows the claim may take, in claim order; with one row each for some endpoints, with
-    // what counting them needs beside the id.
     const bool merged = after && !postgres;
-    const QString columns = oneEach ? QStringLiteral("SELECT d.id, d.next_attempt_at, d.endpoint_id")
-                            : merged ? QStringLiteral("SELECT d.id, d.next_attempt_at")
-                                     : QStringLiteral("SELECT d.id");
+    const QString columns = withEndpoint ? QStringLiteral("SELECT d.id, d.next_attempt_at, d.endpoint_id")
+                            : merged     ? QStringLiteral("SELECT d.id, d.next_attempt_at")
+                                         : QStringLiteral("SELECT d.id");
     const QString order = QStringLiteral(" ORDER BY d.next_attempt_at, d.id LIMIT ?");
     const QString locked = postgres ? QStringLiteral(" FOR UPDATE OF d SKIP LOCKED") : QString();
-    QString candidates;
-    if (!after) {
-        candidates = columns + due + unblocked + order + locked;
-    } else if (postgres) {
-        // After the cursor, in claim order: PostgreSQL seeks the index to a row comparison.
-        candidates = columns + due + QStringLiteral(" AND (d.next_attempt_at, d.id) > (?, ?)") + unblocked + order + locked;
-    } else {
-        // SQLite seeks only on the time and filters the id, so every row already passed at the
-        // cursor's time would be read again by each claim: with one timestamp for a whole backlog
-        // (a bulk change, a test's seed) and a hanging endpoint's rows left behind, a claim read
-        // them all. The rest of the cursor's time and what comes after are two seeks instead,
-        // merged in claim order.
-        candidates = columns + due + QStringLiteral(" AND d.next_attempt_at = ? AND d.id > ?") + unblocked
-                     + QStringLiteral(" UNION ALL ") + columns + due + QStringLiteral(" AND d.next_attempt_at > ?")
-                     + unblocked + QStringLiteral(" ORDER BY 2, 1 LIMIT ?");
-    }
-    // One row each is picked among the candidates, after their limit: the oldest delivery of
-    // each endpoint it limits. It costs a grouping of the candidates only when one of theirs is
-    // among them (none once every endpoint answers well), never a pass over an endpoint's whole
-    // backlog; what it leaves out comes in later claims (PostgreSQL keeps all the candidates
-    // locked until the claim commits). The exempt endpoints are the selection's last parameter.
-    QString select = candidates;
-    if (oneEach)
-        select = QStringLiteral("WITH c AS MATERIALIZED (") + candidates
-                 + QStringLiteral(") SELECT id FROM c WHERE endpoint_id IN") + jsonIds
-                 + QStringLiteral(" OR id IN (SELECT MIN(id) FROM c GROUP BY endpoint_id)");
-    else if (merged)
-        select = QStringLiteral("SELECT id FROM (") + candidates + QStringLiteral(")");
+    if (!after)
+        return columns + due + unblocked + order + locked;
+    // After the cursor, in claim order: PostgreSQL seeks the index to a row comparison.
+    if (postgres)
+        return columns + due + QStringLiteral(" AND (d.next_attempt_at, d.id) > (?, ?)") + unblocked + order + locked;
+    // SQLite seeks only on the time and filters the id, so every row already passed at the
+    // cursor's time would be read again by each claim: with one timestamp for a whole backlog (a
+    // bulk change, a test's seed) and a hanging endpoint's rows left behind, a claim read them
+    // all. The rest of the cursor's time and what comes after are two seeks instead, merged in
+    // claim order.
+    return columns + due + QStringLiteral(" AND d.next_attempt_at = ? AND d.id > ?") + unblocked
+           + QStringLiteral(" UNION ALL ") + columns + due + QStringLiteral(" AND d.next_attempt_at > ?") + unblocked
+           + QStringLiteral(" ORDER BY 2, 1 LIMIT ?");
+}
+
+QString DeliveryRepository::jsonIdsSql(bool postgres)
+{
+    return postgres ? QStringLiteral(" (SELECT value::bigint FROM json_array_elements_text(?::json))")
+                    : QStringLiteral(" (SELECT value FROM json_each(?))");
+}
+
+QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bool after)
+{
+    QString select = selectionSql(postgres, endpoints, after, false);
+    if (after && !postgres)
+        select = QStringLiteral("SELECT id FROM (") + select + QStringLiteral(")");
+    return leaseWhereSql(select);
+}
+
+QString DeliveryRepository::leaseIdsSql(qsizetype count)
+{
+    return leaseWhereSql(placeholders(count));
+}
+
+QString DeliveryRepository::placeholders(qsizetype count)
+{
+    // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
+    QString marks;
+    marks.reserve(3 * count);
+    for (qsizetype i = 0; i < count; ++i)
+        marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
+    return marks;
+}
+
+QString DeliveryRepository::leaseWhereSql(const QString &select)
+{
     // A row still naming a lease owner was neither recorded nor released by it (both clear the
     // owner): its lease expired. Both backends evaluate SET from the row as it was, so the owner
     // taken over is returned beside the id.
@@ -110,9 +127,11 @@ QString DeliveryRepository::leaseSql(bool postgres, EndpointClause endpoints, bo
 
 bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, const QDateTime &leaseUntil, int limit,
                                   const EndpointFilter &endpoints, QList<qint64> *ids, Problem *error,
-                                  const std::optional<ClaimCursor> &after)
+                                  const std::optional<ClaimCursor> &after, ClaimScan *scan)
 {
     ids->clear();
+    if (scan)
+        *scan = {};
     if (limit <= 0 || !endpoints.admitsAny())
         return true;
     const QString now = timestamp(nowAt);
@@ -120,29 +139,78 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     const EndpointClause clause = !endpoints.names()                              ? EndpointClause::None
                                   : endpoints.mode == EndpointFilter::Mode::Only ? EndpointClause::Only
                                                                                   : EndpointClause::Except;
-    const bool oneEach = endpoints.oneEachExcept.has_value();
-    std::optional<Statement> statement;
-    Statement &q = statement.emplace(m_db, leaseSql(postgres, clause, after.has_value(), oneEach));
-    q.bindText(owner).bindText(timestamp(leaseUntil));
     const QString named = QLatin1Char('[') + idList(endpoints.ids) + QLatin1Char(']');
-    // The parameters of leaseSql()'s due rows: now twice, then the endpoints if any.
-    const auto bindDue = [&] {
-        q.bindText(now).bindText(now);
-        if (clause != EndpointClause::None)
-            q.bindText(named);
-    };
-    bindDue();
-    if (after && !postgres) {
-        q.bindText(after->at).bind(after->id).bindText(now);
+    // The parameters of selectionSql(): now twice and the endpoints if any for each part, the
+    // cursor's place, the limit.
+    const auto bindSelection = [&](Statement &q) {
+        const auto bindDue = [&] {
+            q.bindText(now).bindText(now);
+            if (clause != EndpointClause::None)
+                q.bindText(named);
+        };
         bindDue();
-        q.bindText(after->at);
-    } else if (after) {
-        q.bindText(after->at).bind(after->id);
+        if (after && !postgres) {
+            q.bindText(after->at).bind(after->id).bindText(now);
+            bindDue();
+            q.bindText(after->at);
+        } else if (after) {
+            q.bindText(after->at).bind(after->id);
+        }
+        q.bindText(now).bind(limit);
+    };
+    std::optional<Statement> statement;
+    if (!endpoints.oneEachExcept) {
+        Statement &q = statement.emplace(m_db, leaseSql(postgres, clause, after.has_value()));
+        q.bindText(owner).bindText(timestamp(leaseUntil));
+        bindSelection(q);
+        q.bindText(now);
+    } else {
+        // One row each for the endpoints not exempt: the candidates first (locked on PostgreSQL
+        // until the claim commits), then the lease of those picked. Picking among them costs a
+        // pass over the few candidates, never over an endpoint's whole backlog; the rest of a
+        // limited endpoint's candidates wait for later claims, and the cursor goes past them all.
+        QList<qint64> picked;
+        {
+            Statement c(m_db, selectionSql(postgres, clause, after.has_value(), true));
+            bindSelection(c);
+            if (!c.exec(error))
+                return false;
+            const QSet<qint64> exempt(endpoints.oneEachExcept->cbegin(), endpoints.oneEachExcept->cend());
+            QHash<qint64, qint64> oldest; // limited endpoint -> its oldest candidate
+            ClaimScan seen;
+            while (c.next()) {
+                const qint64 id = c.integer(0);
+                const qint64 endpoint = c.integer(2);
+                ++seen.candidates;
+                const ClaimCursor at{c.string(1), id};
+                if (std::pair(at.at, at.id) > std::pair(seen.last.at, seen.last.id))
+                    seen.last = at;
+                if (exempt.contains(endpoint)) {
+                    picked.append(id);
+                } else {
+                    qint64 &first = oldest[endpoint];
+                    first = first == 0 ? id : std::min(first, id);
+                }
+            }
+            if (c.failed()) {
+                if (error)
+                    *error = c.problem();
+                return false;
+            }
+            for (const qint64 id : std::as_const(oldest))
+                picked.append(id);
+            if (scan)
+                *scan = seen;
+        }
+        if (picked.isEmpty())
+            return true;
+        Statement &q = statement.emplace(m_db, leaseIdsSql(picked.size()));
+        q.bindText(owner).bindText(timestamp(leaseUntil));
+        for (const qint64 id : std::as_const(picked))
+            q.bind(id);
+        q.bindText(now);
     }
-    q.bindText(now).bind(limit);
-    if (oneEach)
-        q.bindText(QLatin1Char('[') + idList(*endpoints.oneEachExcept) + QLatin1Char(']'));
-    q.bindText(now);
+    Statement &q = *statement;
     if (!q.exec(error))
         return false;
     QList<std::pair<qint64, QString>> takenOver; // delivery, what its interrupted attempt says
@@ -156,6 +224,8 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
             *error = q.problem();
         return false;
     }
+    if (scan && !endpoints.oneEachExcept)
+        scan->candidates = int(ids->size());
     statement.reset(); // before the log's statements run on the same connection
     Problem ignored;
     return takenOver.isEmpty() || logInterrupted(takenOver, now, error ? error : &ignored);
@@ -163,17 +233,12 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
 
 QString DeliveryRepository::leasedTargetsSql(qsizetype count)
 {
-    // One placeholder per id, so a statement is prepared once per claim size, not once per claim.
-    QString marks;
-    marks.reserve(3 * count);
-    for (qsizetype i = 0; i < count; ++i)
-        marks += i == 0 ? QStringLiteral("?") : QStringLiteral(", ?");
     return QStringLiteral(
                "SELECT d.id, d.webhook_id, d.event_type, d.instance_id, d.provider_id, d.endpoint_id, e.url,"
                " i.callback_signing, i.secret, g.previous_secret, g.valid_until, d.body, d.attempts, d.next_attempt_at"
                " FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN instances i ON i.id = d.instance_id"
                " LEFT JOIN outbox_secret_grace g ON g.instance_id = d.instance_id WHERE d.id IN (")
-           + marks + QStringLiteral(") ORDER BY d.id");
+           + placeholders(count) + QStringLiteral(") ORDER BY d.id");
 }
 
 QList<DeliveryTarget> DeliveryRepository::leasedTargets(const QList<qint64> &ids, const QString &owner,

@@ -53,6 +53,14 @@ struct ClaimCursor
     qint64 id = 0;
 };
 
+// What a claim's selection read: the rows it could have leased (with one row each for some
+// endpoints, more than it leased) and, then, the last of them in claim order.
+struct ClaimScan
+{
+    int candidates = 0;
+    ClaimCursor last; // only with one row each (EndpointFilter::oneEachExcept)
+};
+
 // Which endpoints' due deliveries a claim may lease: any but the listed ones (the busy ones: the
 // usual claim), or only the listed ones (when the worker has room for some endpoints only).
 struct EndpointFilter
@@ -154,14 +162,15 @@ public:
     // raised to the position of the last row leased.
     QList<DeliveryTarget> claim(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
                                 const EndpointFilter &endpoints, Problem *error,
-                                const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr);
+                                const std::optional<ClaimCursor> &after = std::nullopt, ClaimCursor *last = nullptr,
+                                ClaimScan *scan = nullptr);
     // claim() in two steps, so the lease can share a transaction with other writes (one commit
     // instead of two): leaseDue() takes the leases inside the caller's transaction and gives
     // their ids; once that committed, leasedTargets() reads what sending them needs (and on
     // failure releases them).
     bool leaseDue(const QString &owner, const QDateTime &now, const QDateTime &leaseUntil, int limit,
                   const EndpointFilter &endpoints, QList<qint64> *ids, Problem *error,
-                  const std::optional<ClaimCursor> &after = std::nullopt);
+                  const std::optional<ClaimCursor> &after = std::nullopt, ClaimScan *scan = nullptr);
     QList<DeliveryTarget> leasedTargets(const QList<qint64> &ids, const QString &owner, const QDateTime &now,
                                         Problem *error, ClaimCursor *last = nullptr);
     void release(qint64 id, const QString &owner);
@@ -202,11 +211,14 @@ public:
     // their plans (none may walk a whole growing table) and for the methods that run them.
     static const QString &staleSql();         // supersedeStale()'s candidates; binds now twice
     static const QString &olderSiblingsSql(); // supersedeOlder()'s rows; binds instance, kind, id
-    // leaseDue()'s statement, as it is spelled for the backend, with or without a list of
-    // endpoints (`endpoints`: none, the busy ones left out, or the only ones), a cursor and one
-    // row each for the endpoints not named by a last list (EndpointFilter::oneEachExcept).
+    // leaseDue()'s statements, as they are spelled for the backend, with or without a list of
+    // endpoints (`endpoints`: none, the busy ones left out, or the only ones) and a cursor: the
+    // due rows (`withEndpoint`: their claim order and endpoint too, for one row each), and their
+    // lease in one statement, or that of the ids picked among them (one row each).
     enum class EndpointClause { None, Except, Only };
-    static QString leaseSql(bool postgres, EndpointClause endpoints, bool after, bool oneEach = false);
+    static QString selectionSql(bool postgres, EndpointClause endpoints, bool after, bool withEndpoint);
+    static QString leaseSql(bool postgres, EndpointClause endpoints, bool after);
+    static QString leaseIdsSql(qsizetype count); // for `count` ids
     static QString leasedTargetsSql(qsizetype count); // leasedTargets() for `count` ids
     static const QString &newestIdSql();
 
@@ -246,6 +258,11 @@ public:
     static QString newWebhookId();
 
 private:
+    // "UPDATE ... WHERE id IN (<select>) AND the lease is free RETURNING ...".
+    static QString leaseWhereSql(const QString &select);
+    static QString placeholders(qsizetype count); // "?, ?, ..."
+    // " (SELECT ... )" of the ids in one JSON array parameter.
+    static QString jsonIdsSql(bool postgres);
     bool recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
                          std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error,
                          const std::function<bool(Problem *)> &alsoInTransaction);

@@ -272,6 +272,20 @@ bool DeliveryWorker::wantsWork(qint64 endpointId) const
     return held < claimAhead(endpointId);
 }
 
+QList<qint64> DeliveryWorker::takeQueued(qint64 endpointId)
+{
+    QList<qint64> ids;
+    const auto queued = m_queued.find(endpointId);
+    if (queued == m_queued.end())
+        return ids;
+    for (const Claimed &c : std::as_const(queued.value())) {
+        m_busyInstances.remove(c.target.instanceId);
+        ids.append(c.target.id);
+    }
+    m_queued.erase(queued);
+    return ids;
+}
+
 QList<qint64> DeliveryWorker::heldEndpoints() const
 {
     QList<qint64> held = m_inFlight.keys();
@@ -413,12 +427,12 @@ void DeliveryWorker::postClaim(const QDateTime &now, int batch, const EndpointFi
     m_claimPending = true;
     m_claimPostedUs = m_clock.nsecsElapsed() / 1000;
     m_store->claim(now, leaseUntil, batch, endpoints, mode, this,
-                   [this, batch, leaseUntil](const QList<DeliveryTarget> &targets, const Problem &problem) {
-                       onClaimed(targets, batch, leaseUntil, problem);
+                   [this, leaseUntil](const QList<DeliveryTarget> &targets, bool full, const Problem &problem) {
+                       onClaimed(targets, full, leaseUntil, problem);
                    });
 }
 
-void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, const QDateTime &leaseUntil,
+void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, bool full, const QDateTime &leaseUntil,
                                const Problem &problem)
 {
     m_claimPending = false;
@@ -459,11 +473,18 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
             ++waiting;
             continue;
         }
-        m_busyInstances.insert(t.instanceId);
         if (m_inFlight.value(t.endpointId) >= endpointLimit(t.endpointId)) {
+            // An endpoint sent one attempt at a time keeps nothing waiting beyond it: this claim
+            // was asked for before it failed.
+            if (!m_proven.contains(t.endpointId) && !wantsWork(t.endpointId)) {
+                held.append(t.id);
+                continue;
+            }
+            m_busyInstances.insert(t.instanceId);
             m_queued[t.endpointId].append(Claimed{t, leaseUntil});
             continue;
         }
+        m_busyInstances.insert(t.instanceId);
         send(t);
     }
     if (!held.isEmpty())
@@ -471,11 +492,17 @@ void DeliveryWorker::onClaimed(const QList<DeliveryTarget> &targets, int batch, 
     // A full batch suggests more work; not when it was full of rows that must wait (they would
     // come back first again), nor when it all went to endpoints that now have enough: claiming
     // again would only scan past their rows (a batch of one endpoint says nothing of the others).
-    if (targets.size() == batch && waiting == 0) {
+    // A batch is full when the claim read as many due rows as it could take, though it took one
+    // row each of the endpoints sent one attempt at a time: then the others may have work beyond
+    // what it read, and the next claim leaves those endpoints out and goes on after it.
+    if (full && waiting == 0) {
         QSet<qint64> endpoints;
-        for (const DeliveryTarget &t : targets)
+        bool oneEach = false;
+        for (const DeliveryTarget &t : targets) {
             endpoints.insert(t.endpointId);
-        if (endpoints.size() > 1)
+            oneEach = oneEach || !m_proven.contains(t.endpointId);
+        }
+        if (endpoints.size() > 1 || oneEach)
             m_mayHaveWork = true;
         for (qint64 endpointId : std::as_const(endpoints)) {
             if (wantsWork(endpointId))
@@ -577,17 +604,25 @@ void DeliveryWorker::finish(const DeliveryTarget &target, const AttemptResult &r
         }
         known.lastAnsweredUs = nowUs;
     } else {
-        m_proven.remove(target.endpointId);
+        // What waits here for it goes back: it now gets one attempt at a time, and what waits
+        // would hold leases (and budget) meanwhile. Claims bring it one row at a time.
+        if (m_proven.remove(target.endpointId)) {
+            const QList<qint64> released = takeQueued(target.endpointId);
+            if (!released.isEmpty()) {
+                m_store->release(released);
+                m_mayHaveWork = true;
+            }
+        }
         m_slowAnswer.remove(target.endpointId);
     }
+    m_done.append(AttemptRecord{target, log, outcome});
+    ++m_unrecorded[target.endpointId];
     // A freed slot of an endpoint below its claim-ahead may let more of its work through: claim
     // now, not when the store next answers (recording is paced).
     if (wantsWork(target.endpointId)) {
         m_wanting.insert(target.endpointId);
         schedulePump();
     }
-    m_done.append(AttemptRecord{target, log, outcome});
-    ++m_unrecorded[target.endpointId];
     scheduleFlush();
     // The freed slot takes the endpoint's next claimed attempt now, on the connection that just
     // answered, rather than after every other response of this turn: the provider gets to work on

@@ -84,7 +84,7 @@ private:
     void pump();
     void schedulePump();
     void poll();
-    void onClaimed(const QList<DeliveryTarget> &targets, int batch, const QDateTime &leaseUntil, const Problem &problem);
+    void onClaimed(const QList<DeliveryTarget> &targets, bool full, const QDateTime &leaseUntil, const Problem &problem);
     void send(const DeliveryTarget &target);
     struct Claimed;
     // Sends from an endpoint's queue while it has free slots; what could no longer finish inside
@@ -107,6 +107,8 @@ private:
     // In flight plus claimed-and-waiting an endpoint may have before claims pass it over.
     int claimAhead(qint64 endpointId) const;
     bool wantsWork(qint64 endpointId) const;
+    // Takes what was claimed for the endpoint and waits for one of its slots: their ids.
+    QList<qint64> takeQueued(qint64 endpointId);
     // The endpoints with attempts in flight or waiting here, and those sent one attempt at a time
     // whose last one is not recorded yet.
     QList<qint64> heldEndpoints() const;

@@ -37,14 +37,7 @@ void DeliveryWorker::checkStalls()
             silent.append(it.key());
             silentHosts.insert(m_known.value(it.key()).host);
         }
-        const auto queued = m_queued.find(it.key());
-        if (queued == m_queued.end())
-            continue;
-        for (const Claimed &c : std::as_const(queued.value())) {
-            m_busyInstances.remove(c.target.instanceId);
-            released.append(c.target.id);
-        }
-        m_queued.erase(queued);
+        released += takeQueued(it.key());
     }
     if (!released.isEmpty())
         m_store->release(released);

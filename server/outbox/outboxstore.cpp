@@ -77,8 +77,12 @@ void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int l
          done = std::move(done)] {
             QList<DeliveryTarget> targets;
             Problem problem;
+            bool full = false;
             if (m_repository && mode == ClaimMode::Aside) {
-                targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, &problem);
+                ClaimScan scan;
+                targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, &problem, std::nullopt, nullptr,
+                                              &scan);
+                full = std::max<qsizetype>(targets.size(), scan.candidates) >= limit;
             } else if (m_repository) {
                 const bool onlyNew = mode == ClaimMode::OnlyNew;
                 // Recording inserts no deliveries, so this may look before what waits is recorded.
@@ -89,11 +93,11 @@ void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int l
                 if (problem.isNull())
                     m_newestSeen = newest;
                 if (!skip && problem.isNull())
-                    targets = claimFromCursor(now, leaseUntil, limit, endpoints, &problem);
+                    targets = claimFromCursor(now, leaseUntil, limit, endpoints, &problem, &full);
             }
             flush();
             if (target)
-                QMetaObject::invokeMethod(target.data(), [done, targets, problem] { done(targets, problem); },
+                QMetaObject::invokeMethod(target.data(), [done, targets, full, problem] { done(targets, full, problem); },
                                           Qt::QueuedConnection);
         },
         Qt::QueuedConnection);
@@ -118,12 +122,13 @@ EndpointFilter OutboxStore::endpointsBesides(const EndpointFilter &endpoints, co
 }
 
 QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                                   const EndpointFilter &endpoints, Problem *problem)
+                                                   const EndpointFilter &endpoints, Problem *problem, bool *full)
 {
     // Each claim goes on where the last one stopped and starts over from the oldest due row only
     // when it runs out, so the due rows of busy endpoints (a hanging one can have thousands) are
     // passed once per round instead of once per claim.
     ClaimCursor last;
+    ClaimScan scan;
     QList<DeliveryTarget> targets;
     // What waits is recorded first, so the claim sees those deliveries settled and their
     // instances' next notifications come free; both in one transaction, one commit.
@@ -131,19 +136,27 @@ QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const Q
     bool leasedWithRecords = false;
     if (!m_pending.isEmpty()) {
         leasedWithRecords = recordPending([&](Problem *error) {
-            return m_repository->leaseDue(m_owner, now, leaseUntil, limit, endpoints, &leased, error, m_cursor);
+            return m_repository->leaseDue(m_owner, now, leaseUntil, limit, endpoints, &leased, error, m_cursor, &scan);
         });
     }
     if (leasedWithRecords)
         targets = m_repository->leasedTargets(leased, m_owner, now, problem, &last);
     else
-        targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, problem, m_cursor, &last);
-    if (problem->isNull() && m_cursor && targets.size() < limit) {
+        targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, problem, m_cursor, &last, &scan);
+    // The cursor ran out when the claim read fewer rows than it could have leased. With one row
+    // each it may lease fewer than it read: those it left behind are passed as well.
+    *full = std::max<qsizetype>(targets.size(), scan.candidates) >= limit;
+    if (problem->isNull() && m_cursor && !*full) {
         m_cursor.reset();
         last = {};
-        targets += m_repository->claim(m_owner, now, leaseUntil, limit - int(targets.size()),
-                                       endpointsBesides(endpoints, targets), problem, std::nullopt, &last);
+        const int rest = limit - int(targets.size());
+        const QList<DeliveryTarget> more = m_repository->claim(m_owner, now, leaseUntil, rest, endpointsBesides(endpoints, targets),
+                                                               problem, std::nullopt, &last, &scan);
+        targets += more;
+        *full = std::max<qsizetype>(more.size(), scan.candidates) >= rest;
     }
+    if (std::pair(scan.last.at, scan.last.id) > std::pair(last.at, last.id))
+        last = scan.last;
     if (!problem->isNull() || last.id == 0)
         m_cursor.reset();
     else

@@ -31,7 +31,8 @@ class OutboxStore final : public QObject
     Q_DISABLE_COPY_MOVE(OutboxStore)
 
 public:
-    using ClaimDone = std::function<void(const QList<DeliveryTarget> &targets, const Problem &problem)>;
+    // `full`: the claim read as many due rows as it could lease, so more may be due beyond them.
+    using ClaimDone = std::function<void(const QList<DeliveryTarget> &targets, bool full, const Problem &problem)>;
     // The records as given; on failure (problem set) they were not recorded and their deliveries
     // were released, so those attempts are sent again: at least once, never lost.
     using RecordDone = std::function<void(const QList<AttemptRecord> &records, const Problem &problem)>;
@@ -97,7 +98,7 @@ private:
     // records were waiting and are recorded.
     bool recordPending(const std::function<bool(Problem *)> &alsoInTransaction);
     QList<DeliveryTarget> claimFromCursor(const QDateTime &now, const QDateTime &leaseUntil, int limit,
-                                          const EndpointFilter &endpoints, Problem *problem);
+                                          const EndpointFilter &endpoints, Problem *problem, bool *full);
 
     ServerOptions m_options;
     RetrySchedule m_schedule;

@@ -281,10 +281,10 @@ QList<std::pair<QByteArray, QString>> leaseStatements(bool postgres, const char 
     QList<std::pair<QByteArray, QString>> statements;
     for (const auto &[clause, clauseName] : clauses) {
         for (const bool after : {false, true}) {
-            for (const bool oneEach : {false, true})
-                statements.append({QByteArray(prefix) + clauseName + (after ? " after a cursor" : "")
-                                       + (oneEach ? ", one row each unless exempt" : ""),
-                                   DeliveryRepository::leaseSql(postgres, clause, after, oneEach)});
+            const QByteArray name = QByteArray(prefix) + clauseName + (after ? " after a cursor" : "");
+            statements.append({name, DeliveryRepository::leaseSql(postgres, clause, after)});
+            statements.append({name + ", candidates for one row each",
+                               DeliveryRepository::selectionSql(postgres, clause, after, true)});
         }
     }
     return statements;

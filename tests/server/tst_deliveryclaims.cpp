@@ -41,6 +41,7 @@ private slots:
     void oneRowEachUnlessExempt_data();
     void oneRowEachUnlessExempt();
     void secondClaimLeavesOutWhatHasItsRow();
+    void scanReachesPastWhatOneEachLeftOut();
     void leaseSharesTheBatchTransaction();
     void failedLeaseRollsTheBatchBack();
     void expiredLeaseLogsAnInterruptedAttempt();
@@ -305,6 +306,42 @@ void tst_DeliveryClaims::secondClaimLeavesOutWhatHasItsRow()
     EndpointFilter only = EndpointFilter::only({1, 2, 3});
     only.oneEachExcept = QList<qint64>{2};
     QCOMPARE(OutboxStore::endpointsBesides(only, taken({1, 2})).ids, (QList<qint64>{2, 3}));
+}
+
+void tst_DeliveryClaims::scanReachesPastWhatOneEachLeftOut()
+{
+    // Six due rows of an endpoint limited to one row each, claimed four at a time: the claim
+    // leases one and says it read four, the last of them where the next claim goes on. Without
+    // that the store took the claim for one that ran out of rows and started over from the
+    // oldest, past the endpoint's whole backlog, at every attempt.
+    const QString due = QStringLiteral("2026-01-01T00:00:00.000Z");
+    m_rig->seed(6, 0, due);
+    QList<qint64> rows;
+    QSqlQuery q(m_db->connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT id FROM deliveries ORDER BY id")));
+    while (q.next())
+        rows.append(q.value(0).toLongLong());
+    QCOMPARE(rows.size(), 6);
+    EndpointFilter limited;
+    limited.oneEachExcept.emplace();
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Problem problem;
+    ClaimCursor last;
+    ClaimScan scan;
+    const QList<DeliveryTarget> first = m_repo->claim(kOwner, now, now.addSecs(60), 4, limited, &problem, std::nullopt, &last, &scan);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(first.size(), 1);
+    QCOMPARE(first.first().id, rows.at(0));
+    QCOMPARE(scan.candidates, 4);
+    QCOMPARE(scan.last.id, rows.at(3));
+    QCOMPARE(scan.last.at, due);
+    // After the cursor, the endpoint still limited: its next row past the four read.
+    const QList<DeliveryTarget> next = m_repo->claim(kOwner, now, now.addSecs(60), 4, limited, &problem, scan.last, &last, &scan);
+    QVERIFY2(problem.isNull(), qPrintable(problem.detail));
+    QCOMPARE(next.size(), 1);
+    QCOMPARE(next.first().id, rows.at(4));
+    QCOMPARE(scan.candidates, 2);
+    QCOMPARE(scan.last.id, rows.at(5));
 }
 
 void tst_DeliveryClaims::leaseSharesTheBatchTransaction()

@@ -64,6 +64,7 @@ void tst_QueryPlans::hotStatementsUseIndexes_data()
     QTest::newRow("claim: newest id") << DeliveryRepository::newestIdSql();
     for (const auto &[name, sql] : leaseStatements(postgres, "claim: lease"))
         QTest::newRow(name.constData()) << sql;
+    QTest::newRow("claim: lease of the rows picked") << DeliveryRepository::leaseIdsSql(32);
     QTest::newRow("claim: leased rows") << DeliveryRepository::leasedTargetsSql(32);
     QTest::newRow("destruction sweep: instances due") << DestructionSweep::dueSql(postgres);
     QTest::newRow("destruction sweep: newest notification") << DestructionSweep::latestSql();
