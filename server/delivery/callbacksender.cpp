@@ -214,7 +214,8 @@ void CallbackSender::start(Job &job)
     // the other responses of that turn.
     if (!destination.literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
-        post(job, destination.literal);
+        const QHostAddress literal = destination.literal;
+        post(job, literal);
         return;
     }
     const auto vetted = m_vettedHosts.constFind(host);
@@ -278,6 +279,12 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
 
 const CallbackSender::Destination &CallbackSender::destination(const QUrl &url)
 {
+    // A URL that did not parse is not kept: QUrl's equality and hash may not tell it from a
+    // valid one.
+    if (!url.isValid()) {
+        m_unkeptDestination = makeDestination(url);
+        return m_unkeptDestination;
+    }
     // Endpoints are few next to attempts; the bound only keeps a sender that sees many URLs in
     // its life from keeping them all.
     return cached(m_destinations, url, MaxDestinations, [this, &url] { return makeDestination(url); });

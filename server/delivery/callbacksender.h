@@ -162,6 +162,7 @@ private:
     };
     QHash<QString, VettedHost> m_vettedHosts; // by the URL's host name
     QHash<QUrl, Destination> m_destinations;
+    Destination m_unkeptDestination; // destination() of an invalid URL
     QList<WebhookSignature::PreparedKey> m_attemptKeys; // scratch of start()
     QTimer *m_idleSweep; // child
     quint64 m_nextId = 1;

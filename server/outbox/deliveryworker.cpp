@@ -520,6 +520,14 @@ void DeliveryWorker::send(const DeliveryTarget &target)
     if (known.urlText != target.url || known.url.isEmpty()) {
         known.urlText = target.url;
         known.url = QUrl(target.url);
+        // Its host and port are taken again from the new one below.
+        const auto host = m_hostEndpoints.find(known.host);
+        if (host != m_hostEndpoints.end()) {
+            host->remove(target.endpointId);
+            if (host->isEmpty())
+                m_hostEndpoints.erase(host);
+        }
+        known.host.clear();
     }
     CallbackRequest request;
     request.url = known.url;

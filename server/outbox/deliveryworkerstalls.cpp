@@ -39,10 +39,11 @@ void DeliveryWorker::checkStalls()
         }
         released += takeQueued(it.key());
     }
-    if (!released.isEmpty())
-        m_store->release(released);
-    if (silent.isEmpty())
+    if (silent.isEmpty()) {
+        if (!released.isEmpty())
+            m_store->release(released);
         return;
+    }
     // Shown on the endpoints (and their feed events) at once, well before the attempts out time
     // out and are logged as failures.
     m_store->recordSilence(silent, QDateTime::currentDateTimeUtc(), this, [this](const Problem &problem) {
@@ -55,11 +56,16 @@ void DeliveryWorker::checkStalls()
     });
     // Silence is what a host that stops answering shows, and its other endpoints would be taken
     // for silent one after another, each after holding its share of the budget for the stall
-    // time: they start over too, one attempt each until they answer well (at once, if they do).
+    // time: they start over too, one attempt each until they answer well (at once, if they do),
+    // and what waits here for them goes back like a silent endpoint's.
     for (const QString &host : std::as_const(silentHosts)) {
-        for (const qint64 endpointId : m_hostEndpoints.value(host))
-            m_proven.remove(endpointId);
+        for (const qint64 endpointId : m_hostEndpoints.value(host)) {
+            if (m_proven.remove(endpointId))
+                released += takeQueued(endpointId);
+        }
     }
+    if (!released.isEmpty())
+        m_store->release(released);
     m_mayHaveWork = true;
     schedulePump();
 }
