@@ -88,6 +88,7 @@ private slots:
     void slowBacklogIsSentOnceAndNeverInterrupted();
     void failingEndpointIsLeasedOneAttemptAtATime_data();
     void failingEndpointIsLeasedOneAttemptAtATime();
+    void failureGivesBackWhatWaited();
     void supersedeKeepsInFlightLease();
     void supersededInFlightAcknowledgedIsDelivered();
 
@@ -95,7 +96,13 @@ private:
     // A server with `options` and `instances` instances, the i-th registered with its callback at
     // callbackUrl(i) (the demo provider runs), each with its first notification queued; their
     // ids, or empty when something failed.
-    QList<qint64> startInstances(const ServerOptions &options, int instances, const std::function<QString(int)> &callbackUrl);
+    QList<qint64> startInstances(const ServerOptions &options, int instances, const std::function<QString(int)> &callbackUrl,
+                                 const QStringList &providerArgs = {});
+    // The same with every callback at `path` of the demo provider, the notifications all due at
+    // once: the endpoint is paused while the instances after the first register, then resumed.
+    // The instances, or empty when something failed.
+    QList<qint64> startBacklog(const ServerOptions &options, int instances, const QString &path,
+                               const QStringList &providerArgs = {});
     // The same with every callback at `path` of the demo provider: one endpoint.
     QList<qint64> startSlowEndpoint(const ServerOptions &options, int instances, const QString &path)
     {
@@ -146,8 +153,30 @@ void tst_DeliveryLeases::cleanup()
     m_provider.reset();
 }
 
+QList<qint64> tst_DeliveryLeases::startBacklog(const ServerOptions &options, int instances, const QString &path,
+                                               const QStringList &providerArgs)
+{
+    qint64 endpoint = 0;
+    const QList<qint64> started = startInstances(
+        options, instances,
+        [&](int i) {
+            if (i == 1) {
+                const QJsonArray endpoints = m_server->get(QStringLiteral("/api/v1/endpoints"), m_server->operatorToken()).items();
+                endpoint = endpoints.isEmpty() ? 0 : endpoints.first().toObject().value(QStringLiteral("id")).toInteger();
+                m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, m_server->operatorToken());
+            }
+            return m_provider->url(path);
+        },
+        providerArgs);
+    if (started.size() != instances
+        || text(QStringLiteral("SELECT state FROM endpoints WHERE id = %1").arg(endpoint)) != QLatin1String("PAUSED")
+        || m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status != 200)
+        return {};
+    return started;
+}
+
 QList<qint64> tst_DeliveryLeases::startInstances(const ServerOptions &options, int instances,
-                                                 const std::function<QString(int)> &callbackUrl)
+                                                 const std::function<QString(int)> &callbackUrl, const QStringList &providerArgs)
 {
     m_server = std::make_unique<TestServer>(options);
     if (!m_server->isRunning())
@@ -155,7 +184,7 @@ QList<qint64> tst_DeliveryLeases::startInstances(const ServerOptions &options, i
     const qint64 org = m_server->createOrganization(QStringLiteral("leases"));
     const qint64 provider = m_server->createProvider(QStringLiteral("slow"), org, {QStringLiteral("crm")});
     m_provider = std::make_unique<DemoProvider>();
-    startProvider(m_provider.get(), {});
+    startProvider(m_provider.get(), {}, providerArgs);
     const QString token = m_server->token(QStringLiteral("provider"), QString::number(provider));
     QList<qint64> ids;
     for (int i = 0; i < instances; ++i) {
@@ -298,8 +327,7 @@ void tst_DeliveryLeases::failingEndpointIsLeasedOneAttemptAtATime()
     // An endpoint that has not answered well gets one attempt at a time. Its backlog must not be
     // leased to this worker meanwhile, waiting behind that attempt: another replica could not
     // send it, and a lease outlived by the wait goes back unsent. Every delivery still gets its
-    // attempt, one after the other. The backlog is due at once: the endpoint is paused while the
-    // instances after the first register, then resumed.
+    // attempt, one after the other.
     QFETCH(QString, path);
     QFETCH(int, timeoutMs);
     QFETCH(bool, inFlightSeen);
@@ -307,19 +335,7 @@ void tst_DeliveryLeases::failingEndpointIsLeasedOneAttemptAtATime()
     ServerOptions options;
     options.deliveryTimeout = std::chrono::milliseconds(timeoutMs);
     options.endpointStallAfter = std::chrono::minutes(1);
-    qint64 endpoint = 0;
-    const QList<qint64> started = startInstances(options, instances, [&](int i) {
-        if (i == 1) {
-            const QJsonArray endpoints = m_server->get(QStringLiteral("/api/v1/endpoints"), m_server->operatorToken()).items();
-            endpoint = endpoints.isEmpty() ? 0 : endpoints.first().toObject().value(QStringLiteral("id")).toInteger();
-            m_server->post(QStringLiteral("/api/v1/endpoints/%1/pause").arg(endpoint), {}, m_server->operatorToken());
-        }
-        return m_provider->url(path);
-    });
-    QCOMPARE(started.size(), instances);
-    QCOMPARE(text(QStringLiteral("SELECT state FROM endpoints WHERE id = %1").arg(endpoint)), QStringLiteral("PAUSED"));
-    QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status,
-             200);
+    QCOMPARE(startBacklog(options, instances, path).size(), instances);
     int mostLeased = 0;
     const auto attempted = [&] {
         mostLeased = std::max(mostLeased, count(Leased));
@@ -330,6 +346,35 @@ void tst_DeliveryLeases::failingEndpointIsLeasedOneAttemptAtATime()
     if (inFlightSeen)
         QCOMPARE(mostLeased, 1);
     QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")), 0);
+}
+
+void tst_DeliveryLeases::failureGivesBackWhatWaited()
+{
+    // An endpoint answers well, with claimed attempts waiting beside those in flight, then hangs
+    // (the provider answers its first 10 requests): its attempts time out, and each failure
+    // keeps it sent one attempt at a time (failures demote it here, not silence: the stall time
+    // is long, and each timeout counts as an answer). What waited for it goes back to the store
+    // at once instead of waiting here, leased, behind one timeout after another: at no poll
+    // after that does the worker hold an attempt waiting for an endpoint that does not answer
+    // well.
+    ServerOptions options;
+    options.endpointConcurrency = 2;
+    options.deliveryTimeout = std::chrono::milliseconds(300);
+    options.endpointStallAfter = std::chrono::minutes(1);
+    options.outboxPollInterval = std::chrono::milliseconds(20);
+    constexpr int instances = 40;
+    QCOMPARE(startBacklog(options, instances, QStringLiteral("/hang-after/10/100/x")).size(), instances);
+    const QByteArray waiting = "opsdeck_delivery_attempts_waiting";
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->metric(waiting, "endpoints=\"answering\"") > 0, Patience);
+    double mostWaitingProbing = 0;
+    const auto failed = [&] {
+        mostWaitingProbing = std::max(mostWaitingProbing, m_server->metric(waiting, "endpoints=\"probing\""));
+        return count(QStringLiteral("SELECT COUNT(*) FROM delivery_attempts WHERE error_class = 'timeout'"));
+    };
+    // Past the first timeouts, while the rest is tried one at a time.
+    QTRY_VERIFY_WITH_TIMEOUT(failed() >= 3, Patience);
+    QCOMPARE(count(QStringLiteral("SELECT COUNT(*) FROM deliveries WHERE state = 'DELIVERED'")), 10);
+    QCOMPARE(mostWaitingProbing, 0.0);
 }
 
 void tst_DeliveryLeases::supersedeKeepsInFlightLease()
