@@ -214,13 +214,12 @@ void CallbackSender::start(Job &job)
     // the other responses of that turn.
     if (!destination.literal.isNull()) {
         // A literal address was checked by validate(); nothing to resolve.
-        const QHostAddress literal = destination.literal;
-        post(job, literal);
+        post(job, destination, destination.literal);
         return;
     }
     const auto vetted = m_vettedHosts.constFind(host);
     if (vetted != m_vettedHosts.cend() && vetted->expiresAt > m_monotonic.elapsed()) {
-        post(job, vetted->address);
+        post(job, destination, vetted->address);
         return;
     }
     job.lookupId = QHostInfo::lookupHost(host, this, [this, id](const QHostInfo &info) { onResolved(id, info); });
@@ -274,7 +273,7 @@ void CallbackSender::onResolved(quint64 id, const QHostInfo &info)
     if (m_vettedHosts.size() >= MaxVettedHosts)
         m_vettedHosts.clear();
     m_vettedHosts.insert(j->request.url.host(), {chosen, m_monotonic.elapsed() + VettedHostMs});
-    post(*j, chosen);
+    post(*j, destination(j->request.url), chosen);
 }
 
 const CallbackSender::Destination &CallbackSender::destination(const QUrl &url)
@@ -311,9 +310,8 @@ CallbackSender::Destination CallbackSender::makeDestination(const QUrl &url) con
     return d;
 }
 
-void CallbackSender::post(Job &job, const QHostAddress &address)
+void CallbackSender::post(Job &job, const Destination &d, const QHostAddress &address)
 {
-    const Destination &d = destination(job.request.url);
     const QByteArray &host = d.hostHeader;
     const QByteArray &target = d.target;
 

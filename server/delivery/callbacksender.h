@@ -107,7 +107,9 @@ private:
     quint64 enqueue(std::unique_ptr<Job> job);
     void start(Job &job);
     void onResolved(quint64 id, const QHostInfo &info);
-    void post(Job &job, const QHostAddress &address);
+    struct Destination;
+    // Writes the request to `address`, where `destination` (the job's URL's) resolved to.
+    void post(Job &job, const Destination &destination, const QHostAddress &address);
     void onResponse(quint64 id, const HttpResponse &response);
     void onPoolFailed(quint64 id, const QString &errorClass, const QString &message);
     // Classifies a response and completes the attempt.

@@ -173,32 +173,9 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
         {
             Statement c(m_db, selectionSql(postgres, clause, after.has_value(), true));
             bindSelection(c);
-            if (!c.exec(error))
-                return false;
-            const QSet<qint64> exempt(endpoints.oneEachExcept->cbegin(), endpoints.oneEachExcept->cend());
-            QHash<qint64, qint64> oldest; // limited endpoint -> its oldest candidate
             ClaimScan seen;
-            while (c.next()) {
-                const qint64 id = c.integer(0);
-                const qint64 endpoint = c.integer(2);
-                ++seen.candidates;
-                const ClaimCursor at{c.string(1), id};
-                if (std::pair(at.at, at.id) > std::pair(seen.last.at, seen.last.id))
-                    seen.last = at;
-                if (exempt.contains(endpoint)) {
-                    picked.append(id);
-                } else {
-                    qint64 &first = oldest[endpoint];
-                    first = first == 0 ? id : std::min(first, id);
-                }
-            }
-            if (c.failed()) {
-                if (error)
-                    *error = c.problem();
+            if (!pickOneEach(c, *endpoints.oneEachExcept, &picked, &seen, error))
                 return false;
-            }
-            for (const qint64 id : std::as_const(oldest))
-                picked.append(id);
             if (scan)
                 *scan = seen;
         }
@@ -229,6 +206,39 @@ bool DeliveryRepository::leaseDue(const QString &owner, const QDateTime &nowAt, 
     statement.reset(); // before the log's statements run on the same connection
     Problem ignored;
     return takenOver.isEmpty() || logInterrupted(takenOver, now, error ? error : &ignored);
+}
+
+bool DeliveryRepository::pickOneEach(Statement &candidates, const QList<qint64> &exempt, QList<qint64> *picked,
+                                     ClaimScan *scan, Problem *error)
+{
+    if (!candidates.exec(error))
+        return false;
+    const QSet<qint64> unlimited(exempt.cbegin(), exempt.cend());
+    QHash<qint64, qint64> oldest; // limited endpoint -> its oldest candidate
+    // The rows come in claim order: the last one read is where the next claim goes on.
+    while (candidates.next()) {
+        const qint64 id = candidates.integer(0);
+        const qint64 endpoint = candidates.integer(2);
+        ++scan->candidates;
+        scan->last = ClaimCursor{candidates.string(1), id};
+        if (unlimited.contains(endpoint)) {
+            picked->append(id);
+            continue;
+        }
+        const auto first = oldest.find(endpoint);
+        if (first == oldest.end())
+            oldest.insert(endpoint, id);
+        else
+            *first = std::min(*first, id);
+    }
+    if (candidates.failed()) {
+        if (error)
+            *error = candidates.problem();
+        return false;
+    }
+    for (const qint64 id : std::as_const(oldest))
+        picked->append(id);
+    return true;
 }
 
 QString DeliveryRepository::leasedTargetsSql(qsizetype count)

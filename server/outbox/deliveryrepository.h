@@ -25,6 +25,8 @@ class QSqlQuery;
 
 namespace OpsDeck {
 
+class Statement;
+
 class Database;
 class Journal;
 
@@ -263,6 +265,10 @@ private:
     static QString placeholders(qsizetype count); // "?, ?, ..."
     // " (SELECT ... )" of the ids in one JSON array parameter.
     static QString jsonIdsSql(bool postgres);
+    // Runs `candidates` (selectionSql() with the endpoint) and picks from its rows every one of
+    // an `exempt` endpoint and the oldest of each other endpoint; `scan` counts the rows read.
+    static bool pickOneEach(Statement &candidates, const QList<qint64> &exempt, QList<qint64> *picked, ClaimScan *scan,
+                            Problem *error);
     bool recordBatchOnce(const QList<AttemptRecord> &records, const QString &owner,
                          std::chrono::milliseconds autoPauseWindow, QList<RecordResult> *results, Problem *error,
                          const std::function<bool(Problem *)> &alsoInTransaction);

@@ -82,7 +82,7 @@ void OutboxStore::claim(const QDateTime &now, const QDateTime &leaseUntil, int l
                 ClaimScan scan;
                 targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, &problem, std::nullopt, nullptr,
                                               &scan);
-                full = std::max<qsizetype>(targets.size(), scan.candidates) >= limit;
+                full = scan.candidates >= limit;
             } else if (m_repository) {
                 const bool onlyNew = mode == ClaimMode::OnlyNew;
                 // Recording inserts no deliveries, so this may look before what waits is recorded.
@@ -145,7 +145,7 @@ QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const Q
         targets = m_repository->claim(m_owner, now, leaseUntil, limit, endpoints, problem, m_cursor, &last, &scan);
     // The cursor ran out when the claim read fewer rows than it could have leased. With one row
     // each it may lease fewer than it read: those it left behind are passed as well.
-    *full = std::max<qsizetype>(targets.size(), scan.candidates) >= limit;
+    *full = scan.candidates >= limit;
     if (problem->isNull() && m_cursor && !*full) {
         m_cursor.reset();
         last = {};
@@ -153,7 +153,7 @@ QList<DeliveryTarget> OutboxStore::claimFromCursor(const QDateTime &now, const Q
         const QList<DeliveryTarget> more = m_repository->claim(m_owner, now, leaseUntil, rest, endpointsBesides(endpoints, targets),
                                                                problem, std::nullopt, &last, &scan);
         targets += more;
-        *full = std::max<qsizetype>(more.size(), scan.candidates) >= rest;
+        *full = scan.candidates >= rest;
     }
     if (std::pair(scan.last.at, scan.last.id) > std::pair(last.at, last.id))
         last = scan.last;
