@@ -138,6 +138,8 @@ private:
     };
     Budget budget() const;
     void reportFailure(const QString &detail);
+    // A running average that weighs each new sample an eighth; 0 means none yet.
+    static qint64 averaged(qint64 average, qint64 sample);
     // After a poll and its claim: recovered() if nothing failed since the poll began.
     void endCycle();
 
