@@ -280,7 +280,7 @@ bool HttpServer::mayWaitAside(const Response &r, qint64 elapsedNs) const
 void HttpServer::setAside(std::unique_ptr<SetAside> waiting)
 {
     // Another process (a backup, a shell's BEGIN IMMEDIATE) may hold SQLite's write lock for
-    // seconds. A request that waited for it here held up every other request, reads and /healthz
+    // seconds, or another replica PostgreSQL's write turn. A request that waited for it here held up every other request, reads and /healthz
     // too, which never need that lock. Set aside, it is tried again after 5 ms, then twice as
     // long each time up to 200 ms, within the same 5 s in all as a waiting statement.
     waiting->request.keepHeaders();

@@ -4,6 +4,7 @@
 #include "migrations.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QSqlDriver>
 #include <QSqlError>
@@ -316,7 +317,38 @@ bool Database::takeWriteTurn(Problem *error)
 {
     if (m_backend != Backend::Postgres)
         return true;
-    return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(WriteTurnLock), error);
+    // A connection that waits the whole busy timeout (the delivery store's) queues for the turn
+    // in PostgreSQL, which wakes it the moment the turn is free.
+    if (m_lockWaitMs >= SqliteBusyTimeoutMs)
+        return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(WriteTurnLock), error);
+    // One that waits briefly (the HTTP thread's, see setLockWait()) tries for it as SQLite's
+    // busy handler does, and gives up as one that met SQLite's lock does: its request is set
+    // aside while the thread answers others, where the blocking call above would hold up every
+    // request, reads and /healthz too, for as long as another writer (another replica) kept it.
+    QElapsedTimer waited;
+    waited.start();
+    for (int tries = 0;; ++tries) {
+        QSqlQuery &q = query(QStringLiteral("SELECT pg_try_advisory_xact_lock(%1)").arg(WriteTurnLock));
+        if (!q.exec()) {
+            if (error)
+                *error = sqlProblem(q);
+            q.finish();
+            return false;
+        }
+        const bool taken = q.next() && q.value(0).toBool();
+        q.finish();
+        if (taken)
+            return true;
+        if (waited.elapsed() >= m_lockWaitMs) {
+            m_lockMissed = true;
+            if (error)
+                *error = Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
+                                       QStringLiteral("storage: another writer held the write turn;"
+                                                      " nothing was written, retry later"));
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50 << std::min(tries, 4)));
+    }
 }
 
 bool Database::runBeforeCommit(Problem *error)

@@ -8,6 +8,8 @@
 #include <QThread>
 #include <QVariant>
 
+#include <chrono>
+
 namespace OpsDeck::Test {
 
 bool untilAnotherWaitsForMyLock(QSqlQuery &q, const std::atomic<bool> *abandon)
@@ -45,8 +47,11 @@ LockHolder::~LockHolder()
 bool LockHolder::start()
 {
     m_thread.reset(QThread::create([this] {
+        // A plain transaction: its locks are those `hold` takes. Database::begin() would also take
+        // the write turn, which the HTTP thread's writes do not wait for in PostgreSQL but try for
+        // and set aside (tst_busystorage), so nobody would be seen waiting for the holder's locks.
         Database db(m_url);
-        if (!db.open() || !db.begin()) {
+        if (!db.open() || !db.connection().transaction()) {
             m_phase = -1;
             return;
         }
@@ -76,6 +81,63 @@ bool LockHolder::finish()
     if (m_thread && !m_thread->wait(30000))
         return false;
     return m_phase.load() == 2;
+}
+
+WriteLockHolder::WriteLockHolder(QString databaseUrl, Step inside, bool commit)
+    : m_url(std::move(databaseUrl))
+    , m_inside(std::move(inside))
+    , m_commit(commit)
+{
+}
+
+WriteLockHolder::~WriteLockHolder()
+{
+    release();
+}
+
+bool WriteLockHolder::take()
+{
+    m_thread = std::thread([this] {
+        // Database::begin(): BEGIN IMMEDIATE on SQLite, the write turn on PostgreSQL.
+        Database db(m_url);
+        const bool held = db.open() && db.begin() && (!m_inside || m_inside(db));
+        if (!held) {
+            m_state = -1;
+            return;
+        }
+        m_state = 1;
+        QElapsedTimer heldFor;
+        heldFor.start();
+        while (!m_release && heldFor.elapsed() < 15000)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        // Let go after the 15 s without being told to: rolled back, so committed() says so.
+        if (m_commit && m_release && db.commit()) {
+            m_state = 2;
+            return;
+        }
+        db.rollback();
+        m_state = 3;
+    });
+    while (m_state.load() == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return m_state.load() == 1;
+}
+
+void WriteLockHolder::release()
+{
+    m_release = true;
+    for (std::thread *t : {&m_thread, &m_timer}) {
+        if (t->joinable())
+            t->join();
+    }
+}
+
+void WriteLockHolder::releaseAfter(int ms)
+{
+    m_timer = std::thread([this, ms] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        m_release = true;
+    });
 }
 
 } // namespace OpsDeck::Test

@@ -6,9 +6,14 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <thread>
 
 class QSqlQuery;
 class QThread;
+
+namespace OpsDeck {
+class Database;
+}
 
 namespace OpsDeck::Test {
 
@@ -20,7 +25,9 @@ bool untilAnotherWaitsForMyLock(QSqlQuery &q, const std::atomic<bool> *abandon =
 
 // Another replica's transaction, in a thread with a connection of its own: `hold` writes (the
 // transaction keeps their locks), then the holder waits until the code under test waits for one
-// of those locks, runs `afterWait` (when given) and commits.
+// of those locks, runs `afterWait` (when given) and commits. It holds the row locks `hold` takes
+// and no write turn unless `hold` takes it (Database::WriteTurnLock): the code under test then
+// meets those rows' locks, as with a writer that is not one of OpsDeck's write transactions.
 class LockHolder final
 {
 public:
@@ -45,6 +52,41 @@ private:
     std::unique_ptr<QThread> m_thread;
     std::atomic<int> m_phase{0}; // 1 holding, 2 the other waited, <0 failed or nobody waited
     std::atomic<bool> m_done{false};
+};
+
+// A write transaction of the server's own kind on another connection, in a thread of its own (an
+// in-process server runs on the test's thread, which must stay free to answer): on SQLite it
+// holds the write lock (a backup, a shell's BEGIN IMMEDIATE), on PostgreSQL the write turn
+// (another replica's transaction). `inside` runs first in it; what it wrote is rolled back, or
+// committed when `commit` is set. It lets go when told, and after 15 s in any case (rolled back
+// then): a server that waits for it on the test's thread fails the test instead of hanging it.
+class WriteLockHolder final
+{
+public:
+    using Step = std::function<bool(Database &)>;
+
+    explicit WriteLockHolder(QString databaseUrl, Step inside = {}, bool commit = false);
+    ~WriteLockHolder();
+    WriteLockHolder(const WriteLockHolder &) = delete;
+    WriteLockHolder &operator=(const WriteLockHolder &) = delete;
+
+    // True once the transaction holds the lock and `inside` went through.
+    bool take();
+    // Lets go now, and waits until it has (committed, if so made).
+    void release();
+    // Lets go after `ms` without the test's thread doing anything.
+    void releaseAfter(int ms);
+    // After release(): whether the transaction committed.
+    bool committed() const { return m_state.load() == 2; }
+
+private:
+    QString m_url;
+    Step m_inside;
+    bool m_commit = false;
+    std::thread m_thread;
+    std::thread m_timer;
+    std::atomic<int> m_state{0}; // 1 holding, 2 committed, 3 rolled back, <0 failed
+    std::atomic<bool> m_release{false};
 };
 
 } // namespace OpsDeck::Test

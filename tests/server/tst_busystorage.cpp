@@ -1,6 +1,7 @@
-// SQLite's write lock held by another process (a backup, a shell's BEGIN IMMEDIATE): the requests
-// that need it wait aside, and every other request is answered meanwhile. On PostgreSQL writers
-// wait for row locks in the server, not here: these tests are SQLite's.
+// The write lock held by another process: SQLite's (a backup, a shell's BEGIN IMMEDIATE), or
+// PostgreSQL's write turn (another replica's transaction, or one stopped mid-transaction). The
+// requests that need it wait aside, and every other request is answered meanwhile.
+#include "lockwait.h"
 #include "testserver.h"
 #include "testsupport.h"
 
@@ -10,82 +11,21 @@
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QSqlDatabase>
-#include <QSqlQuery>
 #include <QTcpSocket>
-#include <QUuid>
 #include <QtTest>
 
-#include <atomic>
-#include <thread>
 
 using namespace OpsDeck;
 using namespace OpsDeck::Test;
 
 namespace {
 
-// Another connection's write transaction on the server's database file, on a thread of its own
-// (the in-process server runs on the test's thread, which must stay free to answer).
-class LockHolder final
+// A write of the holder's own, so that SQLite's lock is surely held; rolled back, nothing the
+// tests would see.
+bool writeSomething(Database &db)
 {
-public:
-    explicit LockHolder(QString path)
-        : m_path(std::move(path))
-    {
-    }
-    ~LockHolder() { release(); }
-
-    bool take()
-    {
-        m_thread = std::thread([this] {
-            const QString name = QUuid::createUuid().toString();
-            {
-                QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-                db.setDatabaseName(m_path);
-                QSqlQuery q(db);
-                const bool held = db.open() && q.exec(QStringLiteral("BEGIN IMMEDIATE"))
-                                  && q.exec(QStringLiteral("INSERT INTO feed_state (id, purged_through) VALUES (424242, 0)"));
-                m_state = held ? 1 : -1;
-                while (held && !m_release)
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                // Rolled back: the other process wrote nothing the tests would see.
-                if (held)
-                    q.exec(QStringLiteral("ROLLBACK"));
-                q.finish();
-                db.close();
-            }
-            QSqlDatabase::removeDatabase(name);
-        });
-        while (m_state == 0)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        return m_state == 1;
-    }
-
-    void release()
-    {
-        m_release = true;
-        for (std::thread *t : {&m_thread, &m_timer}) {
-            if (t->joinable())
-                t->join();
-        }
-    }
-
-    // Lets go of the lock after `ms` without the test's thread doing anything.
-    void releaseAfter(int ms)
-    {
-        m_timer = std::thread([this, ms] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-            m_release = true;
-        });
-    }
-
-private:
-    QString m_path;
-    std::thread m_thread;
-    std::thread m_timer;
-    std::atomic<int> m_state{0};
-    std::atomic<bool> m_release{false};
-};
+    return db.exec(QStringLiteral("INSERT INTO feed_state (id, purged_through) VALUES (424242, 0)"));
+}
 
 } // namespace
 
@@ -110,7 +50,7 @@ private:
     int organizationsNamed(const QString &name);
     // Sends "create the organization `name`" on a connection of its own, in plain bytes.
     bool createOnSocket(QTcpSocket *socket, const QByteArray &name);
-    QString databasePath() const { return QUrl(m_server->databaseUrl()).path(); }
+
 
     std::unique_ptr<TestServer> m_server;
     QNetworkAccessManager m_nam;
@@ -123,8 +63,6 @@ void tst_BusyStorage::initTestCase()
     options.deliveryWorker = false; // nothing of the server's own takes the lock meanwhile
     m_server = std::make_unique<TestServer>(options);
     QVERIFY2(m_server->isRunning(), qPrintable(m_server->error()));
-    if (m_server->testDatabase().isPostgres())
-        QSKIP("SQLite's write lock; PostgreSQL's writers wait on row locks");
     m_server->operatorToken(); // created before any lock is held
 }
 
@@ -169,7 +107,7 @@ static int statusOf(QNetworkReply *reply)
 
 void tst_BusyStorage::readsGoOnWhileAWriteWaits()
 {
-    LockHolder holder(databasePath());
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QNetworkReply *write = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "waited"})");
     // The write reached the server and found the lock taken. A server that waited for it on its
@@ -195,7 +133,7 @@ void tst_BusyStorage::idempotentWriteWaitsToo()
     // Its key is taken by a write of its own: the request set aside runs under it, and the retry
     // after the answer hears that answer again.
     const QList<QPair<QByteArray, QByteArray>> key = {{"Idempotency-Key", "busy-1"}};
-    LockHolder holder(databasePath());
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QNetworkReply *write = send("POST", QStringLiteral("/api/v1/organizations"), R"({"name": "keyed"})", key);
     QTest::qWait(300);
@@ -213,7 +151,7 @@ void tst_BusyStorage::idempotentWriteWaitsToo()
 
 void tst_BusyStorage::aWriteGivesUpAfterTheBusyTimeout()
 {
-    LockHolder holder(databasePath());
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QElapsedTimer timer;
     timer.start();
@@ -233,7 +171,7 @@ void tst_BusyStorage::aWriteGivesUpAfterTheBusyTimeout()
 
 void tst_BusyStorage::nothingRunsForAClientThatLeft()
 {
-    LockHolder holder(databasePath());
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QTcpSocket socket;
     QVERIFY(createOnSocket(&socket, "abandoned"));
@@ -249,7 +187,7 @@ void tst_BusyStorage::pipelinedAnswersKeepTheirOrder()
 {
     // A request after a waiting write on the same connection: the write is answered first (it
     // waits for the lock then), then the request, in the order they were sent.
-    LockHolder holder(databasePath());
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QTcpSocket socket;
     QVERIFY(createOnSocket(&socket, "first"));
@@ -274,7 +212,7 @@ namespace {
 struct KeyThenLockRoute
 {
     TestServer server;
-    std::unique_ptr<LockHolder> holder;
+    std::unique_ptr<WriteLockHolder> holder;
     int runs = 0;
     int commits = 0;
 
@@ -289,7 +227,7 @@ struct KeyThenLockRoute
         server.controlPlane().router().add("POST", QStringLiteral("/api/v1/test-key-then-lock"), Actors(Actor::Operator), true,
                                            [this, &db, holdMs](Request &) {
                                                if (++runs == 1) {
-                                                   holder = std::make_unique<LockHolder>(QUrl(server.databaseUrl()).path());
+                                                   holder = std::make_unique<WriteLockHolder>(server.databaseUrl(), writeSomething);
                                                    if (!holder->take())
                                                        return Response::problem(Problem::make(500, QStringLiteral("internal"),
                                                                                               QStringLiteral("no lock"), {}));
@@ -372,7 +310,7 @@ void tst_BusyStorage::manyWaitingWritesTryTheLockOncePerTurn()
                                            return Response::json(201, QJsonObject{});
                                        });
     const QByteArray token = server.operatorToken().toUtf8();
-    LockHolder holder(QUrl(server.databaseUrl()).path());
+    WriteLockHolder holder(server.databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     constexpr int Writes = 20;
     std::vector<std::unique_ptr<QTcpSocket>> sockets;

@@ -1,5 +1,6 @@
 // The change feed: long-poll (at once, waiting, timing out), resume, 410, WebSocket and filtering.
 #include "lockwait.h"
+#include "testdatabase.h"
 #include "testserver.h"
 
 #include "server/feed/changefeed.h"
@@ -7,6 +8,7 @@
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QSqlQuery>
 #include <QSignalSpy>
 #include <QWebSocket>
 #include <QtTest>
@@ -379,20 +381,39 @@ void tst_Feed::replicasCommitInSequenceOrder()
     // N and never read it.
     if (!TestDatabase::wantsPostgres())
         QSKIP("replicas share a database on PostgreSQL only; SQLite has one writer at a time");
+    // The other replica's transaction: Database::begin() takes the write turn as every write
+    // transaction of a replica does, then it takes its sequence number.
     std::atomic<qint64> held{0};
-    LockHolder replica(m_server->databaseUrl(), [&](QSqlQuery &q) {
-        if (!execWith(q, QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(Database::WriteTurnLock))
-            || !execWith(q, QStringLiteral("INSERT INTO events (kind, object_id, version, op, object, at, audience_private)"
-                                           " VALUES ('organization', 999, 1, 'updated', '{}', '2026-12-01T00:00:00.000Z', 0)"
-                                           " RETURNING seq"))
-            || !q.next())
-            return false;
-        held = q.value(0).toLongLong();
-        return true;
-    });
-    QVERIFY(replica.start());
-    const qint64 org = m_server->createOrganization(QStringLiteral("After the other"));
-    QVERIFY2(replica.finish(), "the write here did not wait for the other replica's transaction");
+    WriteLockHolder replica(
+        m_server->databaseUrl(),
+        [&held](Database &db) {
+            QSqlQuery q(db.connection());
+            if (!execWith(q, QStringLiteral("INSERT INTO events (kind, object_id, version, op, object, at, audience_private)"
+                                            " VALUES ('organization', 999, 1, 'updated', '{}', '2026-12-01T00:00:00.000Z', 0)"
+                                            " RETURNING seq"))
+                || !q.next())
+                return false;
+            held = q.value(0).toLongLong();
+            return true;
+        },
+        true);
+    QVERIFY(replica.take());
+
+    // The write here waits (set aside: this thread answers meanwhile, see tst_busystorage) until
+    // the other transaction commits, and then takes the next number.
+    QNetworkAccessManager nam;
+    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply *write = nam.post(req, QByteArrayLiteral(R"({"name": "After the other"})"));
+    QTest::qWait(300);
+    QVERIFY2(!write->isFinished(), "the write here did not wait for the other replica's transaction");
+    replica.release();
+    QVERIFY(replica.committed());
+    QTRY_VERIFY_WITH_TIMEOUT(write->isFinished(), 5000);
+    QCOMPARE(write->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
+    const qint64 org = QJsonDocument::fromJson(write->readAll()).object().value(QStringLiteral("id")).toInteger();
+    delete write;
     QVERIFY(org > 0);
     const QJsonArray events =
         m_server->get(QStringLiteral("/api/v1/events?after=%1").arg(held.load() - 1), m_server->operatorToken())
