@@ -355,6 +355,25 @@ void HttpServer::runAsideNow(QTcpSocket *socket)
     }
 }
 
+void HttpServer::answerSetAside()
+{
+    m_asideTimer->stop();
+    const Response stopping = problem(503, "stopping", "Server stopping",
+                                      QStringLiteral("the server stopped while the request waited for the database's"
+                                                     " write lock; nothing was written, retry it"));
+    for (std::unique_ptr<SetAside> &w : std::exchange(m_aside, {})) {
+        if (!w->socket || w->socket->state() != QAbstractSocket::ConnectedState) {
+            releaseKeyLater(w->request);
+            continue;
+        }
+        w->request.connection = QByteArrayLiteral("close");
+        answer(w->request, w->match, stopping, w->responder, w->socket, w->since.nsecsElapsed()); // closes after it
+        // Out before the server goes, which drops its connections with whatever they still hold.
+        w->socket->flush();
+    }
+    releaseHeldKeys();
+}
+
 void HttpServer::releaseKeyLater(const Request &req)
 {
     if (!req.heldKey)

@@ -53,6 +53,11 @@ public:
     // it over anyway (runIdempotent()), whose key letting go later could take away.
     static constexpr int HeldKeyRetryMs = 55000;
 
+    // At stop: the requests still set aside never ran. Each is answered 503 "stopping" (nothing
+    // of it was written) and its connection closed once that answer is out, rather than closed
+    // with no answer, which would leave the client not knowing whether it was done.
+    void answerSetAside();
+
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;

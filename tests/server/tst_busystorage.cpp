@@ -11,6 +11,7 @@
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QSqlQuery>
 #include <QTcpSocket>
 #include <QtTest>
 
@@ -43,6 +44,7 @@ private slots:
     void aKeyTakenBeforeTheMissIsKept();
     void aKeyTakenBeforeTheMissIsLetGo();
     void manyWaitingWritesTryTheLockOncePerTurn();
+    void aWriteWaitingAtStopIsAnswered();
 
 private:
     QNetworkReply *send(const QByteArray &method, const QString &path, const QByteArray &body = {},
@@ -332,6 +334,41 @@ void tst_BusyStorage::manyWaitingWritesTryTheLockOncePerTurn()
     }
     QCOMPARE(answers.count("HTTP/1.1 201"), Writes);
     QVERIFY2(runs < 3 * Writes, qPrintable(QString::number(runs)));
+}
+
+void tst_BusyStorage::aWriteWaitingAtStopIsAnswered()
+{
+    // The server stops (SIGTERM) while a write waits for the lock: the client hears that nothing
+    // was written, not a connection closed with no answer, which would leave it not knowing.
+    const auto owned = TestServer::withoutDeliveryWorker();
+    TestServer &server = *owned;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const QByteArray token = server.operatorToken().toUtf8();
+    WriteLockHolder holder(server.databaseUrl(), writeSomething);
+    QVERIFY(holder.take());
+    QTcpSocket socket;
+    socket.connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
+    QVERIFY(socket.waitForConnected(5000));
+    const QByteArray body = R"({"name": "stopped"})";
+    socket.write("POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer " + token
+                 + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+    QVERIFY(socket.waitForBytesWritten(5000));
+    QTest::qWait(300); // it reached the server and was set aside
+    QCOMPARE(socket.bytesAvailable(), 0);
+    server.controlPlane().stop();
+    QByteArray answer;
+    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 5000);
+    answer += socket.readAll();
+    QVERIFY2(answer.startsWith("HTTP/1.1 503"), answer.constData());
+    QVERIFY2(answer.contains("Retry-After: "), answer.constData());
+    QVERIFY2(answer.contains(R"("code":"stopping")"), answer.constData());
+    holder.release();
+    // Nothing of it was written.
+    Database db(server.databaseUrl());
+    QVERIFY(db.open());
+    QSqlQuery q(db.connection());
+    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM organizations WHERE name = 'stopped'")) && q.next());
+    QCOMPARE(q.value(0).toInt(), 0);
 }
 
 QTEST_MAIN(tst_BusyStorage)
