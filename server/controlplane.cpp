@@ -105,6 +105,7 @@ bool ControlPlane::start(Problem *error)
     m_feed->setCallerCheck([this](const Caller &caller) { return caller.tokenId <= 0 || m_tokens->isLive(caller.tokenId); });
     m_apis = std::make_unique<Apis>(ApiContext{*m_db, *m_journal, *m_feed, *m_tokens, m_options});
     m_apis->idempotency = std::make_unique<IdempotencyStore>(*m_db);
+    m_apis->idempotency->abandonRunningAtStart();
     registerRoutes();
 
     m_http = new HttpServer(*m_db, *m_router, *m_tokens, *m_apis->idempotency, m_apis->metrics,
@@ -210,6 +211,11 @@ void ControlPlane::stop()
     }
     m_router = std::make_unique<Router>();
     m_port = 0;
+}
+
+int ControlPlane::requestsWaitingForTheLock() const
+{
+    return m_http ? m_http->requestsSetAside() : 0;
 }
 
 bool ControlPlane::isListening() const

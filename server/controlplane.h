@@ -32,9 +32,12 @@ public:
 
     // Opens the database, applies migrations and starts listening.
     bool start(Problem *error = nullptr);
-    // Closes the listener, answers pending long-polls and closes WebSockets; idempotent.
+    // Closes the listener, answers pending long-polls and the requests waiting for the write
+    // lock, and closes WebSockets; idempotent.
     void stop();
     bool isListening() const;
+    // Requests set aside until the write lock is free (HttpServer).
+    int requestsWaitingForTheLock() const;
 
     quint16 port() const;
     QUrl baseUrl() const; // http(s)://host:port, no trailing slash

@@ -301,7 +301,13 @@ void ChangeFeed::prune(qint64 last)
     m_purgedSeen = purgedThrough();
     if (horizon <= m_purgedSeen)
         return;
-    if (!m_db.begin())
+    // On the HTTP thread: a write lock (or PostgreSQL write turn) held elsewhere is not waited
+    // for; the next flush tries again.
+    const std::chrono::milliseconds wait = m_db.lockWait();
+    m_db.setLockWait(std::chrono::milliseconds(0));
+    const bool begun = m_db.begin();
+    m_db.setLockWait(wait);
+    if (!begun)
         return;
     QSqlQuery &del = m_db.query(pruneSql());
     del.addBindValue(horizon);

@@ -235,7 +235,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
 }
 
 void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r, QHttpServerResponder &responder,
-                        QTcpSocket *socket, qint64 elapsedNs)
+                        QTcpSocket *socket, qint64 elapsedNs, bool ran)
 {
     const QString route = match.route               ? match.route->pattern
                           : match.allowed.isEmpty() ? QStringLiteral("unmatched")
@@ -253,7 +253,7 @@ void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r
     }
     // A failure may mean the database connection died (a restarted PostgreSQL): mend it for the
     // next request rather than failing every request from now on.
-    if (r.status >= 500)
+    if (r.status >= 500 && ran)
         m_db.recover();
     m_metrics.record(route, req.method, r.deferred ? 200 : r.status, double(elapsedNs) / 1e9);
     releaseKeyLater(req);
@@ -317,7 +317,7 @@ void HttpServer::runAside()
                                           QStringLiteral("the database's write lock was held elsewhere for %1 s;"
                                                          " nothing was written, retry later")
                                               .arg(Database::SqliteBusyTimeoutMs / 1000));
-            answer(w.request, w.match, busy, w.responder, w.socket, w.since.nsecsElapsed()); // lets its key go
+            answer(w.request, w.match, busy, w.responder, w.socket, w.since.nsecsElapsed(), false); // lets its key go
             it = m_aside.erase(it);
             continue;
         }
@@ -367,7 +367,7 @@ void HttpServer::answerSetAside()
             continue;
         }
         w->request.connection = QByteArrayLiteral("close");
-        answer(w->request, w->match, stopping, w->responder, w->socket, w->since.nsecsElapsed()); // closes after it
+        answer(w->request, w->match, stopping, w->responder, w->socket, w->since.nsecsElapsed(), false); // closes after it
         // Out before the server goes, which drops its connections with whatever they still hold.
         w->socket->flush();
     }

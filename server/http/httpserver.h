@@ -57,6 +57,7 @@ public:
     // of it was written) and its connection closed once that answer is out, rather than closed
     // with no answer, which would leave the client not knowing whether it was done.
     void answerSetAside();
+    int requestsSetAside() const { return int(m_aside.size()); }
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -69,9 +70,10 @@ private:
     // dispatch() with the statements waiting at most `lockWait` for SQLite's write lock.
     Response dispatchWaiting(Request &request, const RouteMatch &match, std::chrono::milliseconds lockWait);
     // The answer written (Connection header, close after it), what the database needs after a
-    // failure, and the request counted in the metrics.
+    // failure (unless the server gave the answer without running the request: `ran` false), and
+    // the request counted in the metrics.
     void answer(Request &request, const RouteMatch &match, const Response &response, QHttpServerResponder &responder,
-                QTcpSocket *socket, qint64 elapsedNs);
+                QTcpSocket *socket, qint64 elapsedNs, bool ran = true);
     // Whether the request found the write lock held elsewhere and may wait for it set aside.
     bool mayWaitAside(const Response &response, qint64 elapsedNs) const;
     void setAside(std::unique_ptr<SetAside> waiting);

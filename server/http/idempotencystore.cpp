@@ -4,6 +4,8 @@
 #include "server/storage/timestamps.h"
 
 #include <QCryptographicHash>
+#include <QDebug>
+#include <QSqlError>
 #include <QSqlQuery>
 
 namespace OpsDeck {
@@ -129,6 +131,15 @@ bool IdempotencyStore::abandon(const QString &caller, const QString &key)
     const bool ok = q.exec();
     q.finish();
     return ok;
+}
+
+void IdempotencyStore::abandonRunningAtStart()
+{
+    if (m_db.backend() != Database::Backend::Sqlite)
+        return;
+    QSqlQuery q(m_db.connection());
+    if (!q.exec(QStringLiteral("DELETE FROM idempotency_keys WHERE state = 'running'")))
+        qWarning().noquote() << "idempotency keys of unfinished requests kept:" << q.lastError().text();
 }
 
 void IdempotencyStore::expireOld()

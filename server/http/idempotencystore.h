@@ -49,6 +49,11 @@ public:
     // Gives the key up unless the request committed.
     // False when the key could not be let go (the database's write lock was held elsewhere, say).
     bool abandon(const QString &caller, const QString &key);
+    // At start on SQLite, whose database has one server: a key still running was taken by a
+    // request of an earlier run that never committed (stopped or killed with the write lock held
+    // elsewhere), and is let go, so the client's retry runs instead of hearing "in use". On
+    // PostgreSQL another replica's request may hold it: left to the minute's takeover.
+    void abandonRunningAtStart();
 
 private:
     void expireOld();

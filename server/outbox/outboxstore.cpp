@@ -30,6 +30,8 @@ bool OutboxStore::open(Problem *error)
         m_db.reset();
         return false;
     }
+    // Its thread has nothing to do but wait for its turn to write (PostgreSQL).
+    m_db->setQueuesForWriteTurn(true);
     if (m_db->backend() == Database::Backend::Sqlite) {
         // The store reads the deliveries table and its indexes all the time: a page cache of its
         // own large enough to hold a backlog's hot pages instead of reading them again each claim

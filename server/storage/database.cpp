@@ -4,7 +4,6 @@
 #include "migrations.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QSqlDriver>
 #include <QSqlError>
@@ -317,38 +316,42 @@ bool Database::takeWriteTurn(Problem *error)
 {
     if (m_backend != Backend::Postgres)
         return true;
-    // A connection that waits the whole busy timeout (the delivery store's) queues for the turn
-    // in PostgreSQL, which wakes it the moment the turn is free.
-    if (m_lockWaitMs >= SqliteBusyTimeoutMs)
-        return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(WriteTurnLock), error);
-    // One that waits briefly (the HTTP thread's, see setLockWait()) tries for it as SQLite's
-    // busy handler does, and gives up as one that met SQLite's lock does: its request is set
-    // aside while the thread answers others, where the blocking call above would hold up every
-    // request, reads and /healthz too, for as long as another writer (another replica) kept it.
-    QElapsedTimer waited;
-    waited.start();
-    for (int tries = 0;; ++tries) {
-        QSqlQuery &q = query(QStringLiteral("SELECT pg_try_advisory_xact_lock(%1)").arg(WriteTurnLock));
-        if (!q.exec()) {
+    const QString lock = QString::number(WriteTurnLock);
+    // The delivery store's connection queues for the turn in PostgreSQL, which wakes it the
+    // moment the turn is free, however long another replica keeps it.
+    if (m_queuesForWriteTurn)
+        return exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(lock), error);
+    // Every other one waits at most its lock wait, as its statements wait for SQLite's lock: the
+    // HTTP thread's request is then set aside while the thread answers others, where an unbounded
+    // wait would hold up every request, reads and /healthz too, for as long as another replica
+    // kept the turn. The turn is usually free: one try then, and only a miss queues (fairly,
+    // behind the other waiters) under a lock_timeout, in the transaction alone.
+    QSqlQuery &tryLock = query(QStringLiteral("SELECT pg_try_advisory_xact_lock(%1)").arg(lock));
+    bool taken = false;
+    if (tryLock.exec())
+        taken = tryLock.next() && tryLock.value(0).toBool();
+    else if (error)
+        *error = sqlProblem(tryLock);
+    const bool failed = tryLock.lastError().isValid();
+    tryLock.finish();
+    if (taken || failed)
+        return taken;
+    QSqlQuery q(connection());
+    if (m_lockWaitMs > 0 && q.exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(m_lockWaitMs))) {
+        if (q.exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(lock)))
+            return exec(QStringLiteral("SET LOCAL lock_timeout TO DEFAULT"), error);
+        // lock_not_available: the wait ran out (the transaction is aborted; the caller rolls back).
+        if (q.lastError().nativeErrorCode() != QLatin1String("55P03")) {
             if (error)
                 *error = sqlProblem(q);
-            q.finish();
             return false;
         }
-        const bool taken = q.next() && q.value(0).toBool();
-        q.finish();
-        if (taken)
-            return true;
-        if (waited.elapsed() >= m_lockWaitMs) {
-            m_lockMissed = true;
-            if (error)
-                *error = Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
-                                       QStringLiteral("storage: another writer held the write turn;"
-                                                      " nothing was written, retry later"));
-            return false;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(50 << std::min(tries, 4)));
     }
+    m_lockMissed = true;
+    if (error)
+        *error = Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
+                               QStringLiteral("storage: another writer held the write turn; nothing was written, retry later"));
+    return false;
 }
 
 bool Database::runBeforeCommit(Problem *error)

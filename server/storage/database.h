@@ -71,8 +71,7 @@ public:
 
     // How long one statement of this connection waits for SQLite's write lock, or a transaction
     // for PostgreSQL's write turn (takeWriteTurn()), which another connection holds, before it
-    // fails with storage-busy: by default SqliteBusyTimeoutMs (on PostgreSQL: for as long as the
-    // turn is held). The HTTP thread's connection waits briefly and sets its request aside
+    // fails with storage-busy: by default SqliteBusyTimeoutMs. The HTTP thread's connection waits briefly and sets its request aside
     // (HttpServer), so a lock held long elsewhere holds up only the writes, not every request.
     void setLockWait(std::chrono::milliseconds wait) { m_lockWaitMs = wait.count(); }
     std::chrono::milliseconds lockWait() const { return std::chrono::milliseconds(m_lockWaitMs); }
@@ -84,7 +83,11 @@ public:
     // process and of other replicas) commit one at a time, in the order of the feed sequence numbers
     // they take. Without it a transaction holding seq 8 could commit after one holding seq 9, and a
     // reader that had seen 9 would never read 8. SQLite's write lock already does this.
+    // It waits for the turn at most lockWait() (then storage-busy, lockMissed()), unless set to
+    // queue for it as long as it takes: what the delivery store's connection does, which has
+    // nothing else to do meanwhile.
     bool takeWriteTurn(Problem *error = nullptr);
+    void setQueuesForWriteTurn(bool queues) { m_queuesForWriteTurn = queues; }
     // The advisory lock takeWriteTurn() takes: "OpsDeck" in ASCII.
     static constexpr qint64 WriteTurnLock = 22360163531187051LL;
 
@@ -129,6 +132,7 @@ private:
     qint64 m_busySinceNs = 0; // when the current wait for the SQLite write lock began (steady clock)
     qint64 m_lockWaitMs = SqliteBusyTimeoutMs;
     bool m_lockMissed = false;
+    bool m_queuesForWriteTurn = false;
 };
 
 } // namespace OpsDeck

@@ -11,7 +11,6 @@
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QSqlQuery>
 #include <QTcpSocket>
 #include <QtTest>
 
@@ -45,11 +44,13 @@ private slots:
     void aKeyTakenBeforeTheMissIsLetGo();
     void manyWaitingWritesTryTheLockOncePerTurn();
     void aWriteWaitingAtStopIsAnswered();
+    void aKeyHeldAtStopIsLetGoAtStart();
 
 private:
     QNetworkReply *send(const QByteArray &method, const QString &path, const QByteArray &body = {},
                         const QList<QPair<QByteArray, QByteArray>> &headers = {});
     int organizationsNamed(const QString &name);
+    static int organizationsNamedOn(TestServer &server, const QString &name);
     // Sends "create the organization `name`" on a connection of its own, in plain bytes.
     bool createOnSocket(QTcpSocket *socket, const QByteArray &name);
 
@@ -96,8 +97,13 @@ bool tst_BusyStorage::createOnSocket(QTcpSocket *socket, const QByteArray &name)
 
 int tst_BusyStorage::organizationsNamed(const QString &name)
 {
+    return organizationsNamedOn(*m_server, name);
+}
+
+int tst_BusyStorage::organizationsNamedOn(TestServer &server, const QString &name)
+{
     int n = 0;
-    for (const QJsonValue &o : m_server->get(QStringLiteral("/api/v1/organizations?limit=500"), m_server->operatorToken()).items())
+    for (const QJsonValue &o : server.get(QStringLiteral("/api/v1/organizations?limit=500"), server.operatorToken()).items())
         n += o.toObject().value(QStringLiteral("name")).toString() == name ? 1 : 0;
     return n;
 }
@@ -225,6 +231,12 @@ struct KeyThenLockRoute
             return o;
         }())
     {
+        addRoute(holdMs);
+    }
+
+    // Again after the server was stopped and started: a start brings its own routes only.
+    void addRoute(int holdMs)
+    {
         Database &db = server.controlPlane().database();
         server.controlPlane().router().add("POST", QStringLiteral("/api/v1/test-key-then-lock"), Actors(Actor::Operator), true,
                                            [this, &db, holdMs](Request &) {
@@ -256,7 +268,7 @@ struct KeyThenLockRoute
 
 void tst_BusyStorage::aKeyTakenBeforeTheMissIsKept()
 {
-    // Set aside holding its key (letting it go needs the lock too), it runs again under it once
+    // Set aside holding its key (on SQLite letting it go needs the lock too), it runs again under it once
     // the lock is free, and a retry hears that answer: not "the key is in use" by itself.
     KeyThenLockRoute route(400);
     QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
@@ -340,6 +352,7 @@ void tst_BusyStorage::aWriteWaitingAtStopIsAnswered()
 {
     // The server stops (SIGTERM) while a write waits for the lock: the client hears that nothing
     // was written, not a connection closed with no answer, which would leave it not knowing.
+    // Started again, the server has let the write's Idempotency-Key go: the retry runs.
     const auto owned = TestServer::withoutDeliveryWorker();
     TestServer &server = *owned;
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
@@ -351,9 +364,9 @@ void tst_BusyStorage::aWriteWaitingAtStopIsAnswered()
     QVERIFY(socket.waitForConnected(5000));
     const QByteArray body = R"({"name": "stopped"})";
     socket.write("POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer " + token
-                 + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+                 + "\r\nIdempotency-Key: stopped-1\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
     QVERIFY(socket.waitForBytesWritten(5000));
-    QTest::qWait(300); // it reached the server and was set aside
+    QTRY_COMPARE_WITH_TIMEOUT(server.controlPlane().requestsWaitingForTheLock(), 1, 5000);
     QCOMPARE(socket.bytesAvailable(), 0);
     server.controlPlane().stop();
     QByteArray answer;
@@ -363,12 +376,42 @@ void tst_BusyStorage::aWriteWaitingAtStopIsAnswered()
     QVERIFY2(answer.contains("Retry-After: "), answer.constData());
     QVERIFY2(answer.contains(R"("code":"stopping")"), answer.constData());
     holder.release();
-    // Nothing of it was written.
-    Database db(server.databaseUrl());
-    QVERIFY(db.open());
-    QSqlQuery q(db.connection());
-    QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM organizations WHERE name = 'stopped'")) && q.next());
-    QCOMPARE(q.value(0).toInt(), 0);
+    Problem problem;
+    QVERIFY2(server.controlPlane().start(&problem), qPrintable(problem.detail));
+    QCOMPARE(organizationsNamedOn(server, QStringLiteral("stopped")), 0); // nothing of it was written
+    const Reply retry = server.request("POST", QStringLiteral("/api/v1/organizations"), body, server.operatorToken(),
+                                       {{"Idempotency-Key", "stopped-1"}});
+    QVERIFY2(retry.status == 201, retry.body.constData());
+    QCOMPARE(organizationsNamedOn(server, QStringLiteral("stopped")), 1);
+}
+
+void tst_BusyStorage::aKeyHeldAtStopIsLetGoAtStart()
+{
+    // Stopped while set aside holding its key (letting it go needs the lock, still held), the
+    // request leaves the key "running" in the database. The next start lets it go: the client
+    // was told to retry, and its retry runs instead of hearing "in use" for a minute.
+    KeyThenLockRoute route(-1);
+    QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
+    TestServer &server = route.server;
+    QTcpSocket socket;
+    socket.connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
+    QVERIFY(socket.waitForConnected(5000));
+    socket.write("POST /api/v1/test-key-then-lock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+                 + server.operatorToken().toUtf8() + "\r\nIdempotency-Key: held-1\r\nContent-Length: 2\r\n\r\n{}");
+    QVERIFY(socket.waitForBytesWritten(5000));
+    QTRY_COMPARE_WITH_TIMEOUT(server.controlPlane().requestsWaitingForTheLock(), 1, 5000);
+    server.controlPlane().stop();
+    QByteArray answer;
+    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 5000);
+    answer += socket.readAll();
+    QVERIFY2(answer.startsWith("HTTP/1.1 503"), answer.constData());
+    route.holder->release();
+    Problem problem;
+    QVERIFY2(server.controlPlane().start(&problem), qPrintable(problem.detail));
+    route.addRoute(-1);
+    const Reply retry = route.post();
+    QVERIFY2(retry.status == 201, retry.body.constData());
+    QCOMPARE(route.commits, 1);
 }
 
 QTEST_MAIN(tst_BusyStorage)
