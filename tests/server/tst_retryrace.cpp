@@ -1,10 +1,15 @@
 // A retry through the API racing a status change of the same instance on another replica
-// (PostgreSQL): the retry waits for the instance's lock, then sees the newer notification.
+// (PostgreSQL): the retry waits for the replica's write turn or the instance's lock, then sees the
+// newer notification.
 #include "lockwait.h"
+#include "testdatabase.h"
 #include "testserver.h"
 
+#include "server/controlplane.h"
 #include "server/storage/database.h"
 
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QSqlQuery>
 #include <QtTest>
 
@@ -19,6 +24,23 @@ namespace {
 // Nobody listens there; with the worker off nothing is sent anyway.
 const QString Nowhere = QStringLiteral("http://127.0.0.1:9/hook");
 
+// What another replica's start of the instance writes: the instance's row, and a newer
+// notification beside `older` (its id in *newer).
+bool startsTheInstance(QSqlQuery &q, qint64 instance, qint64 older, const QString &webhookId, std::atomic<qint64> *newer)
+{
+    if (!execWith(q, QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = ?"), {instance})
+        || !execWith(q,
+                     QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
+                                    " state, body, attempts, next_attempt_at, created_at, updated_at, version)"
+                                    " SELECT ?, event_type, instance_id, provider_id, endpoint_id, 'PENDING', body, 0,"
+                                    " updated_at, updated_at, updated_at, 1 FROM deliveries WHERE id = ? RETURNING id"),
+                     {webhookId, older})
+        || !q.next())
+        return false;
+    *newer = q.value(0).toLongLong();
+    return true;
+}
+
 } // namespace
 
 class tst_RetryRace : public QObject
@@ -29,6 +51,7 @@ private slots:
     void initTestCase();
     void retryWaitsForAStatusChange_data();
     void retryWaitsForAStatusChange();
+    void retryWaitsForAReplicasWriteTurn();
 
 private:
     // A registered instance, stopped, its STOPPED notification cancelled: that notification's id
@@ -107,19 +130,8 @@ void tst_RetryRace::retryWaitsForAStatusChange()
 
     std::atomic<qint64> newer{0};
     const QString webhookId = QStringLiteral("msg_race_%1").arg(m_counter);
-    LockHolder replica(m_server->databaseUrl(), [&](QSqlQuery &q) {
-        if (!execWith(q, QStringLiteral("UPDATE instances SET version = version + 1 WHERE id = ?"), {instance})
-            || !execWith(q,
-                         QStringLiteral("INSERT INTO deliveries (webhook_id, event_type, instance_id, provider_id, endpoint_id,"
-                                        " state, body, attempts, next_attempt_at, created_at, updated_at, version)"
-                                        " SELECT ?, event_type, instance_id, provider_id, endpoint_id, 'PENDING', body, 0,"
-                                        " updated_at, updated_at, updated_at, 1 FROM deliveries WHERE id = ? RETURNING id"),
-                         {webhookId, older})
-            || !q.next())
-            return false;
-        newer = q.value(0).toLongLong();
-        return true;
-    });
+    LockHolder replica(m_server->databaseUrl(),
+                       [&](QSqlQuery &q) { return startsTheInstance(q, instance, older, webhookId, &newer); });
     QVERIFY(replica.start());
 
     // Runs the in-process server on this thread; the replica commits once the retry waits.
@@ -143,6 +155,44 @@ void tst_RetryRace::retryWaitsForAStatusChange()
     QCOMPARE(delivery(newer.load()).value(QStringLiteral("state")).toString(), QStringLiteral("PENDING"));
     // The retry reached the instance's lock while the replica held it (not after its commit).
     QVERIFY(retryWaited);
+}
+
+void tst_RetryRace::retryWaitsForAReplicasWriteTurn()
+{
+    // As a replica really writes: its transaction holds the write turn as well as the rows. The
+    // retry misses the turn and is set aside (the server answers others meanwhile), runs once the
+    // replica committed, and then sees the newer notification.
+    qint64 older = 0;
+    const qint64 instance = stoppedWithItsNotificationCancelled(&older);
+    QVERIFY(instance > 0);
+    const QJsonObject before = delivery(older);
+    std::atomic<qint64> newer{0};
+    const QString webhookId = QStringLiteral("msg_turn_%1").arg(m_counter);
+    WriteLockHolder replica(
+        m_server->databaseUrl(),
+        [&](Database &db) {
+            QSqlQuery q(db.connection());
+            return startsTheInstance(q, instance, older, webhookId, &newer);
+        },
+        true);
+    QVERIFY(replica.take());
+
+    QNetworkAccessManager nam;
+    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + QStringLiteral("/api/v1/deliveries/%1/retry").arg(older)));
+    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    std::unique_ptr<QNetworkReply> retry(nam.post(req, QByteArrayLiteral(R"({"reason": "resend"})")));
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 1, 5000);
+    QVERIFY(!retry->isFinished());
+    replica.release();
+    QVERIFY(replica.committed());
+    QTRY_VERIFY_WITH_TIMEOUT(retry->isFinished(), 5000);
+    const QByteArray body = retry->readAll();
+    QVERIFY2(retry->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 409, body.constData());
+    const QJsonObject problem = QJsonDocument::fromJson(body).object();
+    QCOMPARE(problem.value(QStringLiteral("code")).toString(), QStringLiteral("delivery-superseded"));
+    QCOMPARE(problem.value(QStringLiteral("newer_delivery_id")).toInteger(), newer.load());
+    QCOMPARE(delivery(older).value(QStringLiteral("version")), before.value(QStringLiteral("version")));
 }
 
 QTEST_GUILESS_MAIN(tst_RetryRace)
