@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QScopeGuard>
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QStandardPaths>
@@ -175,6 +176,10 @@ bool Database::migrate(Problem *error)
         return false;
     const QString idType = m_backend == Backend::Sqlite ? QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT")
                                                         : QStringLiteral("BIGSERIAL PRIMARY KEY");
+    // Another replica starting together may hold the turn for as long as its migration takes
+    // (an index built on a large table): waited for, not given up after the usual wait.
+    const bool queued = std::exchange(m_queuesForWriteTurn, true);
+    const auto restore = qScopeGuard([this, queued] { m_queuesForWriteTurn = queued; });
     for (const Migration &m : migrations()) {
         if (!begin()) {
             if (error)
@@ -336,8 +341,10 @@ bool Database::takeWriteTurn(Problem *error)
     tryLock.finish();
     if (taken || failed)
         return taken;
-    QSqlQuery q(connection());
-    if (m_lockWaitMs > 0 && q.exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(m_lockWaitMs))) {
+    if (m_lockWaitMs > 0) {
+        if (!exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(m_lockWaitMs), error))
+            return false;
+        QSqlQuery q(connection());
         if (q.exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(lock)))
             return exec(QStringLiteral("SET LOCAL lock_timeout TO DEFAULT"), error);
         // lock_not_available: the wait ran out (the transaction is aborted; the caller rolls back).
