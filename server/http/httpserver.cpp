@@ -536,13 +536,18 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
     }
     // The key is marked in the request's own transaction: once that commits, no retry runs it again.
     bool marked = false;
+    bool lost = false;
     Response r = runHandler(*match.route, req, [&] {
         // An attempt run again (a conflict rolled the last one back, mark included) starts unmarked.
         marked = false;
-        m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error); });
+        lost = false;
+        m_db.setBeforeCommit([&](Problem *error) { return marked = m_idempotency.markCommitted(caller, k, error, &lost); });
     });
     m_db.setBeforeCommit({});
     req.heldKey.reset();
+    // Rolled back, its key another's now: nothing of it to keep or let go.
+    if (lost)
+        return r;
     if (r.deferred || (r.status >= 500 && !marked)) {
         // With the write lock held elsewhere this may fail too: the request set aside then runs
         // again under its key (a retry from the client hears "in use" meanwhile).

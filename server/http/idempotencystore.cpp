@@ -95,17 +95,24 @@ bool IdempotencyStore::begin(const QString &caller, const QString &key, const QB
     return ok;
 }
 
-bool IdempotencyStore::markCommitted(const QString &caller, const QString &key, Problem *error)
+bool IdempotencyStore::markCommitted(const QString &caller, const QString &key, Problem *error, bool *lost)
 {
     QSqlQuery &q = m_db.query(QStringLiteral("UPDATE idempotency_keys SET state = 'committed'"
                                              " WHERE caller = ? AND key = ? AND state = 'running'"));
     q.addBindValue(caller);
     q.addBindValue(key);
     const bool ok = q.exec();
+    const bool ours = ok && q.numRowsAffected() == 1;
     if (!ok)
         *error = Database::sqlProblem(q);
+    else if (!ours)
+        *error = Problem::make(409, QStringLiteral("idempotency-key-in-use"), QStringLiteral("Idempotency key in use"),
+                               QStringLiteral("this request waited so long that its Idempotency-Key was let go, and"
+                                              " may have been taken by a retry; it was not carried out"));
+    if (lost)
+        *lost = ok && !ours;
     q.finish();
-    return ok;
+    return ours;
 }
 
 void IdempotencyStore::finish(const QString &caller, const QString &key, const IdempotencyRecord &answer)

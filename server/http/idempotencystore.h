@@ -44,7 +44,10 @@ public:
     bool begin(const QString &caller, const QString &key, const QByteArray &fingerprint, Problem *error);
     // In the request's own transaction, just before it commits: from then on a retry never runs
     // the request again, even if the server stops before finish().
-    bool markCommitted(const QString &caller, const QString &key, Problem *error);
+    // False (and *lost) when the key is no longer this request's "running" one: it was let go as
+    // a dead request's (the minute's takeover, or a start on SQLite) and perhaps taken by a
+    // retry. The request's transaction must not commit then: the retry may have run it already.
+    bool markCommitted(const QString &caller, const QString &key, Problem *error, bool *lost = nullptr);
     void finish(const QString &caller, const QString &key, const IdempotencyRecord &answer);
     // Gives the key up unless the request committed.
     // False when the key could not be let go (the database's write lock was held elsewhere, say).

@@ -45,6 +45,7 @@ private slots:
     void manyWaitingWritesTryTheLockOncePerTurn();
     void aWriteWaitingAtStopIsAnswered();
     void aKeyHeldAtStopIsLetGoAtStart();
+    void aRequestWhoseKeyWasLetGoDoesNotCommit();
 
 private:
     QNetworkReply *send(const QByteArray &method, const QString &path, const QByteArray &body = {},
@@ -224,15 +225,19 @@ struct KeyThenLockRoute
     int runs = 0;
     int commits = 0;
 
-    explicit KeyThenLockRoute(int holdMs)
+    // `beforeRun`, when given, runs at the start of every run of the route, the run's number given.
+    explicit KeyThenLockRoute(int holdMs, std::function<void(int)> beforeRun = {})
         : server([] {
             ServerOptions o;
             o.deliveryWorker = false;
             return o;
         }())
+        , beforeRun(std::move(beforeRun))
     {
         addRoute(holdMs);
     }
+
+    std::function<void(int)> beforeRun;
 
     // Again after the server was stopped and started: a start brings its own routes only.
     void addRoute(int holdMs)
@@ -240,6 +245,8 @@ struct KeyThenLockRoute
         Database &db = server.controlPlane().database();
         server.controlPlane().router().add("POST", QStringLiteral("/api/v1/test-key-then-lock"), Actors(Actor::Operator), true,
                                            [this, &db, holdMs](Request &) {
+                                               if (beforeRun)
+                                                   beforeRun(runs + 1);
                                                if (++runs == 1) {
                                                    holder = std::make_unique<WriteLockHolder>(server.databaseUrl(), writeSomething);
                                                    if (!holder->take())
@@ -412,6 +419,33 @@ void tst_BusyStorage::aKeyHeldAtStopIsLetGoAtStart()
     const Reply retry = route.post();
     QVERIFY2(retry.status == 201, retry.body.constData());
     QCOMPARE(route.commits, 1);
+}
+
+void tst_BusyStorage::aRequestWhoseKeyWasLetGoDoesNotCommit()
+{
+    // The request waited aside with its key; meanwhile the key was let go as a dead request's
+    // (another server starting on the same file, or a replica's takeover after a minute), and a
+    // retry took it. The request runs again, under what it takes for its own key, just as the
+    // retry commits. It must not commit too: that would carry the request out twice.
+    QString databaseUrl;
+    std::unique_ptr<WriteLockHolder> *holder = nullptr;
+    KeyThenLockRoute route(-1, [&databaseUrl, &holder](int run) {
+        if (run != 2)
+            return;
+        // The lock is free for this run, and the retry commits at its start, on another connection.
+        (*holder)->release();
+        Database other(databaseUrl);
+        if (!other.open() || !other.exec(QStringLiteral("UPDATE idempotency_keys SET state = 'committed' WHERE key = 'held-1'")))
+            qWarning("the retry's commit was not written");
+    });
+    databaseUrl = route.server.databaseUrl();
+    holder = &route.holder;
+    QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
+    const Reply r = route.post();
+    QVERIFY2(r.status == 409, r.body.constData());
+    QCOMPARE(r.code(), QStringLiteral("idempotency-key-in-use"));
+    QCOMPARE(route.runs, 2);
+    QCOMPARE(route.commits, 0);
 }
 
 QTEST_MAIN(tst_BusyStorage)
