@@ -191,9 +191,8 @@ void ControlPlane::stop()
         m_apis->outbox->stop();
     if (m_feed)
         m_feed->closeAll();
-    if (m_http)
-        m_http->answerSetAside();
     if (m_http) {
+        m_http->answerSetAside();
         delete m_http;
         m_http = nullptr;
     }

@@ -74,9 +74,8 @@ bool DemoSeeder::seed(int instanceCount, Problem *error)
     Transaction tx(m_db);
     if (!tx.isActive()) {
         if (error)
-            *error = Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
-                                   QStringLiteral("could not begin the demo data's transaction: the database's write lock"
-                                                  " was held elsewhere, or the database did not answer"));
+            *error = Database::busyProblem(QStringLiteral("could not begin the demo data's transaction: the database's"
+                                                          " write lock was held elsewhere, or the database did not answer"));
         return false;
     }
     // Demo data goes into an empty database only: a second run would add every organization,

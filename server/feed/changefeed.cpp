@@ -303,10 +303,11 @@ void ChangeFeed::prune(qint64 last)
         return;
     // On the HTTP thread: a write lock (or PostgreSQL write turn) held elsewhere is not waited
     // for; the next flush tries again.
-    const std::chrono::milliseconds wait = m_db.lockWait();
-    m_db.setLockWait(std::chrono::milliseconds(0));
-    const bool begun = m_db.begin();
-    m_db.setLockWait(wait);
+    bool begun = false;
+    {
+        const ScopedLockWait noWait(m_db, std::chrono::milliseconds(0));
+        begun = m_db.begin();
+    }
     if (!begun)
         return;
     QSqlQuery &del = m_db.query(pruneSql());

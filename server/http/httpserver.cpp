@@ -273,16 +273,17 @@ bool HttpServer::mayWaitAside(const Response &r, qint64 elapsedNs) const
     // Nothing of the request was written (the statement that missed the lock was its first
     // write, or its transaction's BEGIN), so it can run again from the start, as a conflict does.
     return m_db.lockMissed() && !r.deferred && r.status == 503
-           && Problem::fromJson(r.status, r.body).code == QLatin1String("storage-busy")
+           && Problem::fromJson(r.status, r.body).code == QLatin1String(Database::BusyCode)
            && elapsedNs < qint64(Database::SqliteBusyTimeoutMs) * 1000000;
 }
 
 void HttpServer::setAside(std::unique_ptr<SetAside> waiting)
 {
     // Another process (a backup, a shell's BEGIN IMMEDIATE) may hold SQLite's write lock for
-    // seconds, or another replica PostgreSQL's write turn. A request that waited for it here held up every other request, reads and /healthz
-    // too, which never need that lock. Set aside, it is tried again after 5 ms, then twice as
-    // long each time up to 200 ms, within the same 5 s in all as a waiting statement.
+    // seconds, or another replica PostgreSQL's write turn. A request that waited for it here held
+    // up every other request, reads and /healthz too, which never need that lock. Set aside, it is
+    // tried again after 5 ms, then twice as long each time up to 200 ms, within the same 5 s in
+    // all as a waiting statement.
     waiting->request.keepHeaders();
     waiting->request.responder = nullptr; // a route that answers later never waits for the lock
     // Owed before anything the client sends after it: that runs it now (runAsideNow()).
@@ -313,10 +314,10 @@ void HttpServer::runAside()
         }
         // As long as a statement would have waited: answered as one that waited would be.
         if (w.since.nsecsElapsed() >= budgetNs) {
-            const Response busy = problem(503, "storage-busy", "Storage busy",
-                                          QStringLiteral("the database's write lock was held elsewhere for %1 s;"
-                                                         " nothing was written, retry later")
-                                              .arg(Database::SqliteBusyTimeoutMs / 1000));
+            const Response busy = Response::problem(
+                Database::busyProblem(QStringLiteral("the database's write lock was held elsewhere for %1 s;"
+                                                     " nothing was written, retry later")
+                                          .arg(Database::SqliteBusyTimeoutMs / 1000)));
             answer(w.request, w.match, busy, w.responder, w.socket, w.since.nsecsElapsed(), false); // lets its key go
             it = m_aside.erase(it);
             continue;
@@ -385,8 +386,7 @@ void HttpServer::releaseKeyLater(const Request &req)
 
 void HttpServer::releaseHeldKeys()
 {
-    const std::chrono::milliseconds before = m_db.lockWait();
-    m_db.setLockWait(LockWaitPerTry);
+    const ScopedLockWait briefly(m_db, LockWaitPerTry);
     for (auto it = m_heldKeys.begin(); it != m_heldKeys.end();) {
         if (it->takenAt.elapsed() > HeldKeyRetryMs) {
             it = m_heldKeys.erase(it);
@@ -401,7 +401,6 @@ void HttpServer::releaseHeldKeys()
             break; // still held elsewhere: the others wait for the next tick, not 20 ms each
         ++it;
     }
-    m_db.setLockWait(before);
     if (m_heldKeys.empty())
         m_heldKeyTimer->stop();
 }
@@ -569,10 +568,8 @@ Response HttpServer::runIdempotent(Request &req, const RouteMatch &match, const 
         if (!answer.withheld.isEmpty())
             answer.body.clear();
         // After the commit, whatever holds the lock now: a missed answer would be lost for good.
-        const std::chrono::milliseconds before = m_db.lockWait();
-        m_db.setLockWait(std::chrono::milliseconds(Database::SqliteBusyTimeoutMs));
+        const ScopedLockWait fully(m_db, std::chrono::milliseconds(Database::SqliteBusyTimeoutMs));
         m_idempotency.finish(caller, k, answer);
-        m_db.setLockWait(before);
     }
     // A 500 after the commit leaves the key committed: a retry hears that, and nothing runs twice.
     return r;

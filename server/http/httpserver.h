@@ -45,8 +45,9 @@ public:
     void setDeferredFlush(std::function<void(QTcpSocket *)> flush) { m_deferredFlush = std::move(flush); }
 
     // How long a request's statement waits for SQLite's write lock (or its transaction for
-    // PostgreSQL's write turn) held by another connection before the request is set aside, to run again a moment later while this thread answers
-    // others; and how long in all before it is answered 503 storage-busy.
+    // PostgreSQL's write turn) held by another connection before the request is set aside, to run
+    // again a moment later while this thread answers others; and how long in all before it is
+    // answered 503 storage-busy.
     static constexpr std::chrono::milliseconds LockWaitPerTry{20};
     // How long after it was taken a key left "running" by a request that ended without running is
     // tried to be let go of: less than the minute after which the next request with the key takes

@@ -54,8 +54,10 @@ public:
     bool abandon(const QString &caller, const QString &key);
     // At start on SQLite, whose database has one server: a key still running was taken by a
     // request of an earlier run that never committed (stopped or killed with the write lock held
-    // elsewhere), and is let go, so the client's retry runs instead of hearing "in use". On
-    // PostgreSQL another replica's request may hold it: left to the minute's takeover.
+    // elsewhere), and is let go, so the client's retry runs instead of hearing "in use". Should
+    // another server use the same file after all, markCommitted() keeps its request from being
+    // carried out twice. On PostgreSQL another replica's request may hold it: left to the
+    // minute's takeover.
     void abandonRunningAtStart();
 
 private:

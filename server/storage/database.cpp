@@ -332,15 +332,16 @@ bool Database::takeWriteTurn(Problem *error)
     // kept the turn. The turn is usually free: one try then, and only a miss queues (fairly,
     // behind the other waiters) under a lock_timeout, in the transaction alone.
     QSqlQuery &tryLock = query(QStringLiteral("SELECT pg_try_advisory_xact_lock(%1)").arg(lock));
-    bool taken = false;
-    if (tryLock.exec())
-        taken = tryLock.next() && tryLock.value(0).toBool();
-    else if (error)
-        *error = sqlProblem(tryLock);
-    const bool failed = tryLock.lastError().isValid();
+    if (!tryLock.exec()) {
+        if (error)
+            *error = sqlProblem(tryLock);
+        tryLock.finish();
+        return false;
+    }
+    const bool taken = tryLock.next() && tryLock.value(0).toBool();
     tryLock.finish();
-    if (taken || failed)
-        return taken;
+    if (taken)
+        return true;
     if (m_lockWaitMs > 0) {
         if (!exec(QStringLiteral("SET LOCAL lock_timeout = %1").arg(m_lockWaitMs), error))
             return false;
@@ -356,8 +357,7 @@ bool Database::takeWriteTurn(Problem *error)
     }
     m_lockMissed = true;
     if (error)
-        *error = Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
-                               QStringLiteral("storage: another writer held the write turn; nothing was written, retry later"));
+        *error = busyProblem(QStringLiteral("storage: another writer held the write turn; nothing was written, retry later"));
     return false;
 }
 
@@ -386,10 +386,14 @@ Problem Database::sqlProblem(const QSqlQuery &query)
     // owner rolls it back), and a later try may well get it. Not run again here: it has waited
     // the whole timeout already.
     if (isBusy(error))
-        return Problem::make(503, QStringLiteral("storage-busy"), QStringLiteral("Storage busy"),
-                             QStringLiteral("storage: %1; nothing was written, retry later").arg(error.text()));
+        return busyProblem(QStringLiteral("storage: %1; nothing was written, retry later").arg(error.text()));
     return Problem::make(500, QStringLiteral("internal"), QStringLiteral("Internal error"),
                          QStringLiteral("storage: %1").arg(error.text()));
+}
+
+Problem Database::busyProblem(const QString &detail)
+{
+    return Problem::make(503, QString::fromLatin1(BusyCode), QStringLiteral("Storage busy"), detail);
 }
 
 bool Database::isConflict(const QSqlError &error)

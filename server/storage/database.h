@@ -106,6 +106,10 @@ public:
     // or a serialization failure, which callers run again from the start a bounded number of times.
     static Problem sqlProblem(const QSqlQuery &query);
     static constexpr const char *ConflictCode = "storage-conflict";
+    // A 503 "storage-busy" one (BusyCode): the write lock (or turn) was held elsewhere for all of
+    // the wait, and nothing was written.
+    static Problem busyProblem(const QString &detail);
+    static constexpr const char *BusyCode = "storage-busy";
     static bool isConflict(const QSqlError &error);
     static bool isConflict(const Problem &problem);
     // SQLite could not get its lock within the busy timeout: sqlProblem() answers 503 storage-busy.
@@ -133,6 +137,26 @@ private:
     qint64 m_lockWaitMs = SqliteBusyTimeoutMs;
     bool m_lockMissed = false;
     bool m_queuesForWriteTurn = false;
+};
+
+// Sets a connection's lock wait (Database::setLockWait()) for a scope, and puts the one before
+// back at its end.
+class ScopedLockWait final
+{
+public:
+    ScopedLockWait(Database &db, std::chrono::milliseconds wait)
+        : m_db(db)
+        , m_before(db.lockWait())
+    {
+        db.setLockWait(wait);
+    }
+    ~ScopedLockWait() { m_db.setLockWait(m_before); }
+    ScopedLockWait(const ScopedLockWait &) = delete;
+    ScopedLockWait &operator=(const ScopedLockWait &) = delete;
+
+private:
+    Database &m_db;
+    std::chrono::milliseconds m_before;
 };
 
 } // namespace OpsDeck
