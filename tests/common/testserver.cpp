@@ -98,6 +98,24 @@ Reply TestServer::send(const QUrl &baseUrl, const QByteArray &method, const QStr
 {
     Reply reply;
     QNetworkAccessManager nam;
+    QNetworkReply *r = start(nam, baseUrl, method, path, body, token, extraHeaders);
+    QEventLoop loop;
+    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    reply.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    reply.body = r->readAll();
+    for (const auto &h : r->rawHeaderPairs())
+        reply.headers.append(h);
+    if (reply.status == 0)
+        reply.networkError = r->errorString();
+    delete r;
+    return reply;
+}
+
+QNetworkReply *TestServer::start(QNetworkAccessManager &nam, const QUrl &baseUrl, const QByteArray &method,
+                                 const QString &path, const QByteArray &body, const QString &token,
+                                 const HeaderList &extraHeaders)
+{
     QNetworkRequest req(QUrl(baseUrl.toString() + path));
     req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
     req.setTransferTimeout(120000);
@@ -111,17 +129,7 @@ Reply TestServer::send(const QUrl &baseUrl, const QByteArray &method, const QStr
     // Test servers over TLS use throwaway self-signed certificates.
     if (baseUrl.scheme() == QLatin1String("https"))
         r->ignoreSslErrors();
-    QEventLoop loop;
-    QObject::connect(r, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    loop.exec();
-    reply.status = r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    reply.body = r->readAll();
-    for (const auto &h : r->rawHeaderPairs())
-        reply.headers.append(h);
-    if (reply.status == 0)
-        reply.networkError = r->errorString();
-    delete r;
-    return reply;
+    return r;
 }
 
 qint64 TestServer::createOrganization(const QString &name)

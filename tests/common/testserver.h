@@ -14,6 +14,9 @@
 
 #include <memory>
 
+class QNetworkAccessManager;
+class QNetworkReply;
+
 namespace OpsDeck::Test {
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
@@ -65,6 +68,11 @@ public:
     // The same against any server (a child process, another fixture).
     static Reply send(const QUrl &baseUrl, const QByteArray &method, const QString &path,
                       const QByteArray &body = {}, const QString &token = {}, const HeaderList &extraHeaders = {});
+    // send()'s request, not waited for: the reply (`nam`'s child) finishes as the test's event
+    // loop runs (QTRY_*), while the in-process server answers others or waits.
+    static QNetworkReply *start(QNetworkAccessManager &nam, const QUrl &baseUrl, const QByteArray &method,
+                                const QString &path, const QByteArray &body = {}, const QString &token = {},
+                                const HeaderList &extraHeaders = {});
     Reply get(const QString &path, const QString &token) { return request("GET", path, QByteArray(), token); }
     Reply post(const QString &path, const QJsonObject &body, const QString &token)
     {

@@ -27,6 +27,31 @@ bool writeSomething(Database &db)
     return db.exec(QStringLiteral("INSERT INTO feed_state (id, purged_through) VALUES (424242, 0)"));
 }
 
+// Sends a POST in plain bytes on `socket`, connected to `base` first; `headers` are further
+// "Name: value\r\n" lines. What it answers is the test's to read.
+bool postOnSocket(QTcpSocket *socket, const QUrl &base, const QString &token, const QByteArray &path,
+                  const QByteArray &body, const QByteArray &headers = {})
+{
+    socket->connectToHost(base.host(), quint16(base.port()));
+    if (!socket->waitForConnected(5000))
+        return false;
+    socket->write("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+                  + token.toUtf8() + "\r\n" + headers + "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n"
+                  + body);
+    return socket->waitForBytesWritten(5000);
+}
+
+// Stops the server, then reads what `socket` was answered until the server closed it: nothing
+// if it was not closed within 5 s.
+QByteArray stopAndRead(TestServer &server, QTcpSocket &socket)
+{
+    server.controlPlane().stop();
+    QByteArray answer;
+    if (!QTest::qWaitFor([&] { return (answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState); }, 5000))
+        return {};
+    return answer + socket.readAll();
+}
+
 } // namespace
 
 class tst_BusyStorage : public QObject
@@ -73,27 +98,15 @@ void tst_BusyStorage::initTestCase()
 QNetworkReply *tst_BusyStorage::send(const QByteArray &method, const QString &path, const QByteArray &body,
                                      const QList<QPair<QByteArray, QByteArray>> &headers)
 {
-    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + path));
-    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
-    if (!body.isEmpty())
-        req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    for (const auto &h : headers)
-        req.setRawHeader(h.first, h.second);
-    QNetworkReply *reply = m_nam.sendCustomRequest(req, method, body);
+    QNetworkReply *reply = TestServer::start(m_nam, m_server->baseUrl(), method, path, body, m_server->operatorToken(), headers);
     reply->setParent(this);
     return reply;
 }
 
 bool tst_BusyStorage::createOnSocket(QTcpSocket *socket, const QByteArray &name)
 {
-    socket->connectToHost(m_server->baseUrl().host(), quint16(m_server->baseUrl().port()));
-    if (!socket->waitForConnected(5000))
-        return false;
-    const QByteArray body = R"({"name": ")" + name + R"("})";
-    socket->write("POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
-                  + m_server->operatorToken().toUtf8() + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n"
-                  + body);
-    return socket->waitForBytesWritten(5000);
+    return postOnSocket(socket, m_server->baseUrl(), m_server->operatorToken(), "/api/v1/organizations",
+                        R"({"name": ")" + name + R"("})");
 }
 
 int tst_BusyStorage::organizationsNamed(const QString &name)
@@ -330,18 +343,15 @@ void tst_BusyStorage::manyWaitingWritesTryTheLockOncePerTurn()
                                                return Response::problem(problem);
                                            return Response::json(201, QJsonObject{});
                                        });
-    const QByteArray token = server.operatorToken().toUtf8();
+    server.operatorToken(); // created before the lock is held
     WriteLockHolder holder(server.databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     constexpr int Writes = 20;
     std::vector<std::unique_ptr<QTcpSocket>> sockets;
     for (int i = 0; i < Writes; ++i) {
         auto socket = std::make_unique<QTcpSocket>();
-        socket->connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
-        QVERIFY(socket->waitForConnected(5000));
-        socket->write("POST /api/v1/test-crowd HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
-                      + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        QVERIFY(socket->waitForBytesWritten(5000));
+        QVERIFY(postOnSocket(socket.get(), server.baseUrl(), server.operatorToken(), "/api/v1/test-crowd", {},
+                             "Connection: close\r\n"));
         sockets.push_back(std::move(socket));
     }
     QTRY_VERIFY_WITH_TIMEOUT(runs >= Writes, 5000); // each tried on arrival (the oldest perhaps again)
@@ -359,26 +369,20 @@ void tst_BusyStorage::aWriteWaitingAtStopIsAnswered()
 {
     // The server stops (SIGTERM) while a write waits for the lock: the client hears that nothing
     // was written, not a connection closed with no answer, which would leave it not knowing.
-    // Started again, the server has let the write's Idempotency-Key go: the retry runs.
+    // Started again, the server runs a retry under the same Idempotency-Key.
     const auto owned = TestServer::withoutDeliveryWorker();
     TestServer &server = *owned;
     QVERIFY2(server.isRunning(), qPrintable(server.error()));
-    const QByteArray token = server.operatorToken().toUtf8();
+    server.operatorToken(); // created before the lock is held
     WriteLockHolder holder(server.databaseUrl(), writeSomething);
     QVERIFY(holder.take());
     QTcpSocket socket;
-    socket.connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
-    QVERIFY(socket.waitForConnected(5000));
     const QByteArray body = R"({"name": "stopped"})";
-    socket.write("POST /api/v1/organizations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer " + token
-                 + "\r\nIdempotency-Key: stopped-1\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
-    QVERIFY(socket.waitForBytesWritten(5000));
+    QVERIFY(postOnSocket(&socket, server.baseUrl(), server.operatorToken(), "/api/v1/organizations", body,
+                         "Idempotency-Key: stopped-1\r\n"));
     QTRY_COMPARE_WITH_TIMEOUT(server.controlPlane().requestsWaitingForTheLock(), 1, 5000);
     QCOMPARE(socket.bytesAvailable(), 0);
-    server.controlPlane().stop();
-    QByteArray answer;
-    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 5000);
-    answer += socket.readAll();
+    const QByteArray answer = stopAndRead(server, socket);
     QVERIFY2(answer.startsWith("HTTP/1.1 503"), answer.constData());
     QVERIFY2(answer.contains("Retry-After: "), answer.constData());
     QVERIFY2(answer.contains(R"("code":"stopping")"), answer.constData());
@@ -401,16 +405,10 @@ void tst_BusyStorage::aKeyHeldAtStopIsLetGoAtStart()
     QVERIFY2(route.server.isRunning(), qPrintable(route.server.error()));
     TestServer &server = route.server;
     QTcpSocket socket;
-    socket.connectToHost(server.baseUrl().host(), quint16(server.baseUrl().port()));
-    QVERIFY(socket.waitForConnected(5000));
-    socket.write("POST /api/v1/test-key-then-lock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
-                 + server.operatorToken().toUtf8() + "\r\nIdempotency-Key: held-1\r\nContent-Length: 2\r\n\r\n{}");
-    QVERIFY(socket.waitForBytesWritten(5000));
+    QVERIFY(postOnSocket(&socket, server.baseUrl(), server.operatorToken(), "/api/v1/test-key-then-lock", "{}",
+                         "Idempotency-Key: held-1\r\n"));
     QTRY_COMPARE_WITH_TIMEOUT(server.controlPlane().requestsWaitingForTheLock(), 1, 5000);
-    server.controlPlane().stop();
-    QByteArray answer;
-    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 5000);
-    answer += socket.readAll();
+    const QByteArray answer = stopAndRead(server, socket);
     QVERIFY2(answer.startsWith("HTTP/1.1 503"), answer.constData());
     route.holder->release();
     Problem problem;

@@ -402,10 +402,8 @@ void tst_Feed::replicasCommitInSequenceOrder()
     // The write here waits (set aside: this thread answers meanwhile, see tst_busystorage) until
     // the other transaction commits, and then takes the next number.
     QNetworkAccessManager nam;
-    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
-    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
-    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    QNetworkReply *write = nam.post(req, QByteArrayLiteral(R"({"name": "After the other"})"));
+    QNetworkReply *write = TestServer::start(nam, m_server->baseUrl(), "POST", QStringLiteral("/api/v1/organizations"),
+                                             R"({"name": "After the other"})", m_server->operatorToken());
     QTest::qWait(300);
     QVERIFY2(!write->isFinished(), "the write here did not wait for the other replica's transaction");
     replica.release();

@@ -178,10 +178,9 @@ void tst_RetryRace::retryWaitsForAReplicasWriteTurn()
     QVERIFY(replica.take());
 
     QNetworkAccessManager nam;
-    QNetworkRequest req(QUrl(m_server->baseUrl().toString() + QStringLiteral("/api/v1/deliveries/%1/retry").arg(older)));
-    req.setRawHeader("Authorization", "Bearer " + m_server->operatorToken().toUtf8());
-    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    std::unique_ptr<QNetworkReply> retry(nam.post(req, QByteArrayLiteral(R"({"reason": "resend"})")));
+    std::unique_ptr<QNetworkReply> retry(TestServer::start(nam, m_server->baseUrl(), "POST",
+                                                           QStringLiteral("/api/v1/deliveries/%1/retry").arg(older),
+                                                           R"({"reason": "resend"})", m_server->operatorToken()));
     QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 1, 5000);
     QVERIFY(!retry->isFinished());
     replica.release();
