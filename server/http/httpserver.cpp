@@ -180,9 +180,13 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
     // Counted as owed before an earlier answer is flushed: what the guard writes once nothing is
     // owed (100 Continue for a request after this one) must wait for this one's answer too.
     const bool http10 = upgrade ? false : RequestGuard::runs(socket);
-    // An answer still owed to an earlier request goes first (before a WebSocket's 101, too: after
-    // it the connection speaks WebSocket frames).
-    if (socket->property(kDeferred).toBool()) {
+    // A request behind one of its connection's that waits for the lock waits its turn behind it,
+    // set aside too: running it now would mean waiting for the earlier one here first, and every
+    // other client with it. A WebSocket's 101 cannot wait (after it the connection speaks
+    // WebSocket frames), so what it follows is run first, however long that takes.
+    const bool behindAside = !upgrade && hasSetAside(socket);
+    // Otherwise an answer still owed to an earlier request (a long poll) goes first.
+    if (!behindAside && socket->property(kDeferred).toBool()) {
         socket->setProperty(kDeferred, false);
         runAsideNow(socket);
         if (m_deferredFlush)
@@ -218,10 +222,7 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                                                                : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
-    // While the set-aside requests find the lock held, a new one only looks (it would wait its
-    // 20 ms for nothing): each of a stream of writes would hold the thread up again.
-    const Response r = dispatchWaiting(req, match, m_asideMisses > 0 ? std::chrono::milliseconds(0) : LockWaitPerTry);
-    if (mayWaitAside(r, timer.nsecsElapsed())) {
+    const auto waitAside = [&] {
         auto waiting = std::make_unique<SetAside>(std::move(responder));
         waiting->request = std::move(req);
         waiting->match = match;
@@ -229,9 +230,21 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
         waiting->since = timer;
         setAside(std::move(waiting));
         return true;
-    }
+    };
+    if (behindAside)
+        return waitAside();
+    // While the set-aside requests find the lock held, a new one only looks (it would wait its
+    // 20 ms for nothing): each of a stream of writes would hold the thread up again.
+    const Response r = dispatchWaiting(req, match, m_asideMisses > 0 ? std::chrono::milliseconds(0) : LockWaitPerTry);
+    if (mayWaitAside(r, timer.nsecsElapsed()))
+        return waitAside();
     answer(req, match, r, responder, socket, timer.nsecsElapsed());
     return true;
+}
+
+bool HttpServer::hasSetAside(const QTcpSocket *socket) const
+{
+    return std::any_of(m_aside.cbegin(), m_aside.cend(), [socket](const auto &w) { return w->socket == socket; });
 }
 
 void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r, QHttpServerResponder &responder,

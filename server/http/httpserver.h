@@ -83,8 +83,10 @@ private:
     // got it, so the thread waits for the lock once per turn however many wait.
     void runAside();
     // Runs now, waiting for the lock as long as it takes, what this connection set aside: an
-    // answer owed before the one to a request that came after it.
+    // answer owed before a WebSocket upgrade that came after it.
     void runAsideNow(QTcpSocket *socket);
+    // Whether a request of this connection is set aside: one after it waits behind it.
+    bool hasSetAside(const QTcpSocket *socket) const;
     // A request that ends without having run (its client left, or its time ran out) lets its
     // idempotency key go, later if the lock is still held.
     void releaseKeyLater(const Request &request);

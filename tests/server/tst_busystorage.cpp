@@ -41,15 +41,33 @@ bool postOnSocket(QTcpSocket *socket, const QUrl &base, const QString &token, co
     return socket->waitForBytesWritten(5000);
 }
 
+// Reads what `socket` is answered until the server closes it: nothing if it was not closed
+// within `timeoutMs`.
+QByteArray readUntilClosed(QTcpSocket &socket, int timeoutMs)
+{
+    QByteArray answer;
+    if (!QTest::qWaitFor([&] { return (answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState); },
+                         timeoutMs))
+        return {};
+    return answer + socket.readAll();
+}
+
 // Stops the server, then reads what `socket` was answered until the server closed it: nothing
 // if it was not closed within 5 s.
 QByteArray stopAndRead(TestServer &server, QTcpSocket &socket)
 {
     server.controlPlane().stop();
-    QByteArray answer;
-    if (!QTest::qWaitFor([&] { return (answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState); }, 5000))
-        return {};
-    return answer + socket.readAll();
+    return readUntilClosed(socket, 5000);
+}
+
+// A request sent on a connection behind another, the last one on it.
+constexpr char kHealthzThenClose[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+// Whether a connection that created an organization, then sent kHealthzThenClose, heard the two
+// answers in that order and nothing else.
+bool createdThenHealthy(const QByteArray &answer)
+{
+    return answer.count("HTTP/1.1 ") == 2 && answer.startsWith("HTTP/1.1 201") && answer.indexOf("HTTP/1.1 200") > 0;
 }
 
 } // namespace
@@ -65,6 +83,7 @@ private slots:
     void aWriteGivesUpAfterTheBusyTimeout();
     void nothingRunsForAClientThatLeft();
     void pipelinedAnswersKeepTheirOrder();
+    void aRequestBehindAWaitingWriteHoldsUpNoOtherClient();
     void aKeyTakenBeforeTheMissIsKept();
     void aKeyTakenBeforeTheMissIsLetGo();
     void manyWaitingWritesTryTheLockOncePerTurn();
@@ -215,15 +234,38 @@ void tst_BusyStorage::pipelinedAnswersKeepTheirOrder()
     QVERIFY(createOnSocket(&socket, "first"));
     QTest::qWait(200);
     holder.releaseAfter(300);
-    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    QByteArray answer;
-    QTRY_VERIFY_WITH_TIMEOUT((answer += socket.readAll(), socket.state() == QAbstractSocket::UnconnectedState), 10000);
-    answer += socket.readAll();
-    QCOMPARE(answer.count("HTTP/1.1 "), 2);
-    QVERIFY2(answer.startsWith("HTTP/1.1 201"), answer.left(300).constData());
-    QVERIFY2(answer.indexOf("HTTP/1.1 200") > 0, answer.constData());
+    socket.write(kHealthzThenClose);
+    const QByteArray answer = readUntilClosed(socket, 10000);
+    QVERIFY2(createdThenHealthy(answer), answer.left(600).constData());
     holder.release();
     QCOMPARE(organizationsNamed(QStringLiteral("first")), 1);
+}
+
+void tst_BusyStorage::aRequestBehindAWaitingWriteHoldsUpNoOtherClient()
+{
+    // A client sends a request behind its write that waits for the lock, on the same connection.
+    // That request waits its turn behind the write, set aside as well, and every other client is
+    // answered meanwhile, as while the write waits alone: it is not the write's wait, on the
+    // server's one thread, that keeps the two answers in order.
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
+    QVERIFY(holder.take());
+    QTcpSocket socket;
+    QVERIFY(createOnSocket(&socket, "behind"));
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 1, 5000);
+    socket.write(kHealthzThenClose);
+    QVERIFY(socket.waitForBytesWritten(5000));
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 2, 5000);
+    QNetworkReply *other = send("GET", QStringLiteral("/healthz"));
+    QTRY_VERIFY_WITH_TIMEOUT(other->isFinished(), 5000);
+    QCOMPARE(other->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    // Answered while the write still waits: nothing has come back on its connection yet.
+    QCOMPARE(socket.bytesAvailable(), 0);
+    QCOMPARE(m_server->controlPlane().requestsWaitingForTheLock(), 2);
+
+    holder.release();
+    const QByteArray answer = readUntilClosed(socket, 10000);
+    QVERIFY2(createdThenHealthy(answer), answer.left(600).constData());
+    QCOMPARE(organizationsNamed(QStringLiteral("behind")), 1);
 }
 
 namespace {
