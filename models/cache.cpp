@@ -23,6 +23,7 @@ Cache::Cache(const QString &filePath, QObject *parent)
         emit opened(ok, error);
     });
     connect(m_worker, &CacheWorker::rowsLoaded, this, &Cache::rowsLoaded);
+    connect(m_worker, &CacheWorker::tailCursorsLoaded, this, &Cache::tailCursorsLoaded);
     connect(m_worker, &CacheWorker::cursorLoaded, this, &Cache::cursorLoaded);
     connect(m_worker, &CacheWorker::rebuilt, this, &Cache::cacheRebuilt);
     connect(m_worker, &CacheWorker::failed, this, &Cache::failed);
@@ -96,6 +97,12 @@ void Cache::saveCursor(qint64 seq)
 {
     CacheWorker *worker = m_worker;
     QMetaObject::invokeMethod(worker, [worker, seq] { worker->saveCursor(seq); }, Qt::QueuedConnection);
+}
+
+void Cache::saveTailCursor(const QString &kind, const QString &cursor)
+{
+    CacheWorker *worker = m_worker;
+    QMetaObject::invokeMethod(worker, [worker, kind, cursor] { worker->saveTailCursor(kind, cursor); }, Qt::QueuedConnection);
 }
 
 void Cache::loadCursor()

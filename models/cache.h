@@ -1,6 +1,7 @@
 // The offline cache: one SQLite file per connection profile, worked on by one worker thread.
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -43,7 +44,11 @@ public:
     void replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts = {});
     void clearAll();
     void saveCursor(qint64 seq);
-    void loadCursor();                         // -> cursorLoaded(seq), -1 when none; then verify()
+    // The list cursor a kind without feed events (the audit) was last read after: where reading
+    // its new rows goes on after a start that resumes the feed.
+    void saveTailCursor(const QString &kind, const QString &cursor);
+    // -> tailCursorsLoaded(cursors), then cursorLoaded(seq), -1 when none; then verify()
+    void loadCursor();
     // The full integrity check of a file that open() adopted (open() only checks its header and
     // schema version, so the first rows show at once). Damage found here is handled as at open:
     // moved aside, a fresh file, cacheRebuilt(); whatever was loaded from it must be relisted.
@@ -52,6 +57,7 @@ public:
 signals:
     void opened(bool ok, const QString &error);
     void rowsLoaded(const QString &kind, const QList<QJsonObject> &rows, bool last);
+    void tailCursorsLoaded(const QHash<QString, QString> &cursors);
     void cursorLoaded(qint64 seq);
     void cacheRebuilt(const QString &reason);
     void failed(const QString &error);

@@ -17,6 +17,7 @@ namespace OpsDeck {
 namespace {
 
 const QString kCursorKey = QStringLiteral("feed_cursor");
+const QString kTailCursorPrefix = QStringLiteral("tail_cursor:");
 
 } // namespace
 
@@ -294,33 +295,51 @@ void CacheWorker::clearAll()
         emit failed(error);
 }
 
-void CacheWorker::saveCursor(qint64 seq)
+void CacheWorker::saveMeta(const QString &key, const QString &value)
 {
     if (!m_open)
         return;
     QSqlQuery query(QSqlDatabase::database(m_connection, false));
     query.prepare(QStringLiteral("INSERT INTO meta (key, value) VALUES (?, ?) "
                                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
-    query.addBindValue(kCursorKey);
-    query.addBindValue(QString::number(seq));
+    query.addBindValue(key);
+    query.addBindValue(value.isNull() ? QStringLiteral("") : value); // a kind's first page has the empty cursor
     if (!query.exec())
         emit failed(query.lastError().text());
+}
+
+void CacheWorker::saveCursor(qint64 seq)
+{
+    saveMeta(kCursorKey, QString::number(seq));
+}
+
+void CacheWorker::saveTailCursor(const QString &kind, const QString &cursor)
+{
+    saveMeta(kTailCursorPrefix + kind, cursor);
 }
 
 void CacheWorker::loadCursor()
 {
     qint64 seq = -1;
+    QHash<QString, QString> tails;
     if (m_open) {
         QSqlQuery query(QSqlDatabase::database(m_connection, false));
-        query.prepare(QStringLiteral("SELECT value FROM meta WHERE key = ?"));
-        query.addBindValue(kCursorKey);
-        if (query.exec() && query.next()) {
-            bool ok = false;
-            const qint64 value = query.value(0).toString().toLongLong(&ok);
-            if (ok)
-                seq = value;
+        query.setForwardOnly(true);
+        if (query.exec(QStringLiteral("SELECT key, value FROM meta"))) {
+            while (query.next()) {
+                const QString key = query.value(0).toString();
+                if (key == kCursorKey) {
+                    bool ok = false;
+                    const qint64 value = query.value(1).toString().toLongLong(&ok);
+                    if (ok)
+                        seq = value;
+                } else if (key.startsWith(kTailCursorPrefix)) {
+                    tails.insert(key.mid(kTailCursorPrefix.size()), query.value(1).toString());
+                }
+            }
         }
     }
+    emit tailCursorsLoaded(tails);
     emit cursorLoaded(seq);
     // The cursor is the last thing a start reads: the rows are out, now the file is checked.
     verify();

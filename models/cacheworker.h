@@ -1,6 +1,7 @@
 // The cache's SQLite work, done on the cache's own thread with its own connection.
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -32,6 +33,7 @@ public:
     void replaceKind(const QString &kind, const QList<QJsonObject> &rows, const QList<QByteArray> &texts);
     void clearAll();
     void saveCursor(qint64 seq);
+    void saveTailCursor(const QString &kind, const QString &cursor);
     void loadCursor();
     // The full integrity check (PRAGMA quick_check) of a file adopted at open; runs once.
     void verify();
@@ -39,11 +41,14 @@ public:
 signals:
     void opened(bool ok, const QString &error);
     void rowsLoaded(const QString &kind, const QList<QJsonObject> &rows, bool last);
+    // Before cursorLoaded(): the list cursor each kind without feed events was last read after.
+    void tailCursorsLoaded(const QHash<QString, QString> &cursors);
     void cursorLoaded(qint64 seq);
     void rebuilt(const QString &reason);
     void failed(const QString &error);
 
 private:
+    void saveMeta(const QString &key, const QString &value);
     bool openFile(QString *error);
     QString checkFile();
     bool createSchema(QString *error);

@@ -57,6 +57,15 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     }
     if (m_cache) {
         connect(m_cache, &Cache::rowsLoaded, this, &SyncEngine::onCacheRows);
+        connect(m_cache, &Cache::tailCursorsLoaded, this, [this](const QHash<QString, QString> &cursors) {
+            // Where the last run left off reading the kinds without feed events; a listing (a
+            // cache without a feed cursor) replaces them with its own.
+            for (auto it = cursors.cbegin(); it != cursors.cend(); ++it) {
+                const ResourceKind *kind = resourceKindByName(it.key());
+                if (m_running && kind && kind->feedKind.isEmpty())
+                    m_tailCursor.insert(it.key(), it.value());
+            }
+        });
         connect(m_cache, &Cache::cursorLoaded, this, &SyncEngine::onCacheCursor);
         connect(m_cache, &Cache::cacheRebuilt, this, &SyncEngine::onCacheRebuilt);
     }
@@ -262,6 +271,8 @@ void SyncEngine::useCacheCursor(qint64 seq)
     if (seq >= 0) {
         m_cursor = seq;
         watch();
+        // What the kinds without feed events gained while the console was closed.
+        scheduleTails();
     } else {
         beginListing({});
     }
@@ -358,7 +369,7 @@ void SyncEngine::onPageRead(quint64 generation, const ListPage &page)
     const QString kind = page.kind;
     ResourceModel *model = m_models.value(kind);
     if (resourceKindByName(kind)->feedKind.isEmpty())
-        m_tailCursor.insert(kind, page.cursor);
+        setTailCursor(kind, page.cursor);
     m_status->touch();
     m_seen.insert(m_seen.end(), page.ids.cbegin(), page.ids.cend());
     model->upsert(page.rows);
@@ -651,6 +662,13 @@ void SyncEngine::setCursor(qint64 seq)
     m_cursor = seq;
 }
 
+void SyncEngine::setTailCursor(const QString &kind, const QString &cursor)
+{
+    m_tailCursor.insert(kind, cursor);
+    if (m_cache)
+        m_cache->saveTailCursor(kind, cursor);
+}
+
 void SyncEngine::scheduleTails()
 {
     if (!m_tailCursor.isEmpty() && !m_tailTimer.isActive())
@@ -677,7 +695,7 @@ void SyncEngine::fetchTail(const QString &kind)
                 m_cache->store(kind, objects);
             const QString next = page.value(QLatin1String("next")).toString();
             if (!next.isEmpty()) {
-                m_tailCursor.insert(kind, next);
+                setTailCursor(kind, next);
                 m_tailQueue.prepend(kind); // a full page: read on
             }
         }

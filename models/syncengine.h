@@ -112,6 +112,8 @@ private:
     void flushEvents();
     void failed(const QString &error);
     void setCursor(qint64 seq);
+    // Keeps where reading `kind` (one without feed events) goes on, here and in the cache.
+    void setTailCursor(const QString &kind, const QString &cursor);
     void scheduleTails();
     void fetchTail(const QString &kind);
 
@@ -153,7 +155,8 @@ private:
     QThread m_readerThread;
 
     // Kinds without feed events (audit) are followed by re-reading from the cursor of their last
-    // page whenever other events arrive: the server's list cursor is reused, never made up.
+    // page whenever other events arrive, and at a start that resumes the feed (the cache keeps the
+    // cursors): the server's list cursor is reused, never made up.
     QHash<QString, QString> m_tailCursor;
     QStringList m_tailQueue;
     QPointer<ApiReply> m_tailRequest;

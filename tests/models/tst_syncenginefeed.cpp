@@ -66,6 +66,25 @@ private:
     QString m_token;
 };
 
+// Whether the audit model has an entry of instance `id` going to `to`.
+bool auditShows(ResourceModel *audit, qint64 id, const QString &to)
+{
+    const QList<qint64> ids = audit->ids();
+    return std::any_of(ids.cbegin(), ids.cend(), [&](qint64 entryId) {
+        const QJsonObject entry = audit->objectById(entryId);
+        return entry.value(QStringLiteral("object_id")).toInteger() == id && entry.value(QStringLiteral("to")).toString() == to;
+    });
+}
+
+// The audit model's entries, one compact JSON line each, for a failure's message.
+QString auditText(ResourceModel *audit)
+{
+    QStringList lines;
+    for (qint64 id : audit->ids())
+        lines << QString::fromUtf8(QJsonDocument(audit->objectById(id)).toJson(QJsonDocument::Compact));
+    return lines.join(u'\n');
+}
+
 } // namespace
 
 class tst_SyncEngineFeed final : public QObject
@@ -75,6 +94,7 @@ class tst_SyncEngineFeed final : public QObject
 private slots:
     void initTestCase();
     void liveChangesOverWebSocket();
+    void auditCaughtUpOnAStartFromTheCache();
     void longPollFallback();
     void serverStoppedThenBack();
     void restartedServerLiveWithinTheDefaultCap();
@@ -112,22 +132,51 @@ void tst_SyncEngineFeed::liveChangesOverWebSocket()
     QVERIFY(engine.cursor() > 0);
     // Audit entries have no feed events of their own: they follow the events that caused them.
     ResourceModel *audit = engine.model(QStringLiteral("audit"));
-    auto auditShowsStop = [&] {
-        const QList<qint64> ids = audit->ids();
-        return std::any_of(ids.cbegin(), ids.cend(), [&](qint64 id) {
-            const QJsonObject entry = audit->objectById(id);
-            return entry.value(QStringLiteral("object_id")).toInteger() == s.instances.at(1)
-                && entry.value(QStringLiteral("to")).toString() == QLatin1String("STOPPED");
-        });
-    };
-    auto auditText = [&] {
-        QStringList lines;
-        for (qint64 id : audit->ids())
-            lines << QString::fromUtf8(QJsonDocument(audit->objectById(id)).toJson(QJsonDocument::Compact));
-        return lines.join(u'\n');
-    };
-    QTRY_VERIFY2(auditShowsStop(), qPrintable(auditText()));
+    QTRY_VERIFY2(auditShows(audit, s.instances.at(1), QStringLiteral("STOPPED")), qPrintable(auditText(audit)));
     QCOMPARE(engine.status()->transport(), Transport::WebSocket);
+}
+
+void tst_SyncEngineFeed::auditCaughtUpOnAStartFromTheCache()
+{
+    // A console started again resumes the feed from its cache rather than listing everything. The
+    // audit has no feed events: what it gained while the console was closed, and what it gains
+    // from then on, is read after where the last run left off.
+    Test::TestServer server;
+    QVERIFY2(server.isRunning(), qPrintable(server.error()));
+    const Seed s = seed(server, 3);
+    const QString path = Test::scratchDir() + QStringLiteral("/audit-resume.sqlite");
+    const auto stop = [&](qint64 id) {
+        return server.post(QStringLiteral("/api/v1/instances/%1/stop").arg(id), {{QStringLiteral("reason"), QStringLiteral("test")}},
+                           server.operatorToken()).status;
+    };
+    {
+        Cache cache(path);
+        ApiClient client;
+        SyncEngine engine(&client, &cache);
+        configure(client, engine, server.baseUrl(), server.operatorToken());
+        engine.start();
+        QTRY_COMPARE(engine.status()->state(), State::Live);
+        QCOMPARE(stop(s.instances.at(0)), 200);
+        ResourceModel *audit = engine.model(QStringLiteral("audit"));
+        QTRY_VERIFY2(auditShows(audit, s.instances.at(0), QStringLiteral("STOPPED")), qPrintable(auditText(audit)));
+        engine.stop();
+    }
+    QCOMPARE(stop(s.instances.at(1)), 200); // while the console is closed
+
+    Cache cache(path);
+    ApiClient client;
+    SyncEngine engine(&client, &cache);
+    configure(client, engine, server.baseUrl(), server.operatorToken());
+    QSignalSpy relisting(&engine, &SyncEngine::relisting);
+    engine.start();
+    QTRY_COMPARE(engine.status()->state(), State::Live);
+    ResourceModel *audit = engine.model(QStringLiteral("audit"));
+    QTRY_VERIFY2(auditShows(audit, s.instances.at(1), QStringLiteral("STOPPED")), qPrintable(auditText(audit)));
+    QCOMPARE(stop(s.instances.at(2)), 200);
+    QTRY_VERIFY2(auditShows(audit, s.instances.at(2), QStringLiteral("STOPPED")), qPrintable(auditText(audit)));
+    QVERIFY(auditShows(audit, s.instances.at(0), QStringLiteral("STOPPED")));
+    QVERIFY(relisting.isEmpty()); // resumed, not listed again
+    engine.stop();
 }
 
 void tst_SyncEngineFeed::longPollFallback()
