@@ -147,6 +147,11 @@ int main(int argc, char **argv)
     if (embedded && (parser.isSet(serverOption) || parser.isSet(profileOption)))
         return usageError(QApplication::translate("main", "--embedded and --demo cannot be combined with "
                                                           "--server or --profile"));
+    // The walk through the views acts on what it shows (it cancels a callback, sends test events,
+    // with reasons of its own): on the embedded server's data only, never on a real server's.
+    if (parser.isSet(screenshotOption) && !embedded)
+        return usageError(QStringLiteral("--screenshot runs on the embedded server only (with --demo): it acts on "
+                                         "the data it shows"));
 
     ConsoleConnection connection;
     QString tokenError;
@@ -186,7 +191,7 @@ int main(int argc, char **argv)
     EmbeddedServer server;
     Screenshotter *screenshotter = nullptr;
     if (parser.isSet(screenshotOption))
-        screenshotter = new Screenshotter(&window, parser.value(screenshotOption), embedded ? &server : nullptr, &app);
+        screenshotter = new Screenshotter(&window, parser.value(screenshotOption), &server, &app);
 
     if (embedded) {
         window.setStartupMessage(demo ? QApplication::translate("main", "Starting the embedded server with demo data…")

@@ -22,7 +22,8 @@ class Screenshotter final : public QObject
 
 public:
     // window: not owned, outlives this object. server: the embedded server the window is
-    // connected to (not owned; stopped for the offline shot), or null: no offline shot.
+    // connected to (not owned; stopped for the offline shot): the walk acts on what it shows, so
+    // it never runs against a real server.
     Screenshotter(MainWindow *window, const QString &directory, EmbeddedServer *server, QObject *parent = nullptr);
 
     void start();

@@ -1,5 +1,6 @@
 // The opsdeck command line, run as a child process: help without a display, readable usage errors,
 // the language of the locale or of --language.
+#include <QDir>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QtTest>
@@ -99,6 +100,11 @@ void tst_ConsoleCli::usageErrors_data()
     QTest::newRow("unknown option") << QStringList{QStringLiteral("--frobnicate")} << QStringLiteral("Unknown option 'frobnicate'");
     QTest::newRow("untranslated language") << QStringList{QStringLiteral("--language"), QStringLiteral("xx")}
                                            << QStringLiteral("no translation into 'xx' (there are: en, fr)");
+    // The walk through the views cancels a callback and sends test events: never on a real server.
+    QTest::newRow("screenshots of a real server")
+        << QStringList{QStringLiteral("--server"), QStringLiteral("http://127.0.0.1:1"), QStringLiteral("--screenshot"),
+                       QDir::tempPath() + QStringLiteral("/opsdeck-shots-refused")}
+        << QStringLiteral("--screenshot runs on the embedded server only");
 }
 
 void tst_ConsoleCli::usageErrors()
