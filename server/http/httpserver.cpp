@@ -127,6 +127,7 @@ struct HttpServer::SetAside
     QHttpServerResponder responder;
     QPointer<QTcpSocket> socket;
     QElapsedTimer since; // from the request's arrival
+    bool ran = true;     // false while it waits behind one of its connection's, never run yet
 };
 
 HttpServer::HttpServer(Database &db, Router &router, TokenStore &tokens, IdempotencyStore &idempotency, Metrics &metrics,
@@ -222,22 +223,23 @@ bool HttpServer::handleRequest(const QHttpServerRequest &raw, QTcpSocket *socket
                                                                                : QByteArray();
 
     const RouteMatch match = m_router.match(req.method, req.path);
-    const auto waitAside = [&] {
+    const auto waitAside = [&](bool ran) {
         auto waiting = std::make_unique<SetAside>(std::move(responder));
         waiting->request = std::move(req);
         waiting->match = match;
         waiting->socket = socket;
         waiting->since = timer;
+        waiting->ran = ran;
         setAside(std::move(waiting));
         return true;
     };
     if (behindAside)
-        return waitAside();
+        return waitAside(false);
     // While the set-aside requests find the lock held, a new one only looks (it would wait its
     // 20 ms for nothing): each of a stream of writes would hold the thread up again.
     const Response r = dispatchWaiting(req, match, m_asideMisses > 0 ? std::chrono::milliseconds(0) : LockWaitPerTry);
     if (mayWaitAside(r, timer.nsecsElapsed()))
-        return waitAside();
+        return waitAside(true);
     answer(req, match, r, responder, socket, timer.nsecsElapsed());
     return true;
 }
@@ -325,8 +327,9 @@ void HttpServer::runAside()
             it = m_aside.erase(it);
             continue;
         }
-        // As long as a statement would have waited: answered as one that waited would be.
-        if (w.since.nsecsElapsed() >= budgetNs) {
+        // As long as a statement would have waited: answered as one that waited would be. One
+        // that never ran (it waited behind another) is run first: it may need no lock at all.
+        if (w.ran && w.since.nsecsElapsed() >= budgetNs) {
             const Response busy = Response::problem(
                 Database::busyProblem(QStringLiteral("the database's write lock was held elsewhere for %1 s;"
                                                      " nothing was written, retry later")
@@ -342,6 +345,7 @@ void HttpServer::runAside()
         std::unique_ptr<SetAside> w = std::move(m_aside.front());
         m_aside.erase(m_aside.begin());
         const Response r = dispatchWaiting(w->request, w->match, LockWaitPerTry);
+        w->ran = true;
         if (mayWaitAside(r, w->since.nsecsElapsed())) {
             m_aside.insert(m_aside.begin(), std::move(w));
             gotTheLock = false;

@@ -84,6 +84,7 @@ private slots:
     void nothingRunsForAClientThatLeft();
     void pipelinedAnswersKeepTheirOrder();
     void aRequestBehindAWaitingWriteHoldsUpNoOtherClient();
+    void aReadBehindAWriteThatGaveUpStillRuns();
     void aKeyTakenBeforeTheMissIsKept();
     void aKeyTakenBeforeTheMissIsLetGo();
     void manyWaitingWritesTryTheLockOncePerTurn();
@@ -266,6 +267,26 @@ void tst_BusyStorage::aRequestBehindAWaitingWriteHoldsUpNoOtherClient()
     const QByteArray answer = readUntilClosed(socket, 10000);
     QVERIFY2(createdThenHealthy(answer), answer.left(600).constData());
     QCOMPARE(organizationsNamed(QStringLiteral("behind")), 1);
+}
+
+void tst_BusyStorage::aReadBehindAWriteThatGaveUpStillRuns()
+{
+    // The lock stays held for the write's whole busy timeout: it gives up (503). The read sent
+    // right behind it never needed the lock, so it runs then and is answered, though it too has
+    // waited about as long.
+    WriteLockHolder holder(m_server->databaseUrl(), writeSomething);
+    QVERIFY(holder.take());
+    QTcpSocket socket;
+    QVERIFY(createOnSocket(&socket, "gave-up"));
+    socket.write(kHealthzThenClose);
+    QVERIFY(socket.waitForBytesWritten(5000));
+    const QByteArray answer = readUntilClosed(socket, 12000);
+    holder.release();
+    QCOMPARE(answer.count("HTTP/1.1 "), 2);
+    QVERIFY2(answer.startsWith("HTTP/1.1 503"), answer.left(300).constData());
+    QVERIFY2(answer.contains("storage-busy"), answer.constData());
+    QVERIFY2(answer.indexOf("HTTP/1.1 200") > 0, answer.constData());
+    QCOMPARE(organizationsNamed(QStringLiteral("gave-up")), 0);
 }
 
 namespace {
