@@ -113,10 +113,12 @@ QList<ResourceKind> KindTable::build()
                    field("webhook_id", QT_TR_NOOP("Webhook ID"), Type::Text, false, 200),
                    // What a provider going down its failed callbacks looks for, in the order it
                    // reads them: the state and why it failed, whose notification it is (the
-                   // instance: most rows share one event type), when it is tried again.
-                   field("state", QT_TR_NOOP("State"), Type::State, true, 110),
+                   // instance: most rows share one event type), when it is tried again. The state
+                   // has room for "held" beside a PENDING badge (its endpoint paused or disabled),
+                   // taken from the error, which is cut short anyway.
+                   field("state", QT_TR_NOOP("State"), Type::State, true, 150),
                    field("last_status", QT_TR_NOOP("Last status"), Type::Integer, true, 90),
-                   field("last_error", QT_TR_NOOP("Last error"), Type::Text, true, 220),
+                   field("last_error", QT_TR_NOOP("Last error"), Type::Text, true, 180),
                    // Shown by name: room for the usual instance and provider names.
                    field("instance_id", QT_TR_NOOP("Instance"), Type::Id, true, 170, "instances"),
                    field("attempts", QT_TR_NOOP("Attempts"), Type::Integer, true, 80),

@@ -1252,6 +1252,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>Only a table&apos;s rows can be exported: this page has no table.</source>
         <translation>Seules les lignes d&apos;un tableau peuvent être exportées&#xa0;: cette page n&apos;a pas de tableau.</translation>
     </message>
+    <message>
+        <source>held</source>
+        <translation>retenue</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::Query</name>

@@ -106,6 +106,8 @@ private:
     // What holds a shown delivery back (its endpoint paused or disabled), asked again whenever
     // the endpoints change.
     void watchHolds();
+    // Why a waiting callback to this endpoint is held (its endpoint paused or disabled), or empty.
+    QString heldBy(qint64 endpointId) const;
     void loadAttempts(qint64 deliveryId);
     // Selects a test event's new delivery once it arrives in the deliveries view, while unmoved()
     // says the operator is still where the test was sent from.

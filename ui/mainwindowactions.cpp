@@ -10,6 +10,7 @@
 #include "themedicon.h"
 #include "valueformat.h"
 
+#include "core/delivery.h"
 #include "core/endpoint.h"
 #include "core/instance.h"
 #include "core/resourcekind.h"
@@ -216,28 +217,47 @@ void MainWindow::watchHolds()
                     Instance::heldActions(object)};
         if (kind.name != QLatin1String("deliveries"))
             return {};
-        const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));
-        const qint64 endpointId = object.value(QStringLiteral("endpoint_id")).toInteger();
-        const QString state = endpoints ? endpoints->objectById(endpointId).value(QStringLiteral("state")).toString() : QString();
-        const QStringList held{QStringLiteral("retry")};
-        if (state == Endpoint::Paused)
-            return {tr("Held: its endpoint #%1 is PAUSED. Nothing is sent to it until it is resumed; its "
-                       "waiting callbacks then go at once.").arg(endpointId),
-                    held};
-        if (state == Endpoint::Disabled)
-            return {tr("Held: its endpoint #%1 is DISABLED. Nothing is sent to it until it is enabled "
-                       "again; its waiting callbacks then go at once.").arg(endpointId),
-                    held};
-        return {};
+        const QString held = heldBy(object.value(QStringLiteral("endpoint_id")).toInteger());
+        if (held.isEmpty())
+            return {};
+        return {held, {QStringLiteral("retry")}};
     });
+    // The list says it too, beside the state of each waiting callback its endpoint holds: a
+    // provider going down its callbacks sees which wait for a resume, not a next attempt long past.
+    ResourceView *deliveries = resourceView(QStringLiteral("deliveries"));
+    if (deliveries) {
+        const int endpointColumn = deliveries->kind().fieldIndex(QStringLiteral("endpoint_id"));
+        deliveries->setStateNoteLookup([this, endpointColumn](const QModelIndex &index) -> StateBadgeDelegate::Note {
+            if (index.data(ResourceModel::StateRole).toString() != Delivery::Pending)
+                return {};
+            const QString held = heldBy(index.siblingAtColumn(endpointColumn).data(ResourceModel::RawRole).toLongLong());
+            return held.isEmpty() ? StateBadgeDelegate::Note() : StateBadgeDelegate::Note{tr("held"), held};
+        });
+    }
     ResourceModel *endpoints = m_sync ? m_sync->model(QStringLiteral("endpoints")) : nullptr;
     if (!endpoints)
         return;
-    const auto refresh = [this] {
+    const auto refresh = [this, deliveries] {
         if (m_detail->kind() && m_detail->kind()->name == QLatin1String("deliveries"))
             m_detail->refreshHold();
+        if (deliveries)
+            deliveries->refreshStateNotes();
     };
     whenModelChanges(endpoints, this, refresh);
+}
+
+QString MainWindow::heldBy(qint64 endpointId) const
+{
+    const ResourceModel *endpoints = resourceModel(QStringLiteral("endpoints"));
+    const int row = endpoints ? endpoints->rowOfId(endpointId) : -1;
+    const QString state = row >= 0 ? endpoints->index(row, 0).data(ResourceModel::StateRole).toString() : QString();
+    if (state == Endpoint::Paused)
+        return tr("Held: its endpoint #%1 is PAUSED. Nothing is sent to it until it is resumed; its "
+                  "waiting callbacks then go at once.").arg(endpointId);
+    if (state == Endpoint::Disabled)
+        return tr("Held: its endpoint #%1 is DISABLED. Nothing is sent to it until it is enabled "
+                  "again; its waiting callbacks then go at once.").arg(endpointId);
+    return {};
 }
 
 void MainWindow::runAction(const QString &kindName, qint64 objectId, const QString &action)

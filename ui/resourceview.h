@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/resourcekind.h"
+#include "statebadgedelegate.h"
 
 #include <QAbstractItemModel>
 #include <QJsonObject>
@@ -70,6 +71,12 @@ public:
     void copyCurrentId() const;
     void copyCurrentJson() const;
 
+    // A note beside the state badge of the rows the lookup gives one (StateBadgeDelegate::Note):
+    // what the state alone does not say. refreshStateNotes() repaints once what it reads changed.
+    void setStateNoteLookup(StateBadgeDelegate::NoteLookup lookup);
+    void refreshStateNotes();
+    StateBadgeDelegate::Note stateNoteAt(int proxyRow) const;
+
 signals:
     // The query text to apply (already validated: it parses, or is empty).
     void queryChanged(const QString &text);
@@ -130,6 +137,7 @@ private:
     QMetaObject::Connection m_filteringConnection;
     QLabel *m_emptyHint = nullptr;
     QTableView *m_table = nullptr;
+    StateBadgeDelegate *m_stateDelegate = nullptr; // the state column's, for kinds with a state
     QCompleter *m_completer = nullptr;
     QStringListModel *m_completions = nullptr;
     QTimer *m_queryTimer = nullptr;

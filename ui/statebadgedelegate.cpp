@@ -3,8 +3,13 @@
 
 #include "tonepalette.h"
 
+#include <QAbstractItemView>
 #include <QApplication>
+#include <QHelpEvent>
 #include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
 
 namespace OpsDeck {
 
@@ -73,14 +78,42 @@ void StateBadgeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     const QWidget *widget = option.widget;
     QStyle *style = widget ? widget->style() : QApplication::style();
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
-    paintBadge(painter, option.rect.adjusted(0, 1, 0, -1), state, option.palette, option.font);
+    const QRect rect = option.rect.adjusted(0, 1, 0, -1);
+    paintBadge(painter, rect, state, option.palette, option.font);
+    const Note note = noteFor(index);
+    if (note.text.isEmpty() || state.isEmpty())
+        return;
+    // Beside the badge, in the muted colour of secondary text (the selection's own when selected).
+    QRect text = rect;
+    text.setLeft(rect.left() + 4 + badgeSize(state, option.font).width() + 6);
+    painter->save();
+    const bool selected = option.state & QStyle::State_Selected;
+    painter->setPen(option.palette.color(selected ? QPalette::HighlightedText : QPalette::PlaceholderText));
+    painter->setFont(option.font);
+    painter->drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
+                      option.fontMetrics.elidedText(note.text, Qt::ElideRight, std::max(0, text.width())));
+    painter->restore();
 }
 
 QSize StateBadgeDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
 {
     const QSize base = QStyledItemDelegate::sizeHint(option, index);
-    const QSize badge = badgeSize(index.data().toString(), option.font) + QSize(8, 4);
+    QSize badge = badgeSize(index.data().toString(), option.font) + QSize(8, 4);
+    if (const Note note = noteFor(index); !note.text.isEmpty())
+        badge.rwidth() += 6 + option.fontMetrics.horizontalAdvance(note.text);
     return base.expandedTo(badge);
+}
+
+bool StateBadgeDelegate::helpEvent(QHelpEvent *event, QAbstractItemView *view, const QStyleOptionViewItem &option,
+                                   const QModelIndex &index)
+{
+    if (event && event->type() == QEvent::ToolTip) {
+        if (const Note note = noteFor(index); !note.toolTip.isEmpty()) {
+            QToolTip::showText(event->globalPos(), note.toolTip, view);
+            return true;
+        }
+    }
+    return QStyledItemDelegate::helpEvent(event, view, option, index);
 }
 
 } // namespace OpsDeck

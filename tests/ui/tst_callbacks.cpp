@@ -323,6 +323,11 @@ void tst_Callbacks::heldDeliverySaysWhy()
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("PENDING"));
     QTRY_VERIFY2(m_window->detailPane()->holdText().contains(QStringLiteral("endpoint #%1 is DISABLED").arg(endpoint)),
                  qPrintable(m_window->detailPane()->holdText()));
+    // The list marks it beside its state, with the same sentence as its tooltip.
+    ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
+    const auto note = [&] { return view->stateNoteAt(view->table()->currentIndex().row()); };
+    QCOMPARE(note().text, QStringLiteral("held"));
+    QCOMPARE(note().toolTip, m_window->detailPane()->holdText());
     QAction *retry = paneAction(QStringLiteral("retry"));
     QVERIFY(retry && !retry->isEnabled());
     QCOMPARE(retry->toolTip(), m_window->detailPane()->holdText());
@@ -338,6 +343,7 @@ void tst_Callbacks::heldDeliverySaysWhy()
     m_receiver->setStatus(200);
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status, 200);
     QTRY_VERIFY2(m_window->detailPane()->holdText().isEmpty(), qPrintable(m_window->detailPane()->holdText()));
+    QTRY_VERIFY2(note().text.isEmpty(), qPrintable(note().text)); // delivered now, or at least no longer held
 }
 
 void tst_Callbacks::testEventFromTheEndpoint()
