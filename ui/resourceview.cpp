@@ -106,12 +106,16 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
         }
     }
 
-    m_emptyHint = new QLabel(this);
+    // Over the empty table, where the eye is, rather than under it at the foot of the page; the
+    // table's clicks (its context menu) go through it.
+    m_emptyHint = new QLabel(m_table->viewport());
     m_emptyHint->setObjectName(QStringLiteral("emptyHint"));
     m_emptyHint->setAlignment(Qt::AlignCenter);
     m_emptyHint->setWordWrap(true);
     m_emptyHint->setForegroundRole(QPalette::PlaceholderText);
+    m_emptyHint->setAttribute(Qt::WA_TransparentForMouseEvents);
     m_emptyHint->hide();
+    m_table->viewport()->installEventFilter(this);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_query, 1);
@@ -123,7 +127,6 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     layout->addLayout(top);
     layout->addWidget(m_queryError);
     layout->addWidget(m_table, 1);
-    layout->addWidget(m_emptyHint);
 
     m_completions = new QStringListModel(this);
     m_completer = new QCompleter(m_completions, this);
@@ -381,6 +384,19 @@ void ResourceView::insertCompletion(const QString &completion)
         QTimer::singleShot(0, this, &ResourceView::updateCompletions);
 }
 
+bool ResourceView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize)
+        placeEmptyHint();
+    return QWidget::eventFilter(watched, event);
+}
+
+void ResourceView::placeEmptyHint()
+{
+    // The width of the table's visible part, less a margin; centred up and down in it.
+    m_emptyHint->setGeometry(m_table->viewport()->rect().adjusted(24, 0, -24, 0));
+}
+
 void ResourceView::updateCounts()
 {
     if (!m_model)
@@ -397,6 +413,7 @@ void ResourceView::updateCounts()
                        + tr("No state begins with %1 (the states: %2).")
                              .arg(m_unknownStates.join(QStringLiteral(", ")), m_kind.states.join(QStringLiteral(", ")));
         m_emptyHint->setText(m_query->text().trimmed().isEmpty() ? empty : noMatch);
+        placeEmptyHint();
         m_emptyHint->show();
     } else {
         m_emptyHint->hide();

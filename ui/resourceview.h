@@ -87,6 +87,7 @@ signals:
 
 protected:
     void changeEvent(QEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     // Widgets, query line and counts (resourceview.cpp).
@@ -96,6 +97,8 @@ private:
     void updateCompletions();
     void insertCompletion(const QString &completion);
     void updateCounts();
+    // Lays the empty table's hint over the table's visible part.
+    void placeEmptyHint();
     void onFilteringChanged(bool filtering);
     QString tokenUnderCursor(int *start = nullptr) const;
 

@@ -495,6 +495,10 @@ void tst_ResourceView::unknownStateIsNamedWhenNothingMatches()
     QTRY_COMPARE(f.proxy.rowCount(), 0);
     QTRY_VERIFY2(hint->text().contains(QStringLiteral("No state begins with faild")), qPrintable(hint->text()));
     QVERIFY2(hint->text().contains(QStringLiteral("RUNNING")), qPrintable(hint->text()));
+    // Said over the empty table, where the eye is, not under it at the foot of the page.
+    QCOMPARE(hint->parentWidget(), view->table()->viewport());
+    QVERIFY(hint->isVisible());
+    QVERIFY(view->table()->viewport()->rect().contains(hint->geometry().center()));
     // A known state that matches nothing here is no typo.
     view->setQueryText(QStringLiteral("state:destroyed"));
     QTRY_VERIFY(!hint->text().contains(QStringLiteral("No state begins")));
