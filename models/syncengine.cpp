@@ -57,15 +57,7 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     }
     if (m_cache) {
         connect(m_cache, &Cache::rowsLoaded, this, &SyncEngine::onCacheRows);
-        connect(m_cache, &Cache::tailCursorsLoaded, this, [this](const QHash<QString, QString> &cursors) {
-            // Where the last run left off reading the kinds without feed events; a listing (a
-            // cache without a feed cursor) replaces them with its own.
-            for (auto it = cursors.cbegin(); it != cursors.cend(); ++it) {
-                const ResourceKind *kind = resourceKindByName(it.key());
-                if (m_running && kind && kind->feedKind.isEmpty())
-                    m_tailCursor.insert(it.key(), it.value());
-            }
-        });
+        connect(m_cache, &Cache::tailCursorsLoaded, this, &SyncEngine::onCacheTailCursors);
         connect(m_cache, &Cache::cursorLoaded, this, &SyncEngine::onCacheCursor);
         connect(m_cache, &Cache::cacheRebuilt, this, &SyncEngine::onCacheRebuilt);
     }
@@ -83,20 +75,7 @@ SyncEngine::SyncEngine(ApiClient *client, Cache *cache, QObject *parent)
     connect(&m_cacheFeedTimer, &QTimer::timeout, this, &SyncEngine::feedCacheBacklog);
     m_tailTimer.setSingleShot(true);
     m_tailTimer.setInterval(kTailDelayMs);
-    connect(&m_tailTimer, &QTimer::timeout, this, [this] {
-        if (!m_running)
-            return;
-        if (m_tailRequest || !m_tailQueue.isEmpty()) {
-            m_tailAgain = true; // the read in flight may have started before these events
-            return;
-        }
-        for (const QString &kind : std::as_const(m_kinds)) {
-            if (m_tailCursor.contains(kind))
-                m_tailQueue << kind;
-        }
-        if (!m_tailQueue.isEmpty())
-            fetchTail(m_tailQueue.takeFirst());
-    });
+    connect(&m_tailTimer, &QTimer::timeout, this, &SyncEngine::readTails);
     m_pingTimer.setInterval(kPingIntervalMs);
     connect(&m_pingTimer, &QTimer::timeout, this, [this] {
         if (!m_socket)
@@ -660,53 +639,6 @@ void SyncEngine::failed(const QString &error)
 void SyncEngine::setCursor(qint64 seq)
 {
     m_cursor = seq;
-}
-
-void SyncEngine::setTailCursor(const QString &kind, const QString &cursor)
-{
-    m_tailCursor.insert(kind, cursor);
-    if (m_cache)
-        m_cache->saveTailCursor(kind, cursor);
-}
-
-void SyncEngine::scheduleTails()
-{
-    if (!m_tailCursor.isEmpty() && !m_tailTimer.isActive())
-        m_tailTimer.start();
-}
-
-void SyncEngine::fetchTail(const QString &kind)
-{
-    const QString cursor = m_tailCursor.value(kind);
-    RequestOptions options;
-    options.maxRetries = 0;
-    m_tailRequest = m_client->get(PageReader::listPath(kind, m_pageSize, cursor), options);
-    connect(m_tailRequest, &ApiReply::finished, this, [this, kind, cursor](const ApiResult &result) {
-        if (!m_running)
-            return;
-        if (result.ok()) {
-            const QJsonObject page = result.object();
-            QList<QJsonObject> objects;
-            for (const QJsonValue &item : page.value(QLatin1String("items")).toArray())
-                objects << item.toObject();
-            if (ResourceModel *model = m_models.value(kind))
-                model->upsert(objects);
-            if (m_cache)
-                m_cache->store(kind, objects);
-            const QString next = page.value(QLatin1String("next")).toString();
-            if (!next.isEmpty()) {
-                setTailCursor(kind, next);
-                m_tailQueue.prepend(kind); // a full page: read on
-            }
-        }
-        // A failed read is retried with the next burst of events; the feed itself reports outages.
-        if (!m_tailQueue.isEmpty()) {
-            fetchTail(m_tailQueue.takeFirst());
-            return;
-        }
-        if (std::exchange(m_tailAgain, false))
-            m_tailTimer.start();
-    });
 }
 
 } // namespace OpsDeck

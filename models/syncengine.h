@@ -91,6 +91,10 @@ signals:
 private:
     void onCacheRows(const QString &kind, const QList<QJsonObject> &rows, bool last);
     void onCacheCursor(qint64 seq);
+    // The kinds without feed events (syncenginetails.cpp): where the cache says the last run
+    // left off, and a read of each from there.
+    void onCacheTailCursors(const QHash<QString, QString> &cursors);
+    void readTails();
     void onCacheRebuilt(const QString &reason);
     void useCacheCursor(qint64 seq);
     void feedCacheBacklog();
