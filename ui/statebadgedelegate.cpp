@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kPadX = 8;
 constexpr int kPadY = 2;
+constexpr int kNoteGap = 6; // between the badge and its note
 
 QFont badgeFont(const QFont &base)
 {
@@ -39,11 +40,11 @@ QSize StateBadgeDelegate::badgeSize(const QString &state, const QFont &font)
     return {fm.horizontalAdvance(state) + 2 * kPadX, fm.height() + 2 * kPadY};
 }
 
-void StateBadgeDelegate::paintBadge(QPainter *painter, const QRect &rect, const QString &state,
-                                    const QPalette &palette, const QFont &font, Qt::Alignment alignment)
+QRect StateBadgeDelegate::paintBadge(QPainter *painter, const QRect &rect, const QString &state,
+                                     const QPalette &palette, const QFont &font, Qt::Alignment alignment)
 {
     if (state.isEmpty())
-        return;
+        return {};
     const StateTone tone = stateTone(state);
     const ToneColors colors = toneColors(tone, palette);
     const QFont f = badgeFont(font);
@@ -65,6 +66,7 @@ void StateBadgeDelegate::paintBadge(QPainter *painter, const QRect &rect, const 
     painter->setPen(colors.foreground);
     painter->drawText(badge, Qt::AlignCenter, state);
     painter->restore();
+    return badge;
 }
 
 void StateBadgeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
@@ -79,13 +81,13 @@ void StateBadgeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     QStyle *style = widget ? widget->style() : QApplication::style();
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
     const QRect rect = option.rect.adjusted(0, 1, 0, -1);
-    paintBadge(painter, rect, state, option.palette, option.font);
+    const QRect badge = paintBadge(painter, rect, state, option.palette, option.font);
     const Note note = noteFor(index);
-    if (note.text.isEmpty() || state.isEmpty())
+    if (note.text.isEmpty() || badge.isNull())
         return;
     // Beside the badge, in the muted colour of secondary text (the selection's own when selected).
     QRect text = rect;
-    text.setLeft(rect.left() + 4 + badgeSize(state, option.font).width() + 6);
+    text.setLeft(badge.right() + 1 + kNoteGap);
     painter->save();
     const bool selected = option.state & QStyle::State_Selected;
     painter->setPen(option.palette.color(selected ? QPalette::HighlightedText : QPalette::PlaceholderText));
@@ -100,7 +102,7 @@ QSize StateBadgeDelegate::sizeHint(const QStyleOptionViewItem &option, const QMo
     const QSize base = QStyledItemDelegate::sizeHint(option, index);
     QSize badge = badgeSize(index.data().toString(), option.font) + QSize(8, 4);
     if (const Note note = noteFor(index); !note.text.isEmpty())
-        badge.rwidth() += 6 + option.fontMetrics.horizontalAdvance(note.text);
+        badge.rwidth() += kNoteGap + option.fontMetrics.horizontalAdvance(note.text);
     return base.expandedTo(badge);
 }
 

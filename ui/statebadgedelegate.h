@@ -32,8 +32,9 @@ public:
     bool helpEvent(QHelpEvent *event, QAbstractItemView *view, const QStyleOptionViewItem &option,
                    const QModelIndex &index) override;
 
-    // Draws one badge; the dashboard and the detail pane use it too.
-    static void paintBadge(QPainter *painter, const QRect &rect, const QString &state, const QPalette &palette,
+    // Draws one badge and answers where (null for no state); the dashboard and the detail pane
+    // use it too.
+    static QRect paintBadge(QPainter *painter, const QRect &rect, const QString &state, const QPalette &palette,
                            const QFont &font, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter);
     static QSize badgeSize(const QString &state, const QFont &font);
 
