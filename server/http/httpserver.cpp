@@ -277,10 +277,8 @@ void HttpServer::answer(Request &req, const RouteMatch &match, const Response &r
 Response HttpServer::dispatchWaiting(Request &req, const RouteMatch &match, std::chrono::milliseconds lockWait)
 {
     m_db.clearLockMissed();
-    m_db.setLockWait(lockWait);
-    Response r = dispatch(req, match);
-    m_db.setLockWait(std::chrono::milliseconds(Database::SqliteBusyTimeoutMs));
-    return r;
+    const ScopedLockWait waiting(m_db, lockWait);
+    return dispatch(req, match);
 }
 
 bool HttpServer::mayWaitAside(const Response &r, qint64 elapsedNs) const

@@ -71,8 +71,9 @@ public:
 
     // How long one statement of this connection waits for SQLite's write lock, or a transaction
     // for PostgreSQL's write turn (takeWriteTurn()), which another connection holds, before it
-    // fails with storage-busy: by default SqliteBusyTimeoutMs. The HTTP thread's connection waits briefly and sets its request aside
-    // (HttpServer), so a lock held long elsewhere holds up only the writes, not every request.
+    // fails with storage-busy: by default SqliteBusyTimeoutMs. The HTTP thread's connection waits
+    // briefly and sets its request aside (HttpServer), so a lock held long elsewhere holds up only
+    // the writes, not every request.
     void setLockWait(std::chrono::milliseconds wait) { m_lockWaitMs = wait.count(); }
     std::chrono::milliseconds lockWait() const { return std::chrono::milliseconds(m_lockWaitMs); }
     // Whether a statement gave up waiting for the lock since the last clearLockMissed(): nothing

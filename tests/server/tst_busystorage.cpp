@@ -60,10 +60,15 @@ QByteArray stopAndRead(TestServer &server, QTcpSocket &socket)
     return readUntilClosed(socket, 5000);
 }
 
-// A request sent on a connection behind another, the last one on it.
-constexpr char kHealthzThenClose[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+// Sends, on a connection with a request already on it, a read behind that request, the last
+// one on the connection.
+bool healthzBehind(QTcpSocket &socket)
+{
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    return socket.waitForBytesWritten(5000);
+}
 
-// Whether a connection that created an organization, then sent kHealthzThenClose, heard the two
+// Whether a connection that created an organization, then sent healthzBehind(), heard the two
 // answers in that order and nothing else.
 bool createdThenHealthy(const QByteArray &answer)
 {
@@ -235,7 +240,7 @@ void tst_BusyStorage::pipelinedAnswersKeepTheirOrder()
     QVERIFY(createOnSocket(&socket, "first"));
     QTest::qWait(200);
     holder.releaseAfter(300);
-    socket.write(kHealthzThenClose);
+    QVERIFY(healthzBehind(socket));
     const QByteArray answer = readUntilClosed(socket, 10000);
     QVERIFY2(createdThenHealthy(answer), answer.left(600).constData());
     holder.release();
@@ -253,8 +258,7 @@ void tst_BusyStorage::aRequestBehindAWaitingWriteHoldsUpNoOtherClient()
     QTcpSocket socket;
     QVERIFY(createOnSocket(&socket, "behind"));
     QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 1, 5000);
-    socket.write(kHealthzThenClose);
-    QVERIFY(socket.waitForBytesWritten(5000));
+    QVERIFY(healthzBehind(socket));
     QTRY_COMPARE_WITH_TIMEOUT(m_server->controlPlane().requestsWaitingForTheLock(), 2, 5000);
     QNetworkReply *other = send("GET", QStringLiteral("/healthz"));
     QTRY_VERIFY_WITH_TIMEOUT(other->isFinished(), 5000);
@@ -278,8 +282,7 @@ void tst_BusyStorage::aReadBehindAWriteThatGaveUpStillRuns()
     QVERIFY(holder.take());
     QTcpSocket socket;
     QVERIFY(createOnSocket(&socket, "gave-up"));
-    socket.write(kHealthzThenClose);
-    QVERIFY(socket.waitForBytesWritten(5000));
+    QVERIFY(healthzBehind(socket));
     const QByteArray answer = readUntilClosed(socket, 12000);
     holder.release();
     QCOMPARE(answer.count("HTTP/1.1 "), 2);
