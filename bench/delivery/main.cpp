@@ -584,6 +584,14 @@ int main(int argc, char *argv[])
         std::printf("provider accept rate (wrk -t2 -c64, one provider process): %.0f req/s; CPU per request: provider %.1f us,"
                     " wrk %.1f us\n",
                     wrk, wrkRun.providerCpu, wrkRun.wrkCpu);
+        // For reference, not the goal's measure: wrk at the attempts one endpoint has in flight.
+        // It records nothing, so it is what any client at that concurrency could reach here.
+        const int perEndpoint = g_endpointConcurrency > 0 ? g_endpointConcurrency : ServerOptions().endpointConcurrency;
+        const WrkRun same = wrkRate(*providers.front(), sampleBody(1), g_secret, g_work->filePath(QStringLiteral("post.lua")),
+                                    parser.value(QStringLiteral("wrk-seconds")).toInt(), perEndpoint);
+        std::printf("  wrk -t2 -c%d (one endpoint's attempts in flight): %.0f req/s (%.2fx); CPU per request: provider %.1f us,"
+                    " wrk %.1f us\n",
+                    perEndpoint, same.rate, wrk > 0 ? same.rate / wrk : 0.0, same.providerCpu, same.wrkCpu);
         std::fflush(stdout);
     }
 
