@@ -81,6 +81,10 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         return displayText(row, field);
     case Qt::ToolTipRole: {
+        if (field == m_stateField && m_stateNote) {
+            if (StateNote note = m_stateNote(row); !note.toolTip.isEmpty())
+                return note.toolTip;
+        }
         const FieldSpec &spec = m_kind.fields.at(field);
         const QVariant raw = cellRaw(row, field);
         if (!raw.isValid())
@@ -93,8 +97,17 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
     }
     case Qt::AccessibleTextRole:
         // A state is read as words ("running"), not spelled as its code.
-        if (m_kind.fields.at(field).type == FieldSpec::Type::State)
-            return stateName(cellRaw(row, field).toString());
+        if (m_kind.fields.at(field).type == FieldSpec::Type::State) {
+            const QString name = stateName(cellRaw(row, field).toString());
+            const StateNote note = field == m_stateField ? stateNoteAt(row) : StateNote();
+            return note.text.isEmpty() ? name : tr("%1, %2", "a state read out with its note: pending, held").arg(name, note.text);
+        }
+        return {};
+    case StateNoteRole:
+        if (field == m_stateField && m_stateNote) {
+            if (StateNote note = m_stateNote(row); !note.text.isEmpty())
+                return note.text;
+        }
         return {};
     case Qt::TextAlignmentRole: {
         const FieldSpec::Type type = m_kind.fields.at(field).type;
@@ -147,6 +160,7 @@ QHash<int, QByteArray> ResourceModel::roleNames() const
     names.insert(ObjectRole, "object");
     names.insert(VersionRole, "version");
     names.insert(RawRole, "raw");
+    names.insert(StateNoteRole, "stateNote");
     return names;
 }
 
@@ -600,6 +614,20 @@ void ResourceModel::setReferenceLookup(ReferenceLookup lookup)
     m_lookup = std::move(lookup);
     if (rowCount() > 0)
         emit dataChanged(index(0, 0), index(rowCount() - 1, m_fieldCount - 1), {Qt::DisplayRole, Qt::ToolTipRole});
+}
+
+void ResourceModel::setStateNoteLookup(StateNoteLookup lookup)
+{
+    m_stateNote = std::move(lookup);
+    stateNotesChanged();
+}
+
+void ResourceModel::stateNotesChanged()
+{
+    // Neither the order nor the filter reads a note: the proxies pass this on without re-testing.
+    if (m_stateField >= 0 && rowCount() > 0)
+        emit dataChanged(index(0, m_stateField), index(rowCount() - 1, m_stateField),
+                         {StateNoteRole, Qt::ToolTipRole, Qt::AccessibleTextRole});
 }
 
 qsizetype ResourceModel::memoryUsage() const

@@ -35,6 +35,7 @@ public:
         ObjectRole,                // the full QJsonObject, rebuilt from the compact row
         VersionRole,               // qint64, -1 for kinds without versions
         RawRole,                   // raw value as fieldRawValue() gives it (invalid for null)
+        StateNoteRole,             // of the state column: the word setStateNoteLookup() adds beside the state
     };
     Q_ENUM(Role)
 
@@ -94,6 +95,20 @@ public:
     QString nameOfId(qint64 id) const;
     QList<qint64> ids() const;
 
+    // What a row's state alone does not say (a PENDING callback its endpoint holds): a word shown
+    // beside the state (StateNoteRole), the sentence its tooltip gives, both also read out with
+    // the state (Qt::AccessibleTextRole). Empty: nothing to add.
+    struct StateNote
+    {
+        QString text;
+        QString toolTip;
+    };
+    using StateNoteLookup = std::function<StateNote(int row)>;
+    // The lookup reads what this model does not hold; stateNotesChanged() says when that changed.
+    void setStateNoteLookup(StateNoteLookup lookup);
+    void stateNotesChanged();
+    StateNote stateNoteAt(int row) const { return m_stateNote ? m_stateNote(row) : StateNote(); }
+
     // Reference columns ("provider_id") show the referenced object's name when known.
     void setReferenceLookup(ReferenceLookup lookup);
     const ReferenceLookup &referenceLookup() const { return m_lookup; }
@@ -149,6 +164,7 @@ private:
     QSet<qint64> m_pendingRemovals;
     bool m_flushScheduled = false;
     ReferenceLookup m_lookup;
+    StateNoteLookup m_stateNote;
 
     // The replacement being encoded: only the newest one's result is installed.
     QThreadPool *m_pool; // a child, one thread

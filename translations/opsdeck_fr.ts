@@ -1561,6 +1561,11 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>no</source>
         <translation>non</translation>
     </message>
+    <message>
+        <source>%1, %2</source>
+        <comment>a state read out with its note: pending, held</comment>
+        <translation>%1, %2</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::ResourceView</name>

@@ -224,14 +224,15 @@ void MainWindow::watchHolds()
     });
     // The list says it too, beside the state of each waiting callback its endpoint holds: a
     // provider going down its callbacks sees which wait for a resume, not a next attempt long past.
-    ResourceView *deliveries = resourceView(QStringLiteral("deliveries"));
+    ResourceModel *deliveries = m_sync ? m_sync->model(QStringLiteral("deliveries")) : nullptr;
     if (deliveries) {
-        const int endpointColumn = deliveries->kind().fieldIndex(QStringLiteral("endpoint_id"));
-        deliveries->setStateNoteLookup([this, endpointColumn](const QModelIndex &index) -> StateBadgeDelegate::Note {
-            if (index.data(ResourceModel::StateRole).toString() != Delivery::Pending)
+        const int stateField = deliveries->kind().fieldIndex(deliveries->kind().stateField);
+        const int endpointField = deliveries->kind().fieldIndex(QStringLiteral("endpoint_id"));
+        deliveries->setStateNoteLookup([this, deliveries, stateField, endpointField](int row) -> ResourceModel::StateNote {
+            if (deliveries->cellText(row, stateField) != Delivery::Pending)
                 return {};
-            const QString held = heldBy(index.siblingAtColumn(endpointColumn).data(ResourceModel::RawRole).toLongLong());
-            return held.isEmpty() ? StateBadgeDelegate::Note() : StateBadgeDelegate::Note{tr("held"), held};
+            const QString held = heldBy(deliveries->rawValue(row, endpointField).toLongLong());
+            return held.isEmpty() ? ResourceModel::StateNote() : ResourceModel::StateNote{tr("held"), held};
         });
     }
     ResourceModel *endpoints = m_sync ? m_sync->model(QStringLiteral("endpoints")) : nullptr;
@@ -241,7 +242,7 @@ void MainWindow::watchHolds()
         if (m_detail->kind() && m_detail->kind()->name == QLatin1String("deliveries"))
             m_detail->refreshHold();
         if (deliveries)
-            deliveries->refreshStateNotes();
+            deliveries->stateNotesChanged();
     };
     whenModelChanges(endpoints, this, refresh);
 }

@@ -100,10 +100,8 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     if (!kind.stateField.isEmpty()) {
         const int stateColumn = kind.fieldIndex(kind.stateField);
-        if (stateColumn >= 0) {
-            m_stateDelegate = new StateBadgeDelegate(m_table);
-            m_table->setItemDelegateForColumn(stateColumn, m_stateDelegate);
-        }
+        if (stateColumn >= 0)
+            m_table->setItemDelegateForColumn(stateColumn, new StateBadgeDelegate(m_table));
     }
 
     // Over the empty table, where the eye is, rather than under it at the foot of the page; the

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "core/resourcekind.h"
-#include "statebadgedelegate.h"
 
 #include <QAbstractItemModel>
 #include <QJsonObject>
@@ -71,12 +70,6 @@ public:
     void copyCurrentId() const;
     void copyCurrentJson() const;
 
-    // A note beside the state badge of the rows the lookup gives one (StateBadgeDelegate::Note):
-    // what the state alone does not say. refreshStateNotes() repaints once what it reads changed.
-    void setStateNoteLookup(StateBadgeDelegate::NoteLookup lookup);
-    void refreshStateNotes();
-    StateBadgeDelegate::Note stateNoteAt(int proxyRow) const;
-
 signals:
     // The query text to apply (already validated: it parses, or is empty).
     void queryChanged(const QString &text);
@@ -140,7 +133,6 @@ private:
     QMetaObject::Connection m_filteringConnection;
     QLabel *m_emptyHint = nullptr;
     QTableView *m_table = nullptr;
-    StateBadgeDelegate *m_stateDelegate = nullptr; // the state column's, for kinds with a state
     QCompleter *m_completer = nullptr;
     QStringListModel *m_completions = nullptr;
     QTimer *m_queryTimer = nullptr;

@@ -138,28 +138,6 @@ QJsonObject ResourceView::objectAt(int proxyRow) const
     return m_model->index(proxyRow, 0).data(m_objectRole).toJsonObject();
 }
 
-void ResourceView::setStateNoteLookup(StateBadgeDelegate::NoteLookup lookup)
-{
-    if (!m_stateDelegate)
-        return;
-    m_stateDelegate->setNoteLookup(std::move(lookup));
-    refreshStateNotes();
-}
-
-void ResourceView::refreshStateNotes()
-{
-    if (m_stateDelegate)
-        m_table->viewport()->update();
-}
-
-StateBadgeDelegate::Note ResourceView::stateNoteAt(int proxyRow) const
-{
-    const int column = m_kind.fieldIndex(m_kind.stateField);
-    if (!m_stateDelegate || !m_model || proxyRow < 0 || proxyRow >= m_model->rowCount() || column < 0)
-        return {};
-    return m_stateDelegate->noteFor(m_model->index(proxyRow, column));
-}
-
 QJsonObject ResourceView::currentObject() const
 {
     const QModelIndex current = m_table->currentIndex();

@@ -3,11 +3,10 @@
 
 #include "tonepalette.h"
 
-#include <QAbstractItemView>
+#include "models/resourcemodel.h"
+
 #include <QApplication>
-#include <QHelpEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 
@@ -18,6 +17,11 @@ namespace {
 constexpr int kPadX = 8;
 constexpr int kPadY = 2;
 constexpr int kNoteGap = 6; // between the badge and its note
+
+QString noteOf(const QModelIndex &index)
+{
+    return index.data(ResourceModel::StateNoteRole).toString();
+}
 
 QFont badgeFont(const QFont &base)
 {
@@ -82,8 +86,8 @@ void StateBadgeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
     const QRect rect = option.rect.adjusted(0, 1, 0, -1);
     const QRect badge = paintBadge(painter, rect, state, option.palette, option.font);
-    const Note note = noteFor(index);
-    if (note.text.isEmpty() || badge.isNull())
+    const QString note = noteOf(index);
+    if (note.isEmpty() || badge.isNull())
         return;
     // Beside the badge, in the muted colour of secondary text (the selection's own when selected).
     QRect text = rect;
@@ -93,7 +97,7 @@ void StateBadgeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     painter->setPen(option.palette.color(selected ? QPalette::HighlightedText : QPalette::PlaceholderText));
     painter->setFont(option.font);
     painter->drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
-                      option.fontMetrics.elidedText(note.text, Qt::ElideRight, std::max(0, text.width())));
+                      option.fontMetrics.elidedText(note, Qt::ElideRight, std::max(0, text.width())));
     painter->restore();
 }
 
@@ -101,21 +105,9 @@ QSize StateBadgeDelegate::sizeHint(const QStyleOptionViewItem &option, const QMo
 {
     const QSize base = QStyledItemDelegate::sizeHint(option, index);
     QSize badge = badgeSize(index.data().toString(), option.font) + QSize(8, 4);
-    if (const Note note = noteFor(index); !note.text.isEmpty())
-        badge.rwidth() += kNoteGap + option.fontMetrics.horizontalAdvance(note.text);
+    if (const QString note = noteOf(index); !note.isEmpty())
+        badge.rwidth() += kNoteGap + option.fontMetrics.horizontalAdvance(note);
     return base.expandedTo(badge);
-}
-
-bool StateBadgeDelegate::helpEvent(QHelpEvent *event, QAbstractItemView *view, const QStyleOptionViewItem &option,
-                                   const QModelIndex &index)
-{
-    if (event && event->type() == QEvent::ToolTip) {
-        if (const Note note = noteFor(index); !note.toolTip.isEmpty()) {
-            QToolTip::showText(event->globalPos(), note.toolTip, view);
-            return true;
-        }
-    }
-    return QStyledItemDelegate::helpEvent(event, view, option, index);
 }
 
 } // namespace OpsDeck

@@ -73,6 +73,7 @@ private slots:
     void roles();
     void objectRoundTrip();
     void referenceNames();
+    void stateNotes();
     void headers();
     void compareRowsNullsLast();
     void memoryPerRowIsCompact();
@@ -435,6 +436,45 @@ void tst_ResourceModel::referenceNames()
     QCOMPARE(model.index(1, providerColumn).data().toString(), QStringLiteral("8"));
     QCOMPARE(model.index(0, providerColumn).data(ResourceModel::SortRole).toLongLong(), 7);
     QCOMPARE(model.nameOfId(2), QStringLiteral("app-2"));
+}
+
+void tst_ResourceModel::stateNotes()
+{
+    ResourceModel model(instancesKind());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.upsert({instance(1, QStringLiteral("PENDING")), instance(2, QStringLiteral("RUNNING"))});
+    model.flush();
+    const int status = column("status");
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    // What the lookup reads lies outside the model (here: which ids are held).
+    QSet<qint64> held{1};
+    model.setStateNoteLookup([&model, &held](int row) -> ResourceModel::StateNote {
+        if (!held.contains(model.idAt(row)))
+            return {};
+        return {QStringLiteral("held"), QStringLiteral("Its endpoint is paused.")};
+    });
+    const int pending = model.rowOfId(1);
+    const int running = model.rowOfId(2);
+    QCOMPARE(model.index(pending, status).data(ResourceModel::StateNoteRole).toString(), QStringLiteral("held"));
+    QCOMPARE(model.index(pending, status).data(Qt::ToolTipRole).toString(), QStringLiteral("Its endpoint is paused."));
+    QCOMPARE(model.index(pending, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("pending, held"));
+    QCOMPARE(model.index(pending, status).data().toString(), QStringLiteral("PENDING")); // the badge's text is the state
+    QCOMPARE(model.index(running, status).data(ResourceModel::StateNoteRole), QVariant());
+    QCOMPARE(model.index(running, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("running"));
+    QCOMPARE(model.index(pending, column("name")).data(ResourceModel::StateNoteRole), QVariant()); // the state column's only
+    // Setting it, and each later change, is one signal for the state column, none for the order.
+    QCOMPARE(changed.count(), 1);
+    const QList<QVariant> args = changed.takeFirst();
+    QCOMPARE(args.at(0).toModelIndex().column(), status);
+    QCOMPARE(args.at(1).toModelIndex().column(), status);
+    QCOMPARE(args.at(1).toModelIndex().row(), model.rowCount() - 1);
+    QVERIFY(!args.at(2).value<QList<int>>().contains(ResourceModel::SortRole));
+    held = {2};
+    model.stateNotesChanged();
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(pending, status).data(ResourceModel::StateNoteRole), QVariant());
+    QCOMPARE(model.index(pending, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("pending"));
+    QCOMPARE(model.index(running, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("running, held"));
 }
 
 void tst_ResourceModel::headers()

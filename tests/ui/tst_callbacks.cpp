@@ -13,6 +13,7 @@
 #include "callbackreceiver.h"
 #include "testserver.h"
 
+#include <QAccessible>
 #include <QAction>
 #include <QLineEdit>
 #include <QPushButton>
@@ -323,11 +324,19 @@ void tst_Callbacks::heldDeliverySaysWhy()
     QTRY_COMPARE(m_window->detailPane()->fieldText(QStringLiteral("state")), QStringLiteral("PENDING"));
     QTRY_VERIFY2(m_window->detailPane()->holdText().contains(QStringLiteral("endpoint #%1 is DISABLED").arg(endpoint)),
                  qPrintable(m_window->detailPane()->holdText()));
-    // The list marks it beside its state, with the same sentence as its tooltip.
+    // The list marks it beside its state, with the same sentence as its tooltip, and a screen
+    // reader on the cell hears it with the state.
     ResourceView *view = m_window->resourceView(QStringLiteral("deliveries"));
-    const auto note = [&] { return view->stateNoteAt(view->table()->currentIndex().row()); };
-    QCOMPARE(note().text, QStringLiteral("held"));
-    QCOMPARE(note().toolTip, m_window->detailPane()->holdText());
+    const int stateColumn = view->kind().fieldIndex(QStringLiteral("state"));
+    const auto stateCell = [&] { return view->table()->currentIndex().siblingAtColumn(stateColumn); };
+    const auto note = [&] { return stateCell().data(ResourceModel::StateNoteRole).toString(); };
+    QCOMPARE(note(), QStringLiteral("held"));
+    QCOMPARE(stateCell().data(Qt::ToolTipRole).toString(), m_window->detailPane()->holdText());
+    QAccessibleInterface *table = QAccessible::queryAccessibleInterface(view->table());
+    QVERIFY(table && table->tableInterface());
+    QAccessibleInterface *cell = table->tableInterface()->cellAt(stateCell().row(), stateColumn);
+    QVERIFY(cell);
+    QCOMPARE(cell->text(QAccessible::Name), QStringLiteral("pending, held"));
     QAction *retry = paneAction(QStringLiteral("retry"));
     QVERIFY(retry && !retry->isEnabled());
     QCOMPARE(retry->toolTip(), m_window->detailPane()->holdText());
@@ -343,7 +352,8 @@ void tst_Callbacks::heldDeliverySaysWhy()
     m_receiver->setStatus(200);
     QCOMPARE(m_server->post(QStringLiteral("/api/v1/endpoints/%1/resume").arg(endpoint), {}, m_server->operatorToken()).status, 200);
     QTRY_VERIFY2(m_window->detailPane()->holdText().isEmpty(), qPrintable(m_window->detailPane()->holdText()));
-    QTRY_VERIFY2(note().text.isEmpty(), qPrintable(note().text)); // delivered now, or at least no longer held
+    QTRY_VERIFY2(note().isEmpty(), qPrintable(note())); // delivered now, or at least no longer held
+    QVERIFY(!cell->text(QAccessible::Name).contains(QStringLiteral("held")));
 }
 
 void tst_Callbacks::testEventFromTheEndpoint()
