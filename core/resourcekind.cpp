@@ -29,7 +29,14 @@ FieldSpec field(const char *key, const char *title, Type type, bool visible, int
                 const char *references = "")
 {
     return FieldSpec{QString::fromLatin1(key), QCoreApplication::translate(kContext, title), type, visible,
-                     width, QString::fromLatin1(references)};
+                     width, QString::fromLatin1(references), {}};
+}
+
+// A field naming an object of the kind another field of the row names.
+FieldSpec referring(FieldSpec spec, const char *kindField)
+{
+    spec.referencesFrom = QString::fromLatin1(kindField);
+    return spec;
 }
 
 ResourceKind kind(const char *name, const char *feedKind, const char *title, const char *itemTitle,
@@ -159,12 +166,13 @@ QList<ResourceKind> KindTable::build()
 
     kinds << kind("audit", "", QT_TR_NOOP("Audit"), QT_TR_NOOP("Audit entry"), "", nullptr,
                   // When, who, did what to which object, and why, before the finer detail.
+                  // A provider acts under its id, shown by its name as the object is.
                   {field("id", QT_TR_NOOP("ID"), Type::Id, true, 70),
                    field("at", QT_TR_NOOP("At"), Type::Timestamp, true, 160),
-                   field("actor.subject", QT_TR_NOOP("Actor"), Type::Text, true, 120),
+                   referring(field("actor.subject", QT_TR_NOOP("Actor"), Type::Text, true, 120), "actor.role"),
                    field("action", QT_TR_NOOP("Action"), Type::Text, true, 100),
                    field("kind", QT_TR_NOOP("Kind"), Type::Text, true, 90),
-                   field("object_id", QT_TR_NOOP("Object"), Type::Id, true, 80),
+                   referring(field("object_id", QT_TR_NOOP("Object"), Type::Id, true, 140), "kind"),
                    field("reason", QT_TR_NOOP("Reason"), Type::Text, true, 260),
                    field("from", QT_TR_NOOP("From"), Type::Text, true, 110),
                    field("to", QT_TR_NOOP("To"), Type::Text, true, 110),
@@ -205,6 +213,31 @@ const ResourceKind *resourceKindByName(QStringView name)
             return &k;
     }
     return nullptr;
+}
+
+QString referencedKindName(const FieldSpec &field, QStringView fromValue)
+{
+    if (!field.references.isEmpty())
+        return field.references;
+    if (field.referencesFrom.isEmpty())
+        return {};
+    const ResourceKind *kind = resourceKindByFeedKind(fromValue);
+    return kind ? kind->name : QString();
+}
+
+std::optional<qint64> referenceId(const QJsonValue &value)
+{
+    if (value.isDouble())
+        return value.toInteger();
+    if (!value.isString())
+        return std::nullopt;
+    const QString text = value.toString();
+    bool ok = false;
+    const qint64 id = text.toLongLong(&ok);
+    // Digits alone: "+1", " 1" or "01" is a name that looks like a number.
+    if (!ok || id <= 0 || text != QString::number(id))
+        return std::nullopt;
+    return id;
 }
 
 const ResourceKind *resourceKindByFeedKind(QStringView feedKind)

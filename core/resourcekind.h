@@ -35,6 +35,12 @@ struct FieldSpec
     bool visibleByDefault = true;
     int defaultWidth = 120;        // pixels at the default font
     QString references;            // for Id fields that point elsewhere: the kind name ("providers")
+    // For a field whose target depends on the row (an audit entry's object): the key of the
+    // field holding the target kind's feed name ("instance"). A value naming no kind, or an id
+    // that is not a number (an operator's name as actor), is shown as it is.
+    QString referencesFrom;
+
+    bool isReference() const { return !references.isEmpty() || !referencesFrom.isEmpty(); }
 };
 
 // How a state reads at a glance; the UI maps tones to colours.
@@ -78,6 +84,13 @@ StateTone stateTone(QStringView state);
 // "starting, error" for STARTING+ERROR, "weird state" for an unknown WEIRD_STATE. The console
 // shows the code itself, as the API, its filters and the logs spell it.
 QString stateName(QStringView state);
+
+// The kind a reference field points to in one row: its `references`, or for a field with
+// `referencesFrom`, the kind whose feed name `fromValue` (that field's value in the row) is.
+// Empty when the row points to no kind the console knows.
+QString referencedKindName(const FieldSpec &field, QStringView fromValue);
+// The id a reference cell holds: a JSON number, or a text of digits alone (an actor's subject).
+std::optional<qint64> referenceId(const QJsonValue &value);
 
 // The value at a dotted key ("callback.url"); undefined when any step is missing.
 QJsonValue jsonValueAt(const QJsonObject &object, QStringView dottedKey);

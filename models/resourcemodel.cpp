@@ -48,6 +48,8 @@ ResourceModel::ResourceModel(const ResourceKind &kind, QObject *parent)
     , m_replaceLatest(std::make_shared<std::atomic<quint64>>(0))
 {
     Q_ASSERT(m_idField >= 0);
+    for (const FieldSpec &f : kind.fields)
+        m_referencesFrom.append(f.referencesFrom.isEmpty() ? -1 : kind.fieldIndex(f.referencesFrom));
     m_pool->setMaxThreadCount(1);
     connect(m_replaceWatcher, &QFutureWatcherBase::finished, this, &ResourceModel::onReplacementEncoded);
 }
@@ -93,6 +95,8 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
             return isoText(raw.toLongLong());
         if (spec.type == FieldSpec::Type::Id && !spec.references.isEmpty())
             return QStringLiteral("%1 #%2").arg(displayText(row, field)).arg(raw.toLongLong());
+        if (const QString name = referencedName(row, field, raw); !name.isEmpty())
+            return QStringLiteral("%1 #%2").arg(name, raw.toString());
         return displayText(row, field);
     }
     case Qt::AccessibleTextRole:
@@ -113,7 +117,7 @@ QVariant ResourceModel::data(const QModelIndex &index, int role) const
         const FieldSpec::Type type = m_kind.fields.at(field).type;
         const bool numeric = type == FieldSpec::Type::Integer || type == FieldSpec::Type::Number
             || type == FieldSpec::Type::Ratio
-            || (type == FieldSpec::Type::Id && m_kind.fields.at(field).references.isEmpty());
+            || (type == FieldSpec::Type::Id && !m_kind.fields.at(field).isReference());
         return numeric ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
     }
     case SortRole:
@@ -454,11 +458,8 @@ QString ResourceModel::displayText(int row, int field) const
     const FieldSpec &spec = m_kind.fields.at(field);
     switch (spec.type) {
     case FieldSpec::Type::Id:
-        if (!spec.references.isEmpty() && m_lookup) {
-            const QString name = m_lookup(spec.references, raw.toLongLong());
-            if (!name.isEmpty())
-                return name;
-        }
+        if (const QString name = referencedName(row, field, raw); !name.isEmpty())
+            return name;
         return QString::number(raw.toLongLong());
     case FieldSpec::Type::Integer:
         return QString::number(raw.toLongLong());
@@ -471,11 +472,30 @@ QString ResourceModel::displayText(int row, int field) const
     case FieldSpec::Type::Boolean:
         return raw.toBool() ? tr("yes") : tr("no");
     case FieldSpec::Type::Text:
+        if (m_referencesFrom.at(field) >= 0) {
+            if (const QString name = referencedName(row, field, raw); !name.isEmpty())
+                return name;
+        }
+        return raw.toString();
     case FieldSpec::Type::State:
     case FieldSpec::Type::Json:
         return raw.toString();
     }
     return {};
+}
+
+QString ResourceModel::referencedName(int row, int field, const QVariant &raw) const
+{
+    const FieldSpec &spec = m_kind.fields.at(field);
+    if (!m_lookup || !spec.isReference())
+        return {};
+    const int from = m_referencesFrom.at(field);
+    const QString kind = referencedKindName(spec, from >= 0 ? cellText(row, from) : QString());
+    if (kind.isEmpty())
+        return {};
+    const std::optional<qint64> id = referenceId(spec.type == FieldSpec::Type::Id ? QJsonValue(raw.toLongLong())
+                                                                                  : QJsonValue(raw.toString()));
+    return id ? m_lookup(kind, *id) : QString();
 }
 
 qint64 ResourceModel::idAt(int row) const

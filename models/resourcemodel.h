@@ -135,6 +135,8 @@ private:
     // An interned text as a QString, decoded once.
     QString decoded(quint32 textId) const;
     QString displayText(int row, int field) const;
+    // The name of the object a reference cell points to, or empty (unknown, or no reference).
+    QString referencedName(int row, int field, const QVariant &raw) const;
     void rebuildIndex(int fromRow);
     void applyRemovals();
     void applyUpserts(qsizetype limit);
@@ -165,6 +167,7 @@ private:
     bool m_flushScheduled = false;
     ReferenceLookup m_lookup;
     StateNoteLookup m_stateNote;
+    QList<int> m_referencesFrom; // per field: the column of its referencesFrom field, or -1
 
     // The replacement being encoded: only the newest one's result is installed.
     QThreadPool *m_pool; // a child, one thread

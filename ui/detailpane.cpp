@@ -402,8 +402,9 @@ void DetailPane::rebuildForm()
             field = badge;
         } else {
             QString text = displayText(type, value);
-            if (!references.isEmpty() && value.isDouble() && m_lookup) {
-                const QString name = m_lookup(references, value.toInteger());
+            const std::optional<qint64> id = references.isEmpty() ? std::nullopt : referenceId(value);
+            if (id && m_lookup) {
+                const QString name = m_lookup(references, *id);
                 if (!name.isEmpty())
                     text = tr("%1 (#%2)").arg(name, text);
             }
@@ -432,7 +433,9 @@ void DetailPane::rebuildForm()
     };
 
     for (const FieldSpec &f : m_kind->fields) {
-        addRow(f.key, f.title, f.type, valueAt(m_object, f.key), f.references);
+        const QString references =
+            referencedKindName(f, f.referencesFrom.isEmpty() ? QString() : valueAt(m_object, f.referencesFrom).toString());
+        addRow(f.key, f.title, f.type, valueAt(m_object, f.key), references);
         shown.insert(f.key.section(QLatin1Char('.'), 0, 0));
     }
     // Fields the server sends that the description does not list yet: show them too, so the
@@ -589,12 +592,19 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
         return;
     m_history->clear();
     QList<QTreeWidgetItem *> items;
+    const ResourceKind *audit = resourceKindByName(u"audit");
+    const FieldSpec *actorField = audit ? audit->field(u"actor.subject") : nullptr;
     for (const QJsonObject &e : entries) {
         const QJsonObject actor = e.value(QStringLiteral("actor")).toObject();
-        const QString who = actor.value(QStringLiteral("subject")).toString().isEmpty()
-                                ? roleText(actor.value(QStringLiteral("role")).toString())
-                                : tr("%1 (%2)").arg(actor.value(QStringLiteral("subject")).toString(),
-                                                   roleText(actor.value(QStringLiteral("role")).toString()));
+        const QString role = actor.value(QStringLiteral("role")).toString();
+        QString subject = actor.value(QStringLiteral("subject")).toString();
+        // A provider acts under its id: named as the audit view names it.
+        if (const QString kind = actorField ? referencedKindName(*actorField, role) : QString(); !kind.isEmpty() && m_lookup) {
+            const std::optional<qint64> id = referenceId(QJsonValue(subject));
+            if (const QString name = id ? m_lookup(kind, *id) : QString(); !name.isEmpty())
+                subject = name;
+        }
+        const QString who = subject.isEmpty() ? roleText(role) : tr("%1 (%2)").arg(subject, roleText(role));
         const QString from = e.value(QStringLiteral("from")).toString();
         const QString to = e.value(QStringLiteral("to")).toString();
         QString change = e.value(QStringLiteral("action")).toString();

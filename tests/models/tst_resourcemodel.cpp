@@ -74,6 +74,7 @@ private slots:
     void objectRoundTrip();
     void referenceNames();
     void stateNotes();
+    void referencesNamedByTheRow();
     void headers();
     void compareRowsNullsLast();
     void memoryPerRowIsCompact();
@@ -475,6 +476,55 @@ void tst_ResourceModel::stateNotes()
     QCOMPARE(model.index(pending, status).data(ResourceModel::StateNoteRole), QVariant());
     QCOMPARE(model.index(pending, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("pending"));
     QCOMPARE(model.index(running, status).data(Qt::AccessibleTextRole).toString(), QStringLiteral("running, held"));
+}
+
+void tst_ResourceModel::referencesNamedByTheRow()
+{
+    // An audit entry's object is of the kind its "kind" names; a provider acts under its id.
+    const ResourceKind &audit = *resourceKindByName(u"audit");
+    ResourceModel model(audit);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const auto entry = [](qint64 id, const char *role, const char *subject, const char *kind, qint64 object) {
+        return QJsonObject{{QStringLiteral("id"), id},
+                           {QStringLiteral("at"), QStringLiteral("2026-11-29T10:00:00.000Z")},
+                           {QStringLiteral("actor"), QJsonObject{{QStringLiteral("role"), QLatin1String(role)},
+                                                                 {QStringLiteral("subject"), QLatin1String(subject)}}},
+                           {QStringLiteral("action"), QStringLiteral("retry")},
+                           {QStringLiteral("kind"), QLatin1String(kind)},
+                           {QStringLiteral("object_id"), object}};
+    };
+    model.upsert({entry(1, "provider", "1", "delivery", 7), entry(2, "operator", "console", "instance", 29),
+                  entry(3, "owner", "12", "weird", 5), entry(4, "provider", "01", "instance", 30)});
+    model.flush();
+    const int actor = audit.fieldIndex(u"actor.subject");
+    const int object = audit.fieldIndex(u"object_id");
+    const auto text = [&](qint64 id, int field, int role = Qt::DisplayRole) {
+        return model.index(model.rowOfId(id), field).data(role).toString();
+    };
+    QCOMPARE(text(1, actor), QStringLiteral("1")); // no names known yet
+    QCOMPARE(text(2, object), QStringLiteral("29"));
+    model.setReferenceLookup([](const QString &kind, qint64 id) {
+        if (kind == QLatin1String("providers") && id == 1)
+            return QStringLiteral("Medisys");
+        if (kind == QLatin1String("instances"))
+            return QStringLiteral("app-%1").arg(id);
+        if (kind == QLatin1String("organizations"))
+            return QStringLiteral("org-%1").arg(id); // never asked: an owner is no organization
+        return QString();
+    });
+    QCOMPARE(text(1, actor), QStringLiteral("Medisys"));
+    QCOMPARE(text(1, actor, Qt::ToolTipRole), QStringLiteral("Medisys #1"));
+    QCOMPARE(text(1, object), QStringLiteral("7")); // a delivery has no name: its id
+    QCOMPARE(text(2, actor), QStringLiteral("console"));
+    QCOMPARE(text(2, object), QStringLiteral("app-29"));
+    QCOMPARE(text(2, object, Qt::ToolTipRole), QStringLiteral("app-29 #29"));
+    QCOMPARE(text(3, actor), QStringLiteral("12"));
+    QCOMPARE(text(3, object), QStringLiteral("5")); // a kind the console does not know
+    QCOMPARE(text(4, actor), QStringLiteral("01")); // not an id as the server writes one
+    QCOMPARE(text(4, object), QStringLiteral("app-30"));
+    // Names read as text, left-aligned; the sort stays by id.
+    QCOMPARE(model.index(0, object).data(Qt::TextAlignmentRole), QVariant());
+    QCOMPARE(model.index(model.rowOfId(2), object).data(ResourceModel::SortRole).toLongLong(), 29);
 }
 
 void tst_ResourceModel::headers()

@@ -558,6 +558,20 @@ void tst_DetailPane::historyAndUpdates()
     QCOMPARE(requested.count(), 2);
     QCOMPARE(history->topLevelItemCount(), 1);
     QVERIFY(pane.findChild<QAction *>(QStringLiteral("action_start"))->isEnabled());
+
+    // A provider acts under its id, and is named.
+    pane.setReferenceLookup([](const QString &kind, qint64 id) {
+        return kind == QLatin1String("providers") && id == 3 ? QStringLiteral("Medisys") : QString();
+    });
+    QJsonObject byProvider = entry;
+    byProvider.insert(QStringLiteral("actor"), QJsonObject{{"role", "provider"}, {"subject", "3"}});
+    pane.setHistory(42, {byProvider});
+    QVERIFY2(history->topLevelItem(0)->text(0).contains(QStringLiteral("Medisys (provider)")),
+             qPrintable(history->topLevelItem(0)->text(0)));
+    // An audit entry shown in the pane names its actor and its object the same way.
+    pane.showObject(resourceKindByName(u"audit"), byProvider);
+    QCOMPARE(pane.fieldText(QStringLiteral("actor.subject")), QStringLiteral("Medisys (#3)"));
+    QCOMPARE(pane.fieldText(QStringLiteral("object_id")), QStringLiteral("42"));
 }
 
 void tst_DetailPane::actionTriggers()
