@@ -1140,14 +1140,6 @@ Les afficher dans Instances, pour les arrêter une par une&#xa0;?</translation>
         <translation>OpsDeck</translation>
     </message>
     <message>
-        <source>OpsDeck — %1 (embedded server)</source>
-        <translation>OpsDeck — %1 (serveur intégré)</translation>
-    </message>
-    <message>
-        <source>OpsDeck — %1</source>
-        <translation>OpsDeck — %1</translation>
-    </message>
-    <message>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
     </message>
@@ -1255,6 +1247,10 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
     <message>
         <source>held</source>
         <translation>retenue</translation>
+    </message>
+    <message>
+        <source>%1 (embedded server)</source>
+        <translation>%1 (serveur intégré)</translation>
     </message>
 </context>
 <context>

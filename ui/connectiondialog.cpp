@@ -61,7 +61,10 @@ ConnectionDialog::ConnectionDialog(QWidget *parent)
     form->addRow(tr("&Profile:"), m_profile);
     form->addRow(tr("Server &URL:"), m_url);
     form->addRow(tr("&Token:"), m_token);
-    form->addRow(tr("Token &file:"), fileRow);
+    // A row of a layout gets no buddy from addRow(): without one its mnemonic would show as "&".
+    auto *fileLabel = new QLabel(tr("Token &file:"), this);
+    fileLabel->setBuddy(m_tokenFile);
+    form->addRow(fileLabel, fileRow);
 
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
@@ -71,6 +74,9 @@ ConnectionDialog::ConnectionDialog(QWidget *parent)
     layout->addWidget(m_keychainStatus);
     layout->addWidget(m_error);
     layout->addWidget(m_buttons);
+    // The hints in the empty fields are read whole, in either language.
+    for (QLineEdit *edit : {m_url, m_token, m_tokenFile})
+        edit->setMinimumWidth(edit->fontMetrics().horizontalAdvance(edit->placeholderText()) + 16);
 
     connect(m_buttons, &QDialogButtonBox::accepted, this, &ConnectionDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &ConnectionDialog::reject);

@@ -63,13 +63,14 @@ void MainWindow::openConnectionDialog()
 
 void MainWindow::updateWindowTitle()
 {
+    // The platform adds the application's name after the title ("demo (embedded server) — OpsDeck"),
+    // or shows it alone for an empty one.
     if (m_connection.baseUrl.isEmpty())
-        setWindowTitle(tr("OpsDeck"));
+        setWindowTitle(QString());
     else if (m_connection.embedded)
-        setWindowTitle(tr("OpsDeck — %1 (embedded server)").arg(m_connection.profile));
+        setWindowTitle(tr("%1 (embedded server)").arg(m_connection.profile));
     else
-        setWindowTitle(tr("OpsDeck — %1").arg(m_connection.profile.isEmpty() ? m_connection.baseUrl.toString()
-                                                                             : m_connection.profile));
+        setWindowTitle(m_connection.profile.isEmpty() ? m_connection.baseUrl.toString() : m_connection.profile);
 }
 
 void MainWindow::connectTo(const ConsoleConnection &connection)

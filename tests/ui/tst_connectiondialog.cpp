@@ -27,6 +27,7 @@ private slots:
     void keychainAnswersOrSaysWhy();
     void dialogSavesProfileAndTokenFile();
     void dialogRejectsBadUrl();
+    void labelsAndHintsReadWhole();
 };
 
 void tst_ConnectionDialog::initTestCase()
@@ -119,4 +120,29 @@ void tst_ConnectionDialog::dialogRejectsBadUrl()
 }
 
 QTEST_MAIN(tst_ConnectionDialog)
+void tst_ConnectionDialog::labelsAndHintsReadWhole()
+{
+    ConnectionDialog dialog;
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    // Each label's mnemonic reaches its field (a label without a buddy shows its "&").
+    int mnemonics = 0;
+    for (const QLabel *label : dialog.findChildren<QLabel *>()) {
+        if (!label->text().contains(QLatin1Char('&')))
+            continue;
+        ++mnemonics;
+        QVERIFY2(label->buddy(), qPrintable(label->text()));
+    }
+    QCOMPARE(mnemonics, 4);
+    // The hints in the empty fields are read whole at the dialog's own size.
+    for (const QLineEdit *edit : dialog.findChildren<QLineEdit *>()) {
+        if (edit->placeholderText().isEmpty() || !edit->isVisible())
+            continue;
+        const int room = edit->width() - 12; // the frame and the text margins
+        QVERIFY2(edit->fontMetrics().horizontalAdvance(edit->placeholderText()) <= room,
+                 qPrintable(QStringLiteral("%1: %2 px of hint in %3 px").arg(edit->objectName()).arg(
+                     edit->fontMetrics().horizontalAdvance(edit->placeholderText())).arg(room)));
+    }
+}
+
 #include "tst_connectiondialog.moc"

@@ -407,6 +407,8 @@ void tst_MainWindow::roleComesFromTheServer()
     auto *label = w.findChild<QLabel *>(QStringLiteral("serverLabel"));
     QVERIFY(label);
     QTRY_VERIFY2(label->text().endsWith(QStringLiteral("owner")), qPrintable(label->text()));
+    // The title names the connection; the platform adds the application's name after it, once.
+    QCOMPARE(w.windowTitle(), QStringLiteral("test"));
 
     // The server shows an owner no callbacks: the empty tables say so rather than "nothing yet".
     w.showView(QStringLiteral("deliveries"));
