@@ -349,6 +349,9 @@ void ApiClient::attemptFinished(ApiReply *reply, std::shared_ptr<Call> call, QNe
     result.attempts = call->attempts;
     result.idempotencyKey = call->idempotencyKey;
     if (status == 0) {
+        result.mayHaveArrived = call->timedOut
+            || (!tls && error != QNetworkReply::ConnectionRefusedError && error != QNetworkReply::HostNotFoundError
+                && error != QNetworkReply::ProxyConnectionRefusedError && error != QNetworkReply::ProxyNotFoundError);
         if (call->timedOut) {
             result.problem = localProblem(QStringLiteral("timeout"), tr("The server did not answer in time"),
                                           tr("%1 %2: no answer after %3 s")

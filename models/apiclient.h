@@ -32,6 +32,10 @@ struct ApiResult
     QByteArray idempotencyKey;   // the key a mutation was sent with: resend it to retry safely
     bool replayed = false;       // Idempotency-Replayed: true
     int attempts = 0;
+    // When no answer came: whether the request may have reached the server all the same (it timed
+    // out, or the connection broke after it was written) rather than surely not (refused, an
+    // unknown host, a TLS handshake that failed). A mutation that may have arrived may be done.
+    bool mayHaveArrived = false;
     // Set for every failure: the server's problem+json, or a local one with status 503 and code
     // "network-error", "timeout" or "tls-error" when no answer came.
     std::optional<Problem> problem;

@@ -1252,6 +1252,30 @@ Se connecter quand même&#xa0;? Ne le faites que si vous savez pourquoi le certi
         <source>%1 (embedded server)</source>
         <translation>%1 (serveur intégré)</translation>
     </message>
+    <message>
+        <source>%1 #%2: no answer</source>
+        <translation>%1 #%2&#xa0;: pas de réponse</translation>
+    </message>
+    <message>
+        <source>%1
+
+Whether it was done is not known. Once the console is back online it shows #%2 as the server has it: look at it then, and choose again if need be.</source>
+        <translation>%1
+
+On ne sait pas si c&apos;est fait. Une fois la console de nouveau en ligne, elle montre #%2 tel que le serveur le connaît&#xa0;: regardez-le alors, et choisissez de nouveau s&apos;il le faut.</translation>
+    </message>
+    <message>
+        <source>%1
+
+Nothing was done: the request never reached the server. Try again once the console is back online.</source>
+        <translation>%1
+
+Rien n&apos;a été fait&#xa0;: la demande n&apos;a jamais atteint le serveur. Réessayez une fois la console de nouveau en ligne.</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1&#xa0;: %2</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::Query</name>

@@ -380,6 +380,19 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
                                    "look at it again (it is updated here), then choose.").arg(objectId));
             return;
         }
+        if (result.status == 0) {
+            // No answer: say whether it may have been done, not just what the network said.
+            MessageBox::warning(this, tr("%1 #%2: no answer").arg(label).arg(objectId),
+                                result.mayHaveArrived
+                                    ? tr("%1\n\nWhether it was done is not known. Once the console is back online it "
+                                         "shows #%2 as the server has it: look at it then, and choose again if need be.")
+                                          .arg(problemText(result))
+                                          .arg(objectId)
+                                    : tr("%1\n\nNothing was done: the request never reached the server. Try again once "
+                                         "the console is back online.")
+                                          .arg(problemText(result)));
+            return;
+        }
         if (!result.ok()) {
             // A newer notification carries the current status: offer it instead of a dead end.
             const qint64 newer = result.problem

@@ -126,6 +126,9 @@ QString problemText(const ApiResult &result)
 {
     if (!result.problem)
         return QCoreApplication::translate("OpsDeck::MainWindow", "HTTP %1").arg(result.status);
+    // No answer came: the console's own words say what failed, the network's what it saw.
+    if (result.status == 0 && !result.problem->detail.isEmpty())
+        return QCoreApplication::translate("OpsDeck::MainWindow", "%1: %2").arg(result.problem->title, result.problem->detail);
     return result.problem->detail.isEmpty() ? result.problem->title : result.problem->detail;
 }
 

@@ -21,6 +21,8 @@
 #include <QDir>
 #include <QFile>
 #include <QItemSelectionModel>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTableView>
 #include <QLabel>
 #include <QNetworkAccessManager>
@@ -50,6 +52,7 @@ private slots:
     void detailPaneKeptAcrossARelist();
     void corruptCacheIsRebuilt();
     void serverRestartMidSession();
+    void actionWhoseServerWentAwaySaysNothingWasDone();
 
 private:
     // Lists a seeded server into the cache at cachePath, then lets the server go.
@@ -275,6 +278,53 @@ void tst_MainWindowOffline::serverRestartMidSession()
     reply->deleteLater();
     w.showView(QStringLiteral("organizations"));
     QTRY_COMPARE(w.resourceView(QStringLiteral("organizations"))->table()->model()->rowCount(), 1);
+}
+
+void tst_MainWindowOffline::actionWhoseServerWentAwaySaysNothingWasDone()
+{
+    // The server goes away while the reason is being typed: the action goes out to nothing, and
+    // the console says that nothing was done, not only "Connection refused".
+    QTemporaryDir dir;
+    ServerOptions options;
+    options.databaseUrl = QStringLiteral("sqlite://") + dir.filePath(QStringLiteral("server.sqlite"));
+    auto server = std::make_unique<ControlPlane>(options);
+    QVERIFY(server->start());
+    const QString token = server->createToken(QStringLiteral("operator"), QStringLiteral("test"));
+    QNetworkAccessManager nam;
+    QNetworkRequest request(QUrl(server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply *reply = nam.post(request, QByteArray(R"({"name": "Going Away"})"));
+    QTRY_VERIFY(reply->isFinished());
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
+    const qint64 id = QJsonDocument::fromJson(reply->readAll()).object().value(QStringLiteral("id")).toInteger();
+    reply->deleteLater();
+
+    ConsoleConnection c;
+    c.baseUrl = server->baseUrl();
+    c.token = token;
+    c.profile = QStringLiteral("going");
+    c.cachePath = m_dir.filePath(QStringLiteral("going.sqlite"));
+    MainWindow w;
+    w.show();
+    w.connectTo(c);
+    QTRY_VERIFY2(w.connectionStatusText().contains(QStringLiteral("Live")), qPrintable(w.connectionStatusText()));
+    w.showView(QStringLiteral("organizations"));
+    ResourceView *view = w.resourceView(QStringLiteral("organizations"));
+    QTRY_VERIFY(view->selectId(id));
+    QTRY_COMPARE(w.detailPane()->objectId(), id);
+
+    MessageBox::setNextText(QStringLiteral("closing down"));
+    MessageBox::setWhileAsking([&server] {
+        server->stop();
+        server.reset();
+    });
+    emit w.detailPane()->actionRequested(QStringLiteral("organizations"), id, QStringLiteral("delete"));
+    QVERIFY(!server); // stopped while the dialog was open
+    QTRY_VERIFY2_WITH_TIMEOUT(MessageBox::lastText().contains(QStringLiteral("Nothing was done")),
+                              qPrintable(MessageBox::lastText()), 20000);
+    QVERIFY2(MessageBox::lastText().startsWith(QStringLiteral("The server could not be reached: ")),
+             qPrintable(MessageBox::lastText()));
 }
 
 QTEST_MAIN(tst_MainWindowOffline)
