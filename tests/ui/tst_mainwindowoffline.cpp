@@ -60,6 +60,10 @@ private:
     // A shown window on a server that is gone, with the rows of a cache filled by fillCache();
     // null when the cache could not be filled.
     std::unique_ptr<MainWindow> openOffline(const QString &cacheName);
+    // A server of the test's own on a SQLite file in dir, which it can stop and start again
+    // (options are kept for that), and the connection of an operator to it; null on failure.
+    std::unique_ptr<ControlPlane> startOwnServer(const QTemporaryDir &dir, const QString &profile, ServerOptions *options,
+                                                 ConsoleConnection *connection);
 
     QTemporaryDir m_dir;
 };
@@ -230,24 +234,31 @@ void tst_MainWindowOffline::corruptCacheIsRebuilt()
     QVERIFY2(!aside.isEmpty(), qPrintable(QDir(m_dir.path()).entryList().join(' ')));
 }
 
+std::unique_ptr<ControlPlane> tst_MainWindowOffline::startOwnServer(const QTemporaryDir &dir, const QString &profile,
+                                                                    ServerOptions *options, ConsoleConnection *connection)
+{
+    options->databaseUrl = QStringLiteral("sqlite://") + dir.filePath(QStringLiteral("server.sqlite"));
+    auto server = std::make_unique<ControlPlane>(*options);
+    if (!server->start())
+        return nullptr;
+    connection->baseUrl = server->baseUrl();
+    connection->token = server->createToken(QStringLiteral("operator"), QStringLiteral("test"));
+    connection->profile = profile;
+    connection->cachePath = m_dir.filePath(profile + QStringLiteral(".sqlite"));
+    return connection->token.isEmpty() ? nullptr : std::move(server);
+}
+
 void tst_MainWindowOffline::serverRestartMidSession()
 {
     // A server of our own on a file database, so it can be stopped and started again on the
     // same port while the window stays open.
     QTemporaryDir dir;
     ServerOptions options;
-    options.databaseUrl = QStringLiteral("sqlite://") + dir.filePath(QStringLiteral("server.sqlite"));
-    auto server = std::make_unique<ControlPlane>(options);
-    QVERIFY(server->start());
-    const quint16 port = server->port();
-    const QString token = server->createToken(QStringLiteral("operator"), QStringLiteral("test"));
-    QVERIFY(!token.isEmpty());
-
     ConsoleConnection c;
-    c.baseUrl = server->baseUrl();
-    c.token = token;
-    c.profile = QStringLiteral("restart");
-    c.cachePath = m_dir.filePath(QStringLiteral("restart.sqlite"));
+    auto server = startOwnServer(dir, QStringLiteral("restart"), &options, &c);
+    QVERIFY(server);
+    const quint16 port = server->port();
+    const QString token = c.token;
     MainWindow w;
     w.show();
     w.connectTo(c);
@@ -286,10 +297,10 @@ void tst_MainWindowOffline::actionWhoseServerWentAwaySaysNothingWasDone()
     // the console says that nothing was done, not only "Connection refused".
     QTemporaryDir dir;
     ServerOptions options;
-    options.databaseUrl = QStringLiteral("sqlite://") + dir.filePath(QStringLiteral("server.sqlite"));
-    auto server = std::make_unique<ControlPlane>(options);
-    QVERIFY(server->start());
-    const QString token = server->createToken(QStringLiteral("operator"), QStringLiteral("test"));
+    ConsoleConnection c;
+    auto server = startOwnServer(dir, QStringLiteral("going"), &options, &c);
+    QVERIFY(server);
+    const QString token = c.token;
     QNetworkAccessManager nam;
     QNetworkRequest request(QUrl(server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
     request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
@@ -300,11 +311,6 @@ void tst_MainWindowOffline::actionWhoseServerWentAwaySaysNothingWasDone()
     const qint64 id = QJsonDocument::fromJson(reply->readAll()).object().value(QStringLiteral("id")).toInteger();
     reply->deleteLater();
 
-    ConsoleConnection c;
-    c.baseUrl = server->baseUrl();
-    c.token = token;
-    c.profile = QStringLiteral("going");
-    c.cachePath = m_dir.filePath(QStringLiteral("going.sqlite"));
     MainWindow w;
     w.show();
     w.connectTo(c);
