@@ -20,6 +20,7 @@
 #include <QCloseEvent>
 #include <QCoreApplication>
 #include <QListWidget>
+#include <QStyledItemDelegate>
 #include <QGuiApplication>
 #include <QScreen>
 #include <QSettings>
@@ -43,6 +44,34 @@ Q_COREAPP_STARTUP_FUNCTION(installPluralForms)
 
 namespace OpsDeck {
 
+namespace {
+
+// The chosen view is drawn in the selection's full colour while the list has the keyboard focus
+// and muted otherwise, as item views elsewhere are not: where the arrow keys act is seen at once.
+class NavigationDelegate final : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        if (option->widget && option->widget->hasFocus())
+            return;
+        QPalette &palette = option->palette;
+        const QColor highlight = palette.color(QPalette::Highlight);
+        const QColor base = palette.color(QPalette::Base);
+        // A third of the way from the page's background to the selection's colour.
+        const auto third = [](int from, int to) { return from + (to - from) / 3; };
+        palette.setColor(QPalette::Highlight, QColor(third(base.red(), highlight.red()), third(base.green(), highlight.green()),
+                                                     third(base.blue(), highlight.blue())));
+        palette.setColor(QPalette::HighlightedText, palette.color(QPalette::Text));
+    }
+};
+
+} // namespace
+
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
 {
@@ -57,6 +86,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_navigation->setIconSize(QSize(20, 20));
     m_navigation->setFrameShape(QFrame::NoFrame);
     m_navigation->setSpacing(1);
+    m_navigation->setItemDelegate(new NavigationDelegate(m_navigation));
 
     m_stack = new QStackedWidget(this);
     m_stack->setObjectName(QStringLiteral("pages"));

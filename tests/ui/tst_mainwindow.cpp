@@ -23,6 +23,7 @@
 #include <QJsonObject>
 #include <QGridLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QLineEdit>
 #include <QMenu>
 #include <QSettings>
@@ -51,6 +52,7 @@ private slots:
     void filterPlaceholdersNameTheirShortcut();
     void unavailablePageKeepsAMeasure();
     void tabGoesFromTheViewsToThePageThenTheDetails();
+    void navigationShowsWhenItHasTheFocus();
     void focusableControlsHaveNames();
     void filterSortSelectAndLive();
     void actionFromTheDetailPane();
@@ -211,6 +213,36 @@ void tst_MainWindow::tabGoesFromTheViewsToThePageThenTheDetails()
         QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
         QVERIFY2(view->table()->hasFocus(), qPrintable(name + QStringLiteral(": ") + QApplication::focusWidget()->objectName()));
     }
+}
+
+void tst_MainWindow::navigationShowsWhenItHasTheFocus()
+{
+    // The arrow keys change the page while the list of views has the focus: its chosen row says so
+    // in the selection's full colour, and is muted once the focus has gone elsewhere.
+    MainWindow w;
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    auto *navigation = w.findChild<QListWidget *>(QStringLiteral("navigation"));
+    QVERIFY(navigation);
+    w.showView(QStringLiteral("instances"));
+    const QRect row = navigation->visualItemRect(navigation->currentItem());
+    QVERIFY(!row.isEmpty());
+    const QPoint background(row.right() - 3, row.center().y()); // right of the title, in the row's background
+    const auto colour = [&] { return navigation->viewport()->grab().toImage().pixelColor(background); };
+    navigation->setFocus();
+    QTRY_VERIFY(navigation->hasFocus());
+    // Near enough: the style may shade the selection by a step.
+    const auto near = [](const QColor &a, const QColor &b) {
+        return qAbs(a.red() - b.red()) <= 4 && qAbs(a.green() - b.green()) <= 4 && qAbs(a.blue() - b.blue()) <= 4;
+    };
+    const QColor focused = colour();
+    QVERIFY2(near(focused, navigation->palette().color(QPalette::Highlight)), qPrintable(focused.name()));
+    w.resourceView(QStringLiteral("instances"))->table()->setFocus();
+    QTRY_VERIFY(!navigation->hasFocus());
+    const QColor elsewhere = colour();
+    QVERIFY2(!near(elsewhere, focused), qPrintable(elsewhere.name()));
+    QVERIFY2(!near(elsewhere, navigation->palette().color(QPalette::Base)), qPrintable(elsewhere.name())); // still a selection
 }
 
 void tst_MainWindow::focusableControlsHaveNames()
