@@ -798,6 +798,10 @@
         <source>Highlighted: what the %1 role may do now</source>
         <translation>En surbrillance&#xa0;: ce que le rôle %1 peut faire maintenant</translation>
     </message>
+    <message>
+        <source>%1 Its attempts are on the Attempts tab.</source>
+        <translation>%1 Ses tentatives sont dans l&apos;onglet Tentatives.</translation>
+    </message>
 </context>
 <context>
     <name>OpsDeck::MainWindow</name>

@@ -620,10 +620,12 @@ void DetailPane::setHistory(qint64 objectId, const QList<QJsonObject> &entries)
     m_history->addTopLevelItems(items);
     // Other roles see the audit entries of their own objects only (an organization's are the
     // operators'): an empty history is then no proof that nothing happened.
-    m_historyStatus->setText(!entries.isEmpty()             ? QString()
-                             : m_role == Actor::Operator ? tr("No recorded changes yet.")
-                                                          : tr("No changes recorded that the %1 role may see.")
-                                                                .arg(roleText(m_role)));
+    QString empty = m_role == Actor::Operator ? tr("No recorded changes yet.")
+                                              : tr("No changes recorded that the %1 role may see.").arg(roleText(m_role));
+    // A callback's own attempts are no audit entries: the history lists what people did to it.
+    if (m_kind && m_kind->name == QLatin1String("deliveries"))
+        empty = tr("%1 Its attempts are on the Attempts tab.").arg(empty);
+    m_historyStatus->setText(entries.isEmpty() ? empty : QString());
     m_historyStatus->setVisible(entries.isEmpty());
 }
 

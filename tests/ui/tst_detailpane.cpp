@@ -521,6 +521,12 @@ void tst_DetailPane::emptyHistorySaysWhoseItIs()
     pane.showObject(resourceKindByName(u"organizations"), org);
     pane.setHistory(3, {});
     QCOMPARE(status->text(), QStringLiteral("No changes recorded that the provider role may see."));
+    // A callback's attempts are elsewhere, and the empty history says where.
+    const QJsonObject delivery{{"id", 43}, {"state", "PENDING"}, {"attempts", 2}, {"version", 3}};
+    pane.showObject(resourceKindByName(u"deliveries"), delivery);
+    pane.setHistory(43, {});
+    QCOMPARE(status->text(),
+             QStringLiteral("No changes recorded that the provider role may see. Its attempts are on the Attempts tab."));
 }
 
 void tst_DetailPane::historyAndUpdates()
