@@ -56,6 +56,11 @@ ResourceView::ResourceView(const ResourceKind &kind, QWidget *parent)
     m_counts = new QLabel(this);
     m_counts->setObjectName(QStringLiteral("rowCount"));
     m_counts->setForegroundRole(QPalette::PlaceholderText);
+    // "240 rows (by the last valid filter)" is long, in French longer: in a narrow page it wraps
+    // rather than take the room of the line being corrected.
+    m_counts->setWordWrap(true);
+    m_counts->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    m_query->setMinimumWidth(m_query->fontMetrics().averageCharWidth() * 28);
 
     m_filtering = new QLabel(tr("Filtering…"), this);
     m_filtering->setObjectName(QStringLiteral("filteringIndicator"));

@@ -479,6 +479,13 @@ void tst_ResourceView::queryThatDoesNotReadSaysWhatIsShown()
     view->setQueryText(QStringLiteral("stte:failed"));
     QTRY_COMPARE(counts->text(), QStringLiteral("2 rows (by the last valid filter)"));
     QVERIFY2(view->queryEdit()->toolTip().contains(QStringLiteral("unknown field")), qPrintable(view->queryEdit()->toolTip()));
+    // In a narrow view the line being corrected keeps the room to read it; the count wraps.
+    view->resize(420, 400);
+    QTRY_COMPARE(view->width(), 420);
+    QVERIFY2(view->queryEdit()->width() >= view->queryEdit()->fontMetrics().averageCharWidth() * 28,
+             qPrintable(QString::number(view->queryEdit()->width())));
+    QVERIFY(counts->geometry().right() <= view->width());
+    QVERIFY(counts->height() >= counts->heightForWidth(counts->width()));
     view->setQueryText(QStringLiteral("state:stopped"));
     QTRY_COMPARE(counts->text(), QStringLiteral("1 row"));
     QCOMPARE(view->queryEdit()->toolTip(), help);
