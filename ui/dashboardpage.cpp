@@ -3,6 +3,7 @@
 
 #include "modelchanges.h"
 #include "statebadgelabel.h"
+#include "valueformat.h"
 
 #include <QAbstractItemModel>
 #include <QEvent>
@@ -243,6 +244,7 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
         m_workerNote->setWordWrap(true);
         m_workerNote->setTextFormat(Qt::PlainText);
         m_workerAsOf = quiet(QString());
+        m_workerAsOf->setObjectName(QStringLiteral("deliveryWorkerAsOf"));
         m_workerAsOf->setParent(m_workerCard);
         auto *layout = static_cast<QVBoxLayout *>(m_workerCard->layout());
         layout->addWidget(m_workerBadge, 0, Qt::AlignLeft);
@@ -269,9 +271,8 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
         }
     }
     // The storage error: while failing, since when; after, the last one for the post-mortem.
-    const auto when = [&locale](const QJsonValue &at) {
-        return locale.toString(QDateTime::fromString(at.toString(), Qt::ISODateWithMs).toLocalTime(), QLocale::ShortFormat);
-    };
+    // Moments as the tables and the detail pane write them, whatever the language.
+    const auto when = [](const QJsonValue &at) { return displayTimestamp(at.toString()); };
     const QString error = worker.value(QStringLiteral("last_error")).toString();
     m_workerNote->setText(failing ? tr("Failing since %1: %2").arg(when(worker.value(QStringLiteral("since"))), error)
                           : error.isEmpty()
@@ -279,7 +280,7 @@ void DashboardPage::setDeliveryWorker(const QJsonObject &worker, const QDateTime
                               : tr("Last storage error %1: %2").arg(when(worker.value(QStringLiteral("last_error_at"))), error));
     m_workerNote->setVisible(!m_workerNote->text().isEmpty());
     m_workerAsOfTime = asOf;
-    m_workerAsOf->setText(tr("As of %1").arg(locale.toString(asOf.toLocalTime().time(), QLocale::LongFormat)));
+    m_workerAsOf->setText(tr("As of %1").arg(asOf.toLocalTime().toString(QStringLiteral("HH:mm:ss"))));
 }
 
 void DashboardPage::setDeliveryWorkerUnknown()
@@ -291,7 +292,7 @@ void DashboardPage::setDeliveryWorkerUnknown()
         figure->setForegroundRole(QPalette::PlaceholderText);
     m_workerNote->hide();
     m_workerAsOf->setText(tr("The server does not answer: last known as of %1")
-                              .arg(QLocale().toString(m_workerAsOfTime.toLocalTime().time(), QLocale::LongFormat)));
+                              .arg(m_workerAsOfTime.toLocalTime().toString(QStringLiteral("HH:mm:ss"))));
 }
 
 QHash<QString, int> DashboardPage::stateCounts(const QString &kindName) const

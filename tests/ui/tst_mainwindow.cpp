@@ -8,6 +8,7 @@
 #include "ui/resourceview.h"
 #include "ui/statebadgelabel.h"
 #include "ui/unavailablepage.h"
+#include "ui/valueformat.h"
 
 #include "models/resourcemodel.h"
 
@@ -60,6 +61,7 @@ private slots:
     void roleComesFromTheServer();
     void emptyCallbacksSayWhy();
     void dashboardShowsCallbackDelivery();
+    void dashboardTimesReadAsTheTablesDo();
     void dashboardCardsOpenThePageThatShowsThem();
     void refusedDeletionNamesItsInstances();
     void awaitingInstanceSaysWhy();
@@ -469,6 +471,23 @@ void tst_MainWindow::roleComesFromTheServer()
     for (int i = 0; i < grid->count(); ++i)
         QVERIFY2(grid->itemAt(i)->widget()->isVisible() || !grid->itemAt(i)->widget()->testAttribute(Qt::WA_WState_ExplicitShowHide),
                  qPrintable(grid->itemAt(i)->widget()->objectName()));
+}
+
+void tst_MainWindow::dashboardTimesReadAsTheTablesDo()
+{
+    // Whatever the language, a moment on the dashboard is written as in the tables and the pane.
+    MainWindow w;
+    const QDateTime asOf(QDate(2026, 12, 3), QTime(10, 5, 7), Qt::UTC);
+    w.dashboard()->setDeliveryWorker(QJsonObject{{QStringLiteral("status"), QStringLiteral("failing")},
+                                                 {QStringLiteral("since"), QStringLiteral("2026-12-03T10:00:00.000Z")},
+                                                 {QStringLiteral("last_error"), QStringLiteral("disk I/O error")}},
+                                     asOf);
+    auto *note = w.dashboard()->findChild<QLabel *>(QStringLiteral("deliveryWorkerNote"));
+    auto *when = w.dashboard()->findChild<QLabel *>(QStringLiteral("deliveryWorkerAsOf"));
+    QVERIFY(note && when);
+    QCOMPARE(note->text(), QStringLiteral("Failing since %1: disk I/O error")
+                               .arg(displayTimestamp(QStringLiteral("2026-12-03T10:00:00.000Z"))));
+    QCOMPARE(when->text(), QStringLiteral("As of %1").arg(asOf.toLocalTime().toString(QStringLiteral("HH:mm:ss"))));
 }
 
 void tst_MainWindow::emptyCallbacksSayWhy()
