@@ -386,8 +386,7 @@ void MainWindow::runAction(const QString &kindName, qint64 objectId, const QStri
                                 result.mayHaveArrived
                                     ? tr("%1\n\nWhether it was done is not known. Once the console is back online it "
                                          "shows #%2 as the server has it: look at it then, and choose again if need be.")
-                                          .arg(problemText(result))
-                                          .arg(objectId)
+                                          .arg(problemText(result), QString::number(objectId))
                                     : tr("%1\n\nNothing was done: the request never reached the server. Try again once "
                                          "the console is back online.")
                                           .arg(problemText(result)));
