@@ -64,6 +64,8 @@ private:
     // (options are kept for that), and the connection of an operator to it; null on failure.
     std::unique_ptr<ControlPlane> startOwnServer(const QTemporaryDir &dir, const QString &profile, ServerOptions *options,
                                                  ConsoleConnection *connection);
+    // POSTs an organization as an operator would; its id, or 0 unless the server answered 201.
+    static qint64 createOrganization(const ControlPlane &server, const QString &token, const QString &name);
 
     QTemporaryDir m_dir;
 };
@@ -248,6 +250,22 @@ std::unique_ptr<ControlPlane> tst_MainWindowOffline::startOwnServer(const QTempo
     return connection->token.isEmpty() ? nullptr : std::move(server);
 }
 
+qint64 tst_MainWindowOffline::createOrganization(const ControlPlane &server, const QString &token, const QString &name)
+{
+    QNetworkAccessManager nam;
+    QNetworkRequest request(QUrl(server.baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
+    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    QNetworkReply *reply = nam.post(request, QJsonDocument(QJsonObject{{QStringLiteral("name"), name}}).toJson());
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    if (!reply->isFinished() && !finished.wait(10000))
+        return 0;
+    const bool created = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() == 201;
+    const qint64 id = QJsonDocument::fromJson(reply->readAll()).object().value(QStringLiteral("id")).toInteger();
+    reply->deleteLater();
+    return created ? id : 0;
+}
+
 void tst_MainWindowOffline::serverRestartMidSession()
 {
     // A server of our own on a file database, so it can be stopped and started again on the
@@ -279,14 +297,7 @@ void tst_MainWindowOffline::serverRestartMidSession()
                               qPrintable(w.connectionStatusText()), 60000);
 
     // And the feed flows again: a new organization made on the server shows up.
-    QNetworkAccessManager nam;
-    QNetworkRequest request(QUrl(server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
-    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
-    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    QNetworkReply *reply = nam.post(request, QByteArray(R"({"name": "After Restart"})"));
-    QTRY_VERIFY(reply->isFinished());
-    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
-    reply->deleteLater();
+    QVERIFY(createOrganization(*server, token, QStringLiteral("After Restart")) > 0);
     w.showView(QStringLiteral("organizations"));
     QTRY_COMPARE(w.resourceView(QStringLiteral("organizations"))->table()->model()->rowCount(), 1);
 }
@@ -300,16 +311,8 @@ void tst_MainWindowOffline::actionWhoseServerWentAwaySaysNothingWasDone()
     ConsoleConnection c;
     auto server = startOwnServer(dir, QStringLiteral("going"), &options, &c);
     QVERIFY(server);
-    const QString token = c.token;
-    QNetworkAccessManager nam;
-    QNetworkRequest request(QUrl(server->baseUrl().toString() + QStringLiteral("/api/v1/organizations")));
-    request.setRawHeader("Authorization", "Bearer " + token.toUtf8());
-    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    QNetworkReply *reply = nam.post(request, QByteArray(R"({"name": "Going Away"})"));
-    QTRY_VERIFY(reply->isFinished());
-    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 201);
-    const qint64 id = QJsonDocument::fromJson(reply->readAll()).object().value(QStringLiteral("id")).toInteger();
-    reply->deleteLater();
+    const qint64 id = createOrganization(*server, c.token, QStringLiteral("Going Away"));
+    QVERIFY(id > 0);
 
     MainWindow w;
     w.show();
